@@ -1,0 +1,248 @@
+//! The loop thread's state, and the tick.
+//!
+//! One tick is the four steps of DESIGN.md, asyncio's `_run_once`:
+//!
+//! 1. run the jobs that were ready when the tick began (a job woken during
+//!    the tick waits for the next one, behind an I/O poll), at most
+//!    `event_interval` of them;
+//! 2. fire the timers that are due;
+//! 3. poll the OS: zero timeout if jobs are ready, else until the nearest
+//!    deadline, else until an event;
+//! 4. record the events and wake their waiters; take in work injected from
+//!    other threads.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::mem;
+use std::sync::Arc;
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+use slab::Slab;
+
+use crate::reactor::driver::Driver;
+use crate::shared::Shared;
+use crate::task::{Runnable, UNREGISTERED};
+use crate::time::timers::Timers;
+use crate::wake::wake_all;
+
+/// A spawned task, as the loop sees it.
+pub(crate) type Task = Arc<dyn Runnable>;
+
+/// An entry in a run queue.
+pub(crate) enum Job {
+    /// The future passed to `block_on`. It lives on `block_on`'s stack, so
+    /// the queue holds a marker; keeping it in the queue (rather than in a
+    /// flag) keeps it in wake order with the tasks.
+    Main,
+    Task(Task),
+}
+
+/// Everything only the loop thread touches.
+pub(crate) struct Core {
+    pub(crate) shared: Arc<Shared>,
+    /// Jobs ready to run, in the order they were woken.
+    run_queue: RefCell<VecDeque<Job>>,
+    /// Every live task, so shutdown can reach the ones only wakers hold.
+    tasks: RefCell<Slab<Task>>,
+    pub(crate) timers: RefCell<Timers>,
+    driver: RefCell<Driver>,
+    /// Reused for collecting wakers, so firing them does not allocate.
+    wakers: Cell<Vec<Waker>>,
+    /// Jobs run per tick at most, before the OS is polled again.
+    event_interval: usize,
+    /// Set during shutdown: new tasks are cancelled on the spot.
+    closing: Cell<bool>,
+    /// Loop-local counters, published to `shared.counters` every tick.
+    ticks: Cell<u64>,
+    jobs_run: Cell<u64>,
+    io_events: Cell<u64>,
+    stale_io_events: Cell<u64>,
+}
+
+impl Core {
+    pub(crate) fn new(shared: Arc<Shared>, driver: Driver, event_interval: usize) -> Self {
+        Core {
+            shared,
+            run_queue: RefCell::new(VecDeque::new()),
+            tasks: RefCell::new(Slab::new()),
+            timers: RefCell::new(Timers::default()),
+            driver: RefCell::new(driver),
+            wakers: Cell::new(Vec::new()),
+            event_interval,
+            closing: Cell::new(false),
+            ticks: Cell::new(0),
+            jobs_run: Cell::new(0),
+            io_events: Cell::new(0),
+            stale_io_events: Cell::new(0),
+        }
+    }
+
+    /// Queues a job woken on the loop thread.
+    pub(crate) fn push(&self, job: Job) {
+        self.run_queue.borrow_mut().push_back(job);
+    }
+
+    /// Enters a new task into the task list and the run queue.
+    pub(crate) fn register(&self, task: Task) {
+        if self.closing.get() {
+            task.shutdown();
+            return;
+        }
+        let key = self.tasks.borrow_mut().insert(task.clone());
+        task.set_key(key);
+        self.push(Job::Task(task));
+    }
+
+    /// Runs ticks until `poll_main` (the `block_on` future) is ready.
+    /// `Job::Main` must already be queued.
+    pub(crate) fn run<T>(&self, mut poll_main: impl FnMut() -> Poll<T>) -> T {
+        loop {
+            // 1. Run what was ready when the tick began.
+            let ready = self.run_queue.borrow().len().min(self.event_interval);
+            self.jobs_run.set(self.jobs_run.get() + ready as u64);
+            for _ in 0..ready {
+                let job = self.run_queue.borrow_mut().pop_front();
+                match job {
+                    Some(Job::Main) => {
+                        if let Poll::Ready(output) = poll_main() {
+                            return output;
+                        }
+                    }
+                    Some(Job::Task(task)) => self.run_task(task),
+                    None => break,
+                }
+            }
+
+            // 2. Fire the timers that are due.
+            let now = Instant::now();
+            let mut wakers = self.wakers.take();
+            self.timers.borrow_mut().fire(now, &mut wakers);
+            wake_all(&mut wakers);
+
+            // 3. Poll the OS, 4. wake the waiters of what it reported.
+            let timeout = if self.run_queue.borrow().is_empty() {
+                let next = self.timers.borrow_mut().next_deadline();
+                next.map(|deadline| poll_timeout(deadline, now))
+            } else {
+                Some(Duration::ZERO)
+            };
+            let waited = self
+                .driver
+                .borrow_mut()
+                .wait(&self.shared, timeout, &mut wakers);
+            wake_all(&mut wakers);
+            self.wakers.set(wakers);
+            if waited.notified {
+                self.take_injected();
+            }
+
+            self.ticks.set(self.ticks.get() + 1);
+            self.io_events
+                .set(self.io_events.get() + waited.dispatched.events);
+            self.stale_io_events
+                .set(self.stale_io_events.get() + waited.dispatched.stale);
+            self.publish_counters();
+        }
+    }
+
+    /// Polls one task, and takes it off the task list if that completed it.
+    fn run_task(&self, task: Task) {
+        let key = task.key();
+        if task.run() {
+            let removed = self.tasks.borrow_mut().try_remove(key);
+            // Dropped after the borrow ends: it may be the task's last
+            // reference, and dropping a task can run arbitrary code.
+            drop(removed);
+        }
+    }
+
+    /// Moves work handed in by other threads onto the run queue.
+    fn take_injected(&self) {
+        let mut inject = self.shared.inject.lock();
+        for job in inject.queue.drain(..) {
+            match job {
+                Job::Task(task) if task.key() == UNREGISTERED => self.register(task),
+                job => self.push(job),
+            }
+        }
+    }
+
+    fn publish_counters(&self) {
+        let c = &self.shared.counters;
+        c.ticks.set(self.ticks.get());
+        c.jobs_run.set(self.jobs_run.get());
+        c.io_events.set(self.io_events.get());
+        c.stale_io_events.set(self.stale_io_events.get());
+        c.live_tasks.set(self.tasks.borrow().len() as u64);
+        let timers = self.timers.borrow();
+        c.live_timers.set(timers.len() as u64);
+        c.timer_heap_len.set(timers.heap_len() as u64);
+    }
+
+    /// Drops every task's future, wakes everyone still waiting on a timer
+    /// or an I/O source, and refuses new work. Called when the runtime is
+    /// dropped, with `pending` the jobs left in the injection queue.
+    pub(crate) fn shutdown(&self, pending: VecDeque<Job>) {
+        self.closing.set(true);
+        for job in pending {
+            if let Job::Task(task) = job {
+                // Registered tasks are in the task list and handled below;
+                // a task spawned from another thread and never taken in is
+                // only here.
+                if task.key() == UNREGISTERED {
+                    task.shutdown();
+                }
+            }
+        }
+        // A future's destructor may wake or spawn; spawns are cancelled at
+        // once (`closing`), so this ends.
+        loop {
+            let tasks: Vec<Task> = self.tasks.borrow_mut().drain().collect();
+            if tasks.is_empty() {
+                break;
+            }
+            for task in tasks {
+                task.shutdown();
+            }
+        }
+        let queued = mem::take(&mut *self.run_queue.borrow_mut());
+        drop(queued);
+        let timer_wakers = self.timers.borrow_mut().clear();
+        drop(timer_wakers);
+        let mut wakers = self.wakers.take();
+        self.shared.reactor.shutdown(&mut wakers);
+        wake_all(&mut wakers);
+        let queued = mem::take(&mut *self.run_queue.borrow_mut());
+        drop(queued);
+    }
+}
+
+/// The poll timeout that ends at `deadline`, in whole milliseconds rounded
+/// up: epoll counts milliseconds, and rounding a 300 µs wait down to 0 would
+/// spin the loop until the deadline.
+fn poll_timeout(deadline: Instant, now: Instant) -> Duration {
+    const MAX: Duration = Duration::from_secs(24 * 3600);
+    let wait = deadline.saturating_duration_since(now).min(MAX);
+    let millis = wait.as_nanos().div_ceil(1_000_000).max(1);
+    Duration::from_millis(millis as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn poll_timeout_rounds_up_and_never_to_zero() {
+        let now = Instant::now();
+        let ms = |n| Duration::from_millis(n);
+        assert_eq!(poll_timeout(now + Duration::from_micros(300), now), ms(1));
+        assert_eq!(poll_timeout(now + Duration::from_micros(1001), now), ms(2));
+        assert_eq!(poll_timeout(now + ms(5), now), ms(5));
+        assert_eq!(poll_timeout(now, now), ms(1));
+        assert_eq!(
+            poll_timeout(now + ms(1) * 100_000_000, now),
+            ms(24 * 3600 * 1000)
+        );
+    }
+}

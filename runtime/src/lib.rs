@@ -1,0 +1,67 @@
+//! The core of [ioloop](https://docs.rs/ioloop): an executor, a reactor over
+//! mio, and a timer heap, in one single-threaded event loop.
+//!
+//! Most programs use this crate through the `ioloop` facade, which
+//! re-exports everything here.
+//!
+//! # The model
+//!
+//! A [`Runtime`] is one loop, run by [`Runtime::block_on`] on the calling
+//! thread. Each turn of the loop (a *tick*) does four things, in order:
+//!
+//! 1. **Run** the tasks that were ready when the tick began, in the order
+//!    they were woken. A task woken during the tick waits for the next one.
+//! 2. **Fire** the timers whose deadline has passed, waking their tasks.
+//! 3. **Poll** the OS (`epoll_wait`): with a zero timeout if tasks are
+//!    ready, else until the nearest timer deadline, else until an event.
+//! 4. **Dispatch**: for each I/O event, record the source's readiness and
+//!    wake the tasks waiting to read or write it.
+//!
+//! A task is a future plus a little state, allocated once by [`spawn`].
+//! Its waker puts it back on the run queue: directly when woken on the loop
+//! thread, through an injection queue and the poller's waker when woken
+//! from another thread.
+//!
+//! An I/O source is registered once, edge-triggered, for both directions
+//! ([`io::Registration`]). The reactor keeps, per source, the readiness bits
+//! and one waker per direction; sockets try the syscall first and wait on
+//! readiness only after `WouldBlock`.
+//!
+//! # Where things are
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | `runtime`, `builder`, `handle` | [`Runtime`], [`Builder`], [`Handle`], [`block_on`] |
+//! | `core` | the loop's own state and the tick |
+//! | `shared` | what other threads reach: injection queue, park state |
+//! | `context` | which runtime runs on this thread |
+//! | [`task`] | [`spawn`], [`JoinHandle`], [`JoinError`], [`yield_now`] |
+//! | `reactor` | [`io::Registration`] and the per-source readiness table |
+//! | [`time`] | [`time::sleep`], [`time::timeout`], [`time::interval`] |
+//! | `metrics` | [`Metrics`]: what the loop did, for tests and benchmarks |
+
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+mod builder;
+mod context;
+mod core;
+mod handle;
+mod metrics;
+mod reactor;
+mod runtime;
+mod shared;
+pub mod task;
+pub mod time;
+mod wake;
+
+pub use builder::Builder;
+pub use handle::Handle;
+pub use metrics::Metrics;
+pub use runtime::{Runtime, block_on};
+pub use task::{JoinError, JoinHandle, YieldNow, spawn, yield_now};
+
+/// Registering I/O sources with the reactor: what sockets are built on.
+pub mod io {
+    pub use crate::reactor::{ReadyEvent, Registration};
+}

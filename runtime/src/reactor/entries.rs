@@ -1,0 +1,247 @@
+//! The reactor's table of registrations: one entry per source, each with its
+//! readiness bits and a reader and a writer waker.
+//!
+//! This is the lesson's `key.data`: where `selectors` hands back the object
+//! stored at `register`, mio hands back a token, and the token leads here.
+//!
+//! The table sits behind one mutex, shared by the loop (which fills in
+//! readiness after each poll) and by registrations (which read and clear it,
+//! and park their wakers). On the loop thread it is uncontended; it is a
+//! mutex rather than a `RefCell` so a registration can be dropped, and its
+//! slot freed, from any thread.
+
+use std::io;
+use std::task::{Context, Poll, Waker};
+
+use mio::event::Source;
+use mio::{Interest, Registry, Token};
+use parking_lot::Mutex;
+use slab::Slab;
+
+use super::readiness::{self, CLOSED, READABLE, ReadyEvent, WRITABLE};
+use super::token;
+
+/// One registered source.
+struct Entry {
+    /// Which registration of this slot the entry belongs to (see `token`).
+    generation: usize,
+    /// Readiness bits (see `readiness`).
+    readiness: u8,
+    /// The tick of the last event that set bits here.
+    tick: u32,
+    reader: Option<Waker>,
+    writer: Option<Waker>,
+}
+
+struct Entries {
+    slab: Slab<Entry>,
+    /// Generation handed to the next registration.
+    next_generation: usize,
+    /// Incremented for every batch of events dispatched.
+    tick: u32,
+    /// Set when the runtime shuts down: no new registrations, and every
+    /// readiness poll fails.
+    shutdown: bool,
+}
+
+/// Which side of a source a task waits on.
+#[derive(Clone, Copy)]
+pub(crate) enum Direction {
+    Read,
+    Write,
+}
+
+impl Direction {
+    fn mask(self) -> u8 {
+        match self {
+            Direction::Read => readiness::READ_MASK,
+            Direction::Write => readiness::WRITE_MASK,
+        }
+    }
+}
+
+/// The reactor's shared half: mio's registry and the entry table.
+pub(crate) struct Reactor {
+    registry: Registry,
+    entries: Mutex<Entries>,
+}
+
+/// What one dispatch did, for the counters.
+pub(crate) struct Dispatched {
+    pub(crate) events: u64,
+    pub(crate) stale: u64,
+}
+
+fn shut_down_error() -> io::Error {
+    io::Error::other("the ioloop runtime this I/O source was registered with has shut down")
+}
+
+impl Reactor {
+    pub(crate) fn new(registry: Registry) -> Self {
+        Reactor {
+            registry,
+            entries: Mutex::new(Entries {
+                slab: Slab::new(),
+                next_generation: 0,
+                tick: 0,
+                shutdown: false,
+            }),
+        }
+    }
+
+    /// Registers `source` for both directions, edge-triggered, once.
+    ///
+    /// Both interests from the start: with edge-triggered notification a
+    /// writable socket reports one edge, not one per poll, so there is no
+    /// need for the lesson's `sel.modify` dance around WRITE interest.
+    ///
+    /// The entry starts out readable and writable, so the first I/O call is
+    /// tried at once; if it would block, the caller clears the bits and
+    /// waits for a real edge.
+    pub(crate) fn register(&self, source: &mut impl Source) -> io::Result<Token> {
+        let token = {
+            let mut entries = self.entries.lock();
+            if entries.shutdown {
+                return Err(shut_down_error());
+            }
+            let generation = entries.next_generation;
+            entries.next_generation = (generation + 1) & token::GENERATION_MASK;
+            let tick = entries.tick;
+            let slot = entries.slab.vacant_entry();
+            if slot.key() > token::MAX_KEY {
+                return Err(io::Error::other("too many I/O sources registered"));
+            }
+            let token = token::pack(slot.key(), generation);
+            slot.insert(Entry {
+                generation,
+                readiness: READABLE | WRITABLE,
+                tick,
+                reader: None,
+                writer: None,
+            });
+            token
+        };
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if let Err(err) = self.registry.register(source, token, interest) {
+            self.release(token);
+            return Err(err);
+        }
+        Ok(token)
+    }
+
+    /// Removes `source` from the poller and frees its entry.
+    pub(crate) fn deregister(&self, token: Token, source: &mut impl Source) {
+        if let Err(err) = self.registry.deregister(source) {
+            // The fd may already be gone from the epoll set (closed through
+            // another handle). The entry is freed either way, and the
+            // generation check drops any late event for it.
+            log::debug!("deregistering an I/O source failed: {err}");
+        }
+        self.release(token);
+    }
+
+    /// Frees the entry of `token`, dropping its wakers outside the lock.
+    fn release(&self, token: Token) {
+        let (key, _) = token::unpack(token);
+        let entry = self.entries.lock().slab.try_remove(key);
+        drop(entry);
+    }
+
+    /// Ready bits for `direction`, or parks `cx`'s waker until there are.
+    pub(crate) fn poll_ready(
+        &self,
+        token: Token,
+        direction: Direction,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        let (key, _) = token::unpack(token);
+        let mut entries = self.entries.lock();
+        if entries.shutdown {
+            return Poll::Ready(Err(shut_down_error()));
+        }
+        let entry = &mut entries.slab[key];
+        let bits = entry.readiness & direction.mask();
+        if bits != 0 {
+            return Poll::Ready(Ok(ReadyEvent {
+                bits,
+                tick: entry.tick,
+            }));
+        }
+        let slot = match direction {
+            Direction::Read => &mut entry.reader,
+            Direction::Write => &mut entry.writer,
+        };
+        let old = match slot {
+            Some(waker) if waker.will_wake(cx.waker()) => None,
+            _ => slot.replace(cx.waker().clone()),
+        };
+        drop(entries);
+        // A waker's drop can run arbitrary code, even code that takes this
+        // lock: drop it only after the lock is released.
+        drop(old);
+        Poll::Pending
+    }
+
+    /// Clears the bits of `event`, unless a newer event arrived since.
+    pub(crate) fn clear(&self, token: Token, event: ReadyEvent) {
+        let (key, _) = token::unpack(token);
+        let mut entries = self.entries.lock();
+        if let Some(entry) = entries.slab.get_mut(key)
+            && entry.tick == event.tick
+        {
+            entry.readiness &= !(event.bits & !CLOSED);
+        }
+    }
+
+    /// Records a batch of events and collects the wakers they fire.
+    pub(crate) fn dispatch(&self, events: &mio::Events, wakers: &mut Vec<Waker>) -> Dispatched {
+        let mut done = Dispatched {
+            events: 0,
+            stale: 0,
+        };
+        let mut entries = self.entries.lock();
+        entries.tick = entries.tick.wrapping_add(1);
+        let tick = entries.tick;
+        for event in events {
+            if event.token() == token::WAKER {
+                continue;
+            }
+            done.events += 1;
+            let (key, generation) = token::unpack(event.token());
+            let entry = match entries.slab.get_mut(key) {
+                Some(entry) if entry.generation == generation => entry,
+                _ => {
+                    log::trace!("dropped an event for a closed registration");
+                    done.stale += 1;
+                    continue;
+                }
+            };
+            let bits = readiness::from_event(event);
+            entry.readiness |= bits;
+            entry.tick = tick;
+            if bits & readiness::READ_MASK != 0 {
+                wakers.extend(entry.reader.take());
+            }
+            if bits & readiness::WRITE_MASK != 0 {
+                wakers.extend(entry.writer.take());
+            }
+        }
+        done
+    }
+
+    /// Marks the reactor shut down and collects every parked waker, so no
+    /// one waits forever on a source that can no longer become ready.
+    pub(crate) fn shutdown(&self, wakers: &mut Vec<Waker>) {
+        let mut entries = self.entries.lock();
+        entries.shutdown = true;
+        for (_, entry) in entries.slab.iter_mut() {
+            wakers.extend(entry.reader.take());
+            wakers.extend(entry.writer.take());
+        }
+    }
+
+    /// Number of registered sources.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.lock().slab.len()
+    }
+}

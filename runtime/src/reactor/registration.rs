@@ -1,0 +1,220 @@
+//! `Registration`: an I/O source registered with a runtime's reactor.
+
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use mio::Token;
+use mio::event::Source;
+
+use super::entries::Direction;
+use super::readiness::ReadyEvent;
+use crate::handle::Handle;
+use crate::shared::Shared;
+
+/// An I/O source (a socket, a pipe, any `mio::event::Source`) registered
+/// with a runtime's reactor: the lesson's `sel.register(sock, ...)`.
+///
+/// The source is registered once, for reading and writing, edge-triggered.
+/// A task asks whether a direction is ready with
+/// [`poll_read_ready`](Self::poll_read_ready) /
+/// [`poll_write_ready`](Self::poll_write_ready), tries the I/O call, and on
+/// `WouldBlock` hands the event back to
+/// [`clear_readiness`](Self::clear_readiness) and waits again. The helpers
+/// [`poll_read_io`](Self::poll_read_io) and
+/// [`poll_write_io`](Self::poll_write_io) are that pattern, written once.
+///
+/// One task may wait on each direction at a time: a second reader replaces
+/// the first reader's waker.
+///
+/// Dropping the registration removes the source from the poller, frees its
+/// entry, and then drops (closes) the source.
+///
+/// # Examples
+///
+/// A pipe of Unix sockets, read through the reactor:
+///
+/// ```
+/// use std::io::{Read, Write};
+/// use ioloop::io::Registration;
+/// use mio::net::UnixStream;
+///
+/// ioloop::block_on(async {
+///     let (a, mut b) = UnixStream::pair()?;
+///     let a = Registration::new(a)?;
+///     b.write_all(b"ping")?;
+///     let mut buf = [0; 4];
+///     let n = std::future::poll_fn(|cx| a.poll_read_io(cx, |mut s| s.read(&mut buf))).await?;
+///     assert_eq!(&buf[..n], b"ping");
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+pub struct Registration<S: Source> {
+    shared: Arc<Shared>,
+    token: Token,
+    source: S,
+}
+
+impl<S: Source> Registration<S> {
+    /// Registers `source` with the runtime running on this thread.
+    ///
+    /// # Errors
+    ///
+    /// Fails if no ioloop runtime runs on this thread, if the runtime is
+    /// shutting down, or if the poller refuses the source.
+    pub fn new(source: S) -> io::Result<Self> {
+        let handle = Handle::try_current().ok_or_else(|| {
+            io::Error::other("Registration::new called outside an ioloop runtime")
+        })?;
+        Self::with_handle(source, &handle)
+    }
+
+    /// Registers `source` with the runtime behind `handle`, from any thread.
+    ///
+    /// # Errors
+    ///
+    /// Fails if the runtime is shutting down or the poller refuses the
+    /// source.
+    pub fn with_handle(mut source: S, handle: &Handle) -> io::Result<Self> {
+        let shared = handle.shared().clone();
+        let token = shared.reactor.register(&mut source)?;
+        Ok(Registration {
+            shared,
+            token,
+            source,
+        })
+    }
+
+    /// The registered source.
+    pub fn get_ref(&self) -> &S {
+        &self.source
+    }
+
+    /// The registered source, mutably.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.source
+    }
+
+    /// Returns the source's read readiness, or registers `cx` to be woken
+    /// when it becomes readable, read-closed, or reports an error.
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
+        self.shared
+            .reactor
+            .poll_ready(self.token, Direction::Read, cx)
+    }
+
+    /// Returns the source's write readiness, or registers `cx` to be woken
+    /// when it becomes writable, write-closed, or reports an error.
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
+        self.shared
+            .reactor
+            .poll_ready(self.token, Direction::Write, cx)
+    }
+
+    /// Waits until the source is readable (or read-closed, or in error).
+    ///
+    /// # Errors
+    ///
+    /// As [`poll_read_ready`](Self::poll_read_ready).
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: dropping the future loses no readiness.
+    pub async fn readable(&self) -> io::Result<ReadyEvent> {
+        poll_fn(|cx| self.poll_read_ready(cx)).await
+    }
+
+    /// Waits until the source is writable (or write-closed, or in error).
+    ///
+    /// # Errors
+    ///
+    /// As [`poll_write_ready`](Self::poll_write_ready).
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: dropping the future loses no readiness.
+    pub async fn writable(&self) -> io::Result<ReadyEvent> {
+        poll_fn(|cx| self.poll_write_ready(cx)).await
+    }
+
+    /// Forgets the readiness in `event`, after an I/O call it allowed
+    /// returned `WouldBlock`. Readiness reported by a later event is kept.
+    pub fn clear_readiness(&self, event: ReadyEvent) {
+        self.shared.reactor.clear(self.token, event);
+    }
+
+    /// Runs the read-side I/O call `f` until it does not return
+    /// `WouldBlock`, waiting for readiness in between: the one pattern every
+    /// socket read uses.
+    ///
+    /// `Interrupted` (EINTR) is retried here, so callers never see it.
+    ///
+    /// # Errors
+    ///
+    /// Whatever `f` returns other than `WouldBlock` and `Interrupted`, and
+    /// the errors of [`poll_read_ready`](Self::poll_read_ready).
+    pub fn poll_read_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        f: impl FnMut(&S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.poll_io(cx, Direction::Read, f)
+    }
+
+    /// Runs the write-side I/O call `f` until it does not return
+    /// `WouldBlock`, waiting for readiness in between.
+    ///
+    /// # Errors
+    ///
+    /// Whatever `f` returns other than `WouldBlock` and `Interrupted`, and
+    /// the errors of [`poll_write_ready`](Self::poll_write_ready).
+    pub fn poll_write_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        f: impl FnMut(&S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.poll_io(cx, Direction::Write, f)
+    }
+
+    fn poll_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        mut f: impl FnMut(&S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        loop {
+            let event = ready!(self.shared.reactor.poll_ready(self.token, direction, cx))?;
+            match f(&self.source) {
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(event),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                result => return Poll::Ready(result),
+            }
+        }
+    }
+}
+
+impl<S: Source> Drop for Registration<S> {
+    fn drop(&mut self) {
+        self.shared.reactor.deregister(self.token, &mut self.source);
+    }
+}
+
+impl<S: Source + fmt::Debug> fmt::Debug for Registration<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registration")
+            .field("source", &self.source)
+            .field("token", &self.token)
+            .finish()
+    }
+}

@@ -1,0 +1,231 @@
+//! `Runtime` and `block_on`: owning a loop and running it.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Wake, Waker};
+
+use parking_lot::Mutex;
+
+use crate::builder::Builder;
+use crate::context;
+use crate::core::{Core, Job};
+use crate::handle::Handle;
+use crate::reactor::Reactor;
+use crate::reactor::driver::Driver;
+use crate::reactor::token;
+use crate::shared::Shared;
+use crate::task::JoinHandle;
+
+/// An event loop: a run queue of tasks, a timer heap and an epoll instance,
+/// driven by [`block_on`](Runtime::block_on) on the calling thread.
+///
+/// This is asyncio's event loop, and `block_on` is `asyncio.run` (or
+/// `loop.run_until_complete`). The runtime is single-threaded: every task
+/// runs on the thread that calls `block_on`. Other threads reach it through
+/// a [`Handle`].
+///
+/// `Runtime` is `Send` and `Sync`; `block_on` may be called from any thread,
+/// one call at a time. Tasks spawned while no `block_on` runs wait for the
+/// next one.
+///
+/// Dropping the runtime drops every unfinished task's future (their
+/// destructors run, their sockets close), wakes anything still waiting on
+/// its timers or sources, and closes its epoll instance.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let rt = ioloop::Runtime::new()?;
+/// let answer = rt.block_on(async {
+///     let task = ioloop::spawn(async {
+///         ioloop::time::sleep(Duration::from_millis(1)).await;
+///         42
+///     });
+///     task.await.unwrap()
+/// });
+/// assert_eq!(answer, 42);
+/// # Ok::<_, std::io::Error>(())
+/// ```
+pub struct Runtime {
+    handle: Handle,
+    /// The loop's state; taken out by `block_on` while it runs.
+    core: Mutex<Option<Box<Core>>>,
+}
+
+impl Runtime {
+    /// Creates a runtime with the default settings.
+    ///
+    /// # Errors
+    ///
+    /// Fails if the OS refuses the epoll instance or the eventfd the
+    /// runtime wakes itself through (typically `EMFILE`).
+    pub fn new() -> io::Result<Runtime> {
+        Builder::new().build()
+    }
+
+    /// A [`Builder`] for a runtime with other settings.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+
+    pub(crate) fn from_builder(builder: &Builder) -> io::Result<Runtime> {
+        let poll = mio::Poll::new()?;
+        let waker = mio::Waker::new(poll.registry(), token::WAKER)?;
+        let reactor = Reactor::new(poll.registry().try_clone()?);
+        let shared = Arc::new(Shared::new(waker, reactor));
+        let driver = Driver::new(poll, builder.events_capacity);
+        let core = Core::new(shared.clone(), driver, builder.event_interval);
+        Ok(Runtime {
+            handle: Handle::new(shared),
+            core: Mutex::new(Some(Box::new(core))),
+        })
+    }
+
+    /// Runs the loop on this thread until `future` completes, and returns
+    /// its output.
+    ///
+    /// Tasks spawned onto the runtime run while `block_on` runs; those
+    /// still unfinished when it returns resume at the next `block_on`.
+    ///
+    /// # Panics
+    ///
+    /// - If called from inside a runtime (a task, or another `block_on`):
+    ///   the inner loop would stall the outer one. Await the future instead.
+    /// - If another thread is running `block_on` on this runtime.
+    /// - If `future` panics: the panic propagates, and the runtime stays
+    ///   usable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::new().unwrap();
+    /// assert_eq!(rt.block_on(async { 1 + 1 }), 2);
+    /// ```
+    #[doc(alias = "run_until_complete")]
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        let _entered = context::enter(&self.core);
+        let main = Arc::new(MainWaker {
+            shared: self.handle.shared().clone(),
+            woken: AtomicBool::new(true),
+        });
+        let waker = Waker::from(main.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut future = pin!(future);
+        context::with_core(|core| {
+            let core = core.expect("entered above");
+            core.push(Job::Main);
+            core.run(|| {
+                main.woken.store(false, Ordering::Release);
+                future.as_mut().poll(&mut cx)
+            })
+        })
+    }
+
+    /// Spawns `future` onto this runtime, from any thread, whether or not
+    /// `block_on` is running. See [`Handle::spawn`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::new().unwrap();
+    /// let task = rt.spawn(async { 7 });
+    /// assert_eq!(rt.block_on(task).unwrap(), 7);
+    /// ```
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(future)
+    }
+
+    /// The runtime's [`Handle`], to clone and send to other threads.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        let Some(core) = self.core.get_mut().take() else {
+            return;
+        };
+        let pending = {
+            let mut inject = self.handle.shared().inject.lock();
+            inject.closed = true;
+            std::mem::take(&mut inject.queue)
+        };
+        // Shut down with the core installed as this thread's runtime, so a
+        // destructor that spawns or sleeps finds it (and is refused
+        // politely) instead of panicking. If another runtime is running on
+        // this thread, shut down without.
+        if context::is_inside() {
+            core.shutdown(pending);
+        } else {
+            let home = Mutex::new(Some(core));
+            let _entered = context::enter(&home);
+            context::with_core(|core| core.expect("entered above").shutdown(pending));
+        }
+    }
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime").finish_non_exhaustive()
+    }
+}
+
+/// The waker of the `block_on` future: queues `Job::Main` once per wake-up.
+struct MainWaker {
+    shared: Arc<Shared>,
+    /// Set while a `Job::Main` is queued, so a burst of wakes queues one.
+    woken: AtomicBool,
+}
+
+impl Wake for MainWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if !self.woken.swap(true, Ordering::AcqRel) {
+            self.shared.schedule(Job::Main);
+        }
+    }
+}
+
+/// Runs `future` to completion on a new runtime, then drops the runtime.
+///
+/// The entry point of an ioloop program, as `asyncio.run` is of an asyncio
+/// one.
+///
+/// # Panics
+///
+/// If the runtime cannot be created (the OS refuses an epoll instance or an
+/// eventfd), if called from inside a runtime, or if `future` panics.
+///
+/// # Examples
+///
+/// ```
+/// let n = ioloop::block_on(async { ioloop::spawn(async { 2 }).await.unwrap() + 1 });
+/// assert_eq!(n, 3);
+/// ```
+#[doc(alias = "run")]
+#[track_caller]
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    if context::is_inside() {
+        panic!(
+            "ioloop::block_on called from inside a running runtime; it would block the loop \
+             that runs this task. Use `.await` on the future, or `ioloop::spawn` it."
+        );
+    }
+    let rt = Runtime::new().unwrap_or_else(|err| panic!("ioloop: cannot create a runtime: {err}"));
+    rt.block_on(future)
+}

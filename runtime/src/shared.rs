@@ -1,0 +1,123 @@
+//! The part of a runtime that other threads can reach: the injection queue,
+//! the park state, the poller's waker, the reactor's registrations and the
+//! counters.
+//!
+//! Everything else (run queue, task list, timers, the `mio::Poll` itself)
+//! belongs to the loop thread and lives in [`Core`](crate::core::Core).
+//!
+//! # Waking a sleeping loop
+//!
+//! A task woken on the loop thread goes straight into the local run queue.
+//! A task woken anywhere else goes into the injection queue, and then the
+//! loop may need a nudge. `park` says whether it does:
+//!
+//! | `park` | meaning | a foreign wake... |
+//! |---|---|---|
+//! | `AWAKE` | the loop is running tasks or timers | sets `NOTIFIED`; no syscall |
+//! | `PARKED` | the loop is in, or about to enter, a blocking `epoll_wait` | sets `NOTIFIED` and writes to mio's eventfd |
+//! | `NOTIFIED` | someone already queued work since the loop last looked | nothing |
+//!
+//! The loop moves `AWAKE -> PARKED` with a compare-and-swap just before a
+//! blocking poll; if the swap fails the state was `NOTIFIED` and it polls
+//! with a zero timeout instead. After every poll it swaps back to `AWAKE`
+//! and, if it finds `NOTIFIED`, drains the injection queue. Any number of
+//! foreign wakes between two polls therefore cost one eventfd write at most,
+//! and none at all while the loop is awake.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use parking_lot::Mutex;
+
+use crate::context;
+use crate::core::Job;
+use crate::metrics::Counters;
+use crate::reactor::Reactor;
+
+const AWAKE: u8 = 0;
+const PARKED: u8 = 1;
+const NOTIFIED: u8 = 2;
+
+/// Work handed to the loop from outside it.
+#[derive(Default)]
+pub(crate) struct Inject {
+    /// Wakes and spawns from other threads, in the order they happened.
+    pub(crate) queue: VecDeque<Job>,
+    /// Set when the runtime shuts down: from then on, a task handed in is
+    /// cancelled on the spot instead of queued.
+    pub(crate) closed: bool,
+}
+
+/// The thread-safe half of a runtime.
+pub(crate) struct Shared {
+    pub(crate) inject: Mutex<Inject>,
+    park: AtomicU8,
+    waker: mio::Waker,
+    pub(crate) reactor: Reactor,
+    pub(crate) counters: Counters,
+}
+
+impl Shared {
+    pub(crate) fn new(waker: mio::Waker, reactor: Reactor) -> Self {
+        Shared {
+            inject: Mutex::new(Inject::default()),
+            park: AtomicU8::new(AWAKE),
+            waker,
+            reactor,
+            counters: Counters::default(),
+        }
+    }
+
+    /// Queues `job` on this runtime's loop: directly when called on the loop
+    /// thread, through the injection queue otherwise.
+    pub(crate) fn schedule(&self, job: Job) {
+        let job = match context::push_local(self, job) {
+            Ok(()) => return,
+            Err(job) => job,
+        };
+        let mut inject = self.inject.lock();
+        if inject.closed {
+            drop(inject);
+            if let Job::Task(task) = job {
+                task.shutdown();
+            }
+            return;
+        }
+        inject.queue.push_back(job);
+        drop(inject);
+        self.unpark();
+    }
+
+    /// Makes sure the loop looks at the injection queue soon, waking it from
+    /// the poller if it sleeps there.
+    fn unpark(&self) {
+        // A plain load first: while the loop is awake and already notified,
+        // a storm of foreign wakes costs no read-modify-write on this line.
+        if self.park.load(Ordering::Relaxed) == NOTIFIED {
+            return;
+        }
+        if self.park.swap(NOTIFIED, Ordering::AcqRel) == PARKED {
+            self.counters.poller_wakeups.add(1);
+            if let Err(err) = self.waker.wake() {
+                // mio's eventfd waker only fails if the eventfd is broken;
+                // there is no caller to hand this to, and the loop would
+                // sleep until its next timer or event.
+                log::error!("failed to wake the ioloop poller: {err}");
+            }
+        }
+    }
+
+    /// Called by the loop before a poll that may block. Returns `false` if
+    /// work was injected meanwhile, in which case the poll must not block.
+    pub(crate) fn try_park(&self) -> bool {
+        self.park
+            .compare_exchange(AWAKE, PARKED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Called by the loop after every poll. Returns `true` if the injection
+    /// queue may hold work.
+    pub(crate) fn unpark_after_poll(&self) -> bool {
+        self.park.swap(AWAKE, Ordering::AcqRel) == NOTIFIED
+    }
+}

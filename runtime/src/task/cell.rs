@@ -1,0 +1,270 @@
+//! One spawned task: its state bits, its future and, later, its output, in a
+//! single allocation.
+//!
+//! A task is an `Arc<TaskCell<F>>`. The same `Arc` is the task's waker
+//! (`std::task::Wake`), its entry in the run queue and in the runtime's list
+//! of live tasks (as `Arc<dyn Runnable>`), and the target of its
+//! `JoinHandle` (as `Arc<dyn Join<T>>`). Spawning allocates once; waking
+//! clones the `Arc` at most, which never allocates.
+//!
+//! Only the loop thread polls a task, so the future is never polled from two
+//! places at once. The `stage` mutex makes the cell `Sync` without an
+//! `unsafe impl`, and is uncontended: the loop holds it while polling, the
+//! join handle only once the task is complete. The one `unsafe` block is
+//! the pinning of the future in place, which is what lets the future live
+//! in the task's own allocation instead of a second `Box`.
+
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+
+use parking_lot::Mutex;
+
+use super::join::{Join, JoinError};
+use crate::core::Job;
+use crate::shared::Shared;
+use crate::wake::{drop_quietly, wake_quietly};
+
+/// The task is in a run queue (local or injected), or about to be put there.
+/// Set by whoever wakes the task first; cleared by the loop just before it
+/// polls the task. A wake that finds it set does nothing: that is what makes
+/// a burst of wakes cost one queue entry.
+const SCHEDULED: u8 = 1 << 0;
+/// The future is gone: it returned `Ready`, panicked, or was cancelled. The
+/// output (if anyone wants it) is in `stage`. Never cleared.
+const COMPLETE: u8 = 1 << 1;
+/// `abort()` was called. The loop drops the future the next time it picks
+/// the task up, unless the task completes first.
+const CANCELLED: u8 = 1 << 2;
+/// The `JoinHandle` was dropped: nobody will read the output, so whoever
+/// sets the second of `COMPLETE` / `DETACHED` drops it.
+const DETACHED: u8 = 1 << 3;
+
+/// `key` of a task that was spawned from another thread and has not been
+/// entered into the loop's task list yet.
+pub(crate) const UNREGISTERED: usize = usize::MAX;
+
+/// What the loop sees of a task, whatever its future's type.
+pub(crate) trait Runnable: Send + Sync {
+    /// Polls the task once (or drops its future if it was aborted).
+    /// Returns `true` if this call completed the task, which must then leave
+    /// the task list; a task that was already complete returns `false`, so
+    /// its old slot (perhaps reused) is never freed twice.
+    fn run(self: Arc<Self>) -> bool;
+    /// Drops the future if it is still there and completes the task as
+    /// cancelled. Used when the runtime shuts down.
+    fn shutdown(&self);
+    /// The task's slot in the loop's task list.
+    fn key(&self) -> usize;
+    /// Records the task's slot in the loop's task list.
+    fn set_key(&self, key: usize);
+}
+
+/// Where the future is in its life.
+enum Stage<F: Future> {
+    Running(F),
+    Finished(Result<F::Output, JoinError>),
+    Consumed,
+}
+
+/// A task: state bits, the runtime it belongs to, its future or output, and
+/// the waker of whoever awaits its `JoinHandle`.
+pub(crate) struct TaskCell<F: Future> {
+    state: AtomicU8,
+    key: AtomicUsize,
+    shared: Arc<Shared>,
+    stage: Mutex<Stage<F>>,
+    join_waker: Mutex<Option<Waker>>,
+}
+
+impl<F> TaskCell<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    /// Allocates the task, already marked `SCHEDULED`: the caller must put
+    /// it in a run queue.
+    pub(crate) fn new(future: F, shared: Arc<Shared>) -> Arc<Self> {
+        Arc::new(TaskCell {
+            state: AtomicU8::new(SCHEDULED),
+            key: AtomicUsize::new(UNREGISTERED),
+            shared,
+            stage: Mutex::new(Stage::Running(future)),
+            join_waker: Mutex::new(None),
+        })
+    }
+
+    /// Replaces the future with `output` (dropping the future in place) and
+    /// publishes completion.
+    fn finish(&self, stage: &mut Stage<F>, output: Result<F::Output, JoinError>) {
+        // The future's destructor is user code: a panic there must not
+        // unwind into the loop. Its output is lost either way.
+        let output = match catch_unwind(AssertUnwindSafe(|| *stage = Stage::Consumed)) {
+            Ok(()) => output,
+            Err(panic) => {
+                log::error!("a task's future panicked while being dropped");
+                Err(JoinError::panic(panic))
+            }
+        };
+        *stage = Stage::Finished(output);
+    }
+
+    /// Sets `COMPLETE` and hands the output to the `JoinHandle`, or drops
+    /// it if the handle is gone. Call without holding `stage`.
+    fn publish(&self) {
+        let prev = self.state.fetch_or(COMPLETE, Ordering::AcqRel);
+        if prev & DETACHED != 0 {
+            let stage = std::mem::replace(&mut *self.stage.lock(), Stage::Consumed);
+            drop_quietly(stage);
+        } else if let Some(waker) = self.join_waker.lock().take() {
+            wake_quietly(waker);
+        }
+    }
+
+    /// Drops the future if it is still there; returns whether it was.
+    fn cancel(&self) -> bool {
+        let mut stage = self.stage.lock();
+        if !matches!(*stage, Stage::Running(_)) {
+            return false;
+        }
+        self.finish(&mut stage, Err(JoinError::cancelled()));
+        drop(stage);
+        self.publish();
+        true
+    }
+
+    /// Puts the task in a run queue unless it is already in one or done.
+    fn schedule(self: Arc<Self>) {
+        let prev = self.state.fetch_or(SCHEDULED, Ordering::AcqRel);
+        if prev & (SCHEDULED | COMPLETE) == 0 {
+            let shared = self.shared.clone();
+            shared.schedule(Job::Task(self));
+        }
+    }
+}
+
+impl<F> Runnable for TaskCell<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    #[allow(unsafe_code)]
+    fn run(self: Arc<Self>) -> bool {
+        let prev = self.state.fetch_and(!SCHEDULED, Ordering::AcqRel);
+        if prev & COMPLETE != 0 {
+            // A stale queue entry: the task completed since it was queued,
+            // and whoever completed it already reported so.
+            return false;
+        }
+        if prev & CANCELLED != 0 {
+            return self.cancel();
+        }
+        let waker = Waker::from(self.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut stage = self.stage.lock();
+        let Stage::Running(future) = &mut *stage else {
+            return false;
+        };
+        // SAFETY: the future lives inside the task's `Arc` allocation, which
+        // never moves, and it is only ever reached through this `stage`
+        // mutex. It leaves `Stage::Running` only by being dropped in place
+        // (`finish` assigns over it), so the pinning contract holds: the
+        // future is not moved between this poll and its drop.
+        let future = unsafe { Pin::new_unchecked(future) };
+        let output = match catch_unwind(AssertUnwindSafe(|| future.poll(&mut cx))) {
+            Ok(Poll::Pending) => return false,
+            Ok(Poll::Ready(value)) => Ok(value),
+            Err(panic) => {
+                log::error!("a task panicked; the loop goes on");
+                Err(JoinError::panic(panic))
+            }
+        };
+        self.finish(&mut stage, output);
+        drop(stage);
+        self.publish();
+        true
+    }
+
+    fn shutdown(&self) {
+        self.state.fetch_or(CANCELLED, Ordering::AcqRel);
+        self.cancel();
+    }
+
+    fn key(&self) -> usize {
+        self.key.load(Ordering::Relaxed)
+    }
+
+    fn set_key(&self, key: usize) {
+        self.key.store(key, Ordering::Relaxed);
+    }
+}
+
+impl<F> Wake for TaskCell<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn wake(self: Arc<Self>) {
+        self.schedule();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // Check before cloning: a redundant wake then costs one atomic load.
+        if self.state.load(Ordering::Acquire) & (SCHEDULED | COMPLETE) == 0 {
+            self.clone().schedule();
+        }
+    }
+}
+
+impl<F> Join<F::Output> for TaskCell<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {
+        if self.state.load(Ordering::Acquire) & COMPLETE == 0 {
+            let old = {
+                let mut slot = self.join_waker.lock();
+                match &*slot {
+                    Some(w) if w.will_wake(cx.waker()) => None,
+                    _ => slot.replace(cx.waker().clone()),
+                }
+            };
+            // Dropped outside the lock: a waker's drop can run arbitrary code.
+            drop(old);
+            // `publish` sets COMPLETE before it takes the waker, so either it
+            // saw ours or we see its bit here.
+            if self.state.load(Ordering::Acquire) & COMPLETE == 0 {
+                return Poll::Pending;
+            }
+        }
+        match std::mem::replace(&mut *self.stage.lock(), Stage::Consumed) {
+            Stage::Finished(output) => Poll::Ready(output),
+            _ => panic!("JoinHandle polled after it returned its output"),
+        }
+    }
+
+    fn abort(self: Arc<Self>) {
+        let prev = self.state.fetch_or(CANCELLED, Ordering::AcqRel);
+        if prev & (CANCELLED | COMPLETE) == 0 {
+            self.schedule();
+        }
+    }
+
+    fn is_finished(&self) -> bool {
+        self.state.load(Ordering::Acquire) & COMPLETE != 0
+    }
+
+    fn detach(&self) {
+        let prev = self.state.fetch_or(DETACHED, Ordering::AcqRel);
+        let waker = self.join_waker.lock().take();
+        drop(waker);
+        if prev & COMPLETE != 0 {
+            let stage = std::mem::replace(&mut *self.stage.lock(), Stage::Consumed);
+            drop_quietly(stage);
+        }
+    }
+}

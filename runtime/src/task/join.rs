@@ -1,0 +1,261 @@
+//! `JoinHandle`, the awaitable end of a spawned task, and `JoinError`.
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use parking_lot::Mutex;
+
+use crate::wake::panic_message;
+
+/// What a `JoinHandle` needs from its task, whatever the future's type.
+pub(crate) trait Join<T>: Send + Sync {
+    fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>>;
+    fn abort(self: Arc<Self>);
+    fn is_finished(&self) -> bool;
+    fn detach(&self);
+}
+
+/// An owned permission to await a spawned task's output.
+///
+/// Awaiting the handle gives `Ok(output)` once the task has finished, or a
+/// [`JoinError`] if it panicked or was aborted. Dropping the handle detaches
+/// the task: it keeps running and its output is dropped when it finishes.
+///
+/// `JoinHandle<T>` is `Send` and `Sync` when `T` is `Send`, so it can be
+/// awaited or aborted from any thread.
+///
+/// # Examples
+///
+/// ```
+/// let sum = ioloop::block_on(async {
+///     let a = ioloop::spawn(async { 20 });
+///     let b = ioloop::spawn(async { 22 });
+///     a.await.unwrap() + b.await.unwrap()
+/// });
+/// assert_eq!(sum, 42);
+/// ```
+///
+/// # Panics
+///
+/// Polling a handle again after it returned `Ready` panics.
+#[doc(alias = "Task")]
+#[must_use = "dropping a JoinHandle detaches the task; bind it to `_task` to keep it running silently"]
+pub struct JoinHandle<T> {
+    task: Arc<dyn Join<T>>,
+}
+
+impl<T> JoinHandle<T> {
+    pub(crate) fn new(task: Arc<dyn Join<T>>) -> Self {
+        JoinHandle { task }
+    }
+
+    /// Asks the loop to drop the task's future.
+    ///
+    /// The future is dropped (its destructors run) the next time the loop
+    /// picks the task up, unless the task finishes first; awaiting the
+    /// handle then gives a [`JoinError`] for which
+    /// [`is_cancelled`](JoinError::is_cancelled) is true. Aborting a task
+    /// that has already finished does nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// ioloop::block_on(async {
+    ///     let task = ioloop::spawn(std::future::pending::<()>());
+    ///     task.abort();
+    ///     assert!(task.await.unwrap_err().is_cancelled());
+    /// });
+    /// ```
+    pub fn abort(&self) {
+        self.task.clone().abort();
+    }
+
+    /// Returns `true` once the task has finished: returned, panicked or been
+    /// cancelled. Never waits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// ioloop::block_on(async {
+    ///     let task = ioloop::spawn(async {});
+    ///     assert!(!task.is_finished());
+    ///     ioloop::yield_now().await;
+    ///     assert!(task.is_finished());
+    /// });
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+}
+
+impl<T> Future for JoinHandle<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.task.poll_join(cx)
+    }
+}
+
+impl<T> Drop for JoinHandle<T> {
+    fn drop(&mut self) {
+        self.task.detach();
+    }
+}
+
+impl<T> fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("finished", &self.is_finished())
+            .finish()
+    }
+}
+
+/// Why a task did not produce its output: it panicked, or it was cancelled.
+///
+/// # Examples
+///
+/// ```
+/// ioloop::block_on(async {
+///     let task = ioloop::spawn(async { panic!("boom") });
+///     let err = task.await.unwrap_err();
+///     assert!(err.is_panic());
+///     let payload = err.into_panic();
+///     assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
+/// });
+/// ```
+pub struct JoinError {
+    repr: Repr,
+}
+
+enum Repr {
+    Cancelled,
+    // The mutex makes the error `Sync` (so it fits in `io::Error` and
+    // error-reporting crates) without `unsafe`; it is only ever locked by
+    // `into_panic` and `Display`, never contended.
+    Panic(Mutex<Box<dyn Any + Send + 'static>>),
+}
+
+impl JoinError {
+    pub(crate) fn cancelled() -> Self {
+        JoinError {
+            repr: Repr::Cancelled,
+        }
+    }
+
+    pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> Self {
+        JoinError {
+            repr: Repr::Panic(Mutex::new(payload)),
+        }
+    }
+
+    /// Returns `true` if the task was aborted, or dropped because its
+    /// runtime shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// ioloop::block_on(async {
+    ///     let task = ioloop::spawn(std::future::pending::<()>());
+    ///     task.abort();
+    ///     assert!(task.await.unwrap_err().is_cancelled());
+    /// });
+    /// ```
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self.repr, Repr::Cancelled)
+    }
+
+    /// Returns `true` if the task panicked.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// ioloop::block_on(async {
+    ///     let err = ioloop::spawn(async { panic!("boom") }).await.unwrap_err();
+    ///     assert!(err.is_panic());
+    /// });
+    /// ```
+    pub fn is_panic(&self) -> bool {
+        matches!(self.repr, Repr::Panic(_))
+    }
+
+    /// Returns the payload the task panicked with, for
+    /// [`std::panic::resume_unwind`] or inspection.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the task was cancelled rather than panicking; use
+    /// [`try_into_panic`](JoinError::try_into_panic) to find out first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// ioloop::block_on(async {
+    ///     let err = ioloop::spawn(async { panic!("boom") }).await.unwrap_err();
+    ///     assert_eq!(err.into_panic().downcast_ref::<&str>(), Some(&"boom"));
+    /// });
+    /// ```
+    pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
+        self.try_into_panic()
+            .expect("JoinError::into_panic called on a cancelled task's error")
+    }
+
+    /// Returns the panic payload, or the error itself if the task was
+    /// cancelled.
+    ///
+    /// # Errors
+    ///
+    /// Gives `self` back when the task was cancelled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// ioloop::block_on(async {
+    ///     let task = ioloop::spawn(std::future::pending::<()>());
+    ///     task.abort();
+    ///     let err = task.await.unwrap_err();
+    ///     assert!(err.try_into_panic().unwrap_err().is_cancelled());
+    /// });
+    /// ```
+    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
+        match self.repr {
+            Repr::Panic(payload) => Ok(payload.into_inner()),
+            Repr::Cancelled => Err(self),
+        }
+    }
+}
+
+impl fmt::Display for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Cancelled => f.write_str("task was cancelled"),
+            Repr::Panic(payload) => match panic_message(&**payload.lock()) {
+                Some(message) => write!(f, "task panicked: {message}"),
+                None => f.write_str("task panicked"),
+            },
+        }
+    }
+}
+
+impl fmt::Debug for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
+            Repr::Panic(payload) => match panic_message(&**payload.lock()) {
+                Some(message) => write!(f, "JoinError::Panic({message:?})"),
+                None => f.write_str("JoinError::Panic(..)"),
+            },
+        }
+    }
+}
+
+impl std::error::Error for JoinError {}
+
+impl From<JoinError> for std::io::Error {
+    fn from(err: JoinError) -> Self {
+        std::io::Error::other(err)
+    }
+}

@@ -1,0 +1,172 @@
+//! `interval`, `interval_at`, and `Interval`'s missed-tick policy.
+
+use std::future::Future;
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::{Duration, Instant};
+
+use super::sleep::{Sleep, sleep_until};
+
+/// What an [`Interval`] does when the loop was too busy to deliver a tick
+/// before the next one was due.
+///
+/// "Missed" means: by the time a tick is delivered, the following tick's
+/// scheduled instant has already passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MissedTickBehavior {
+    /// Deliver the missed ticks back to back until caught up with the
+    /// original schedule. Right for counting (a tick is owed for every
+    /// period); wrong for anything that must not run in bursts.
+    Burst,
+    /// Restart the schedule from the late tick: the next tick comes one
+    /// whole period after the late one was delivered. Keeps the spacing
+    /// between ticks, lets the schedule drift.
+    Delay,
+    /// Drop the missed ticks and resume on the original schedule at the
+    /// next instant still in the future. The default: periodic housekeeping
+    /// (the lesson's idle sweep) wants neither a burst after a stall nor a
+    /// drifting schedule.
+    #[default]
+    Skip,
+}
+
+/// Ticks every `period`, the first tick at once.
+///
+/// # Panics
+///
+/// If `period` is zero. The returned `Interval` panics if polled outside an
+/// ioloop runtime.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// ioloop::block_on(async {
+///     let start = Instant::now();
+///     let mut every = ioloop::time::interval(Duration::from_millis(10));
+///     every.tick().await; // at once
+///     every.tick().await;
+///     every.tick().await;
+///     assert!(start.elapsed() >= Duration::from_millis(20));
+/// });
+/// ```
+pub fn interval(period: Duration) -> Interval {
+    interval_at(Instant::now(), period)
+}
+
+/// Ticks every `period`, the first tick at `start`.
+///
+/// # Panics
+///
+/// If `period` is zero. The returned `Interval` panics if polled outside an
+/// ioloop runtime.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// ioloop::block_on(async {
+///     let start = Instant::now() + Duration::from_millis(5);
+///     let mut every = ioloop::time::interval_at(start, Duration::from_millis(5));
+///     assert_eq!(every.tick().await, start);
+/// });
+/// ```
+pub fn interval_at(start: Instant, period: Duration) -> Interval {
+    assert!(
+        period > Duration::ZERO,
+        "ioloop: an interval's period must be non-zero"
+    );
+    Interval {
+        sleep: sleep_until(start),
+        period,
+        missed: MissedTickBehavior::default(),
+    }
+}
+
+/// A stream of ticks, one per period. See [`interval`].
+///
+/// Also a [`futures_core::Stream`] of the ticks' scheduled instants.
+#[derive(Debug)]
+pub struct Interval {
+    sleep: Sleep,
+    period: Duration,
+    missed: MissedTickBehavior,
+}
+
+impl Interval {
+    /// Waits for the next tick and returns the instant it was scheduled for.
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: a tick is consumed only when this returns.
+    pub async fn tick(&mut self) -> Instant {
+        poll_fn(|cx| self.poll_tick(cx)).await
+    }
+
+    /// Polls for the next tick; on `Ready`, schedules the one after.
+    pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
+        ready!(Pin::new(&mut self.sleep).poll(cx));
+        let scheduled = self.sleep.deadline();
+        let now = Instant::now();
+        let next = scheduled + self.period;
+        let next = if next > now {
+            next
+        } else {
+            match self.missed {
+                MissedTickBehavior::Burst => next,
+                MissedTickBehavior::Delay => now + self.period,
+                MissedTickBehavior::Skip => {
+                    // The first instant on the original grid after `now`.
+                    let behind = now.duration_since(scheduled).as_nanos();
+                    let periods = behind / self.period.as_nanos() + 1;
+                    let periods = u32::try_from(periods).unwrap_or(u32::MAX);
+                    scheduled + self.period * periods
+                }
+            }
+        };
+        self.sleep.reset(next);
+        Poll::Ready(scheduled)
+    }
+
+    /// Restarts the schedule: the next tick comes one period from now.
+    pub fn reset(&mut self) {
+        self.sleep.reset(Instant::now() + self.period);
+    }
+
+    /// The period between ticks.
+    pub fn period(&self) -> Duration {
+        self.period
+    }
+
+    /// The current missed-tick policy.
+    pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
+        self.missed
+    }
+
+    /// Changes the missed-tick policy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ioloop::time::{interval, MissedTickBehavior};
+    ///
+    /// let mut every = interval(Duration::from_secs(1));
+    /// every.set_missed_tick_behavior(MissedTickBehavior::Burst);
+    /// assert_eq!(every.missed_tick_behavior(), MissedTickBehavior::Burst);
+    /// ```
+    pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
+        self.missed = behavior;
+    }
+}
+
+impl futures_core::Stream for Interval {
+    type Item = Instant;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Instant>> {
+        self.get_mut().poll_tick(cx).map(Some)
+    }
+}

@@ -1,0 +1,171 @@
+//! `sleep`, `sleep_until` and their future, `Sleep`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use super::timers::TimerKey;
+use crate::context;
+
+/// Waits until `duration` has passed.
+///
+/// The clock starts when `sleep` is called, not when the future is first
+/// polled. The future wakes no earlier than the deadline, and at most about
+/// a millisecond after it when the loop is idle (the poller's timeout is in
+/// whole milliseconds, rounded up).
+///
+/// # Panics
+///
+/// The returned future panics if polled outside an ioloop runtime.
+///
+/// # Cancellation
+///
+/// Dropping the future disarms the timer; nothing is left behind.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// ioloop::block_on(async {
+///     let start = Instant::now();
+///     ioloop::time::sleep(Duration::from_millis(20)).await;
+///     assert!(start.elapsed() >= Duration::from_millis(20));
+/// });
+/// ```
+#[doc(alias = "call_later")]
+pub fn sleep(duration: Duration) -> Sleep {
+    let now = Instant::now();
+    // A duration too large to add saturates to "practically never".
+    let deadline = now
+        .checked_add(duration)
+        .unwrap_or_else(|| now + Duration::from_secs(86_400 * 365 * 30));
+    sleep_until(deadline)
+}
+
+/// Waits until `deadline`.
+///
+/// # Panics
+///
+/// The returned future panics if polled outside an ioloop runtime.
+///
+/// # Cancellation
+///
+/// Dropping the future disarms the timer; nothing is left behind.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// ioloop::block_on(async {
+///     let deadline = Instant::now() + Duration::from_millis(10);
+///     ioloop::time::sleep_until(deadline).await;
+///     assert!(Instant::now() >= deadline);
+/// });
+/// ```
+#[doc(alias = "call_at")]
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    Sleep {
+        deadline,
+        timer: None,
+    }
+}
+
+/// The future returned by [`sleep`] and [`sleep_until`].
+///
+/// It checks its own deadline against the clock whenever it is polled, so it
+/// never completes early, whatever woke it. It arms a timer in the
+/// runtime's heap only when polled before its deadline.
+///
+/// `Sleep` is `Unpin`: it can be polled in place and
+/// [`reset`](Sleep::reset) without pinning.
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct Sleep {
+    deadline: Instant,
+    timer: Option<TimerKey>,
+}
+
+impl Sleep {
+    /// The instant this future completes at.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Returns `true` if the deadline has passed.
+    pub fn is_elapsed(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+
+    /// Moves the deadline, whether or not the old one has passed. The next
+    /// poll arms a timer for the new one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// ioloop::block_on(async {
+    ///     let mut sleep = ioloop::time::sleep(Duration::from_secs(3600));
+    ///     sleep.reset(Instant::now());
+    ///     (&mut sleep).await;
+    ///     assert!(sleep.is_elapsed());
+    /// });
+    /// ```
+    pub fn reset(&mut self, deadline: Instant) {
+        self.disarm();
+        self.deadline = deadline;
+    }
+
+    /// Removes the armed timer, if any, from the runtime on this thread.
+    fn disarm(&mut self) {
+        let Some(timer) = self.timer.take() else {
+            return;
+        };
+        context::with_core(|core| {
+            // Off the loop thread (dropped elsewhere, or after the runtime
+            // is gone) the timer stays armed until it fires, which frees it.
+            if let Some(core) = core {
+                let waker = core.timers.borrow_mut().remove(timer);
+                drop(waker);
+            }
+        });
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        if Instant::now() >= this.deadline {
+            this.disarm();
+            return Poll::Ready(());
+        }
+        context::with_core(|core| {
+            let core = core.expect("ioloop: a Sleep was polled outside an ioloop runtime");
+            let mut timers = core.timers.borrow_mut();
+            let old = match this.timer.map(|t| timers.update(t, cx.waker())) {
+                Some(Ok(old)) => old,
+                // Never armed, or fired but polled before its deadline
+                // (a timer fires at tick time; the clock may have been read
+                // a moment earlier here). Arm a fresh one.
+                None | Some(Err(())) => {
+                    this.timer = Some(timers.insert(this.deadline, cx.waker().clone()));
+                    None
+                }
+            };
+            drop(timers);
+            drop(old);
+        });
+        Poll::Pending
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        self.disarm();
+    }
+}

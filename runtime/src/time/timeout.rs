@@ -1,0 +1,105 @@
+//! `timeout`, `timeout_at` and their future, `Timeout`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use super::error::Elapsed;
+use super::sleep::{Sleep, sleep, sleep_until};
+
+/// Runs `future`, giving up once `duration` has passed.
+///
+/// Returns `Ok(output)` if the future finishes first, `Err(Elapsed)` if the
+/// deadline passes first. The future is polled before the deadline is
+/// checked, so a future that is already ready wins even with a zero
+/// duration.
+///
+/// # Cancellation
+///
+/// When the deadline passes, `future` is dropped along with the `Timeout`;
+/// whatever it had half done is lost unless it is itself cancel-safe.
+///
+/// # Panics
+///
+/// The returned future panics if polled outside an ioloop runtime.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ioloop::time::timeout;
+///
+/// ioloop::block_on(async {
+///     assert_eq!(timeout(Duration::from_secs(1), async { 7 }).await, Ok(7));
+///     assert!(timeout(Duration::from_millis(5), std::future::pending::<()>()).await.is_err());
+/// });
+/// ```
+#[doc(alias = "wait_for")]
+pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
+    Timeout {
+        future,
+        sleep: sleep(duration),
+    }
+}
+
+/// Runs `future`, giving up at `deadline`.
+///
+/// As [`timeout`], with an instant instead of a duration.
+///
+/// # Panics
+///
+/// The returned future panics if polled outside an ioloop runtime.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// ioloop::block_on(async {
+///     let deadline = Instant::now() + Duration::from_millis(5);
+///     let r = ioloop::time::timeout_at(deadline, std::future::pending::<()>()).await;
+///     assert!(r.is_err());
+/// });
+/// ```
+pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
+    Timeout {
+        future,
+        sleep: sleep_until(deadline),
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future returned by [`timeout`] and [`timeout_at`].
+    #[derive(Debug)]
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct Timeout<F> {
+        #[pin]
+        future: F,
+        sleep: Sleep,
+    }
+}
+
+impl<F> Timeout<F> {
+    /// The wrapped future.
+    pub fn get_ref(&self) -> &F {
+        &self.future
+    }
+
+    /// Takes the wrapped future back, dropping the deadline.
+    pub fn into_inner(self) -> F {
+        self.future
+    }
+}
+
+impl<F: Future> Future for Timeout<F> {
+    type Output = Result<F::Output, Elapsed>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Poll::Ready(output) = this.future.poll(cx) {
+            return Poll::Ready(Ok(output));
+        }
+        Pin::new(this.sleep).poll(cx).map(|()| Err(Elapsed(())))
+    }
+}

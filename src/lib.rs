@@ -1,0 +1,40 @@
+//! ioloop: a small, readable, fast single-threaded async runtime.
+//!
+//! It is the event loop from the lessons made real: a reactor that keeps
+//! one waker per file descriptor and direction, a timer heap whose nearest
+//! deadline becomes the poll timeout, and an executor that runs tasks when
+//! they are woken.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! ioloop::block_on(async {
+//!     let tasks: Vec<_> = (1..=3u64)
+//!         .map(|i| ioloop::spawn(async move {
+//!             ioloop::time::sleep(Duration::from_millis(i)).await;
+//!             i * 10
+//!         }))
+//!         .collect();
+//!     let mut sum = 0;
+//!     for task in tasks {
+//!         sum += task.await.unwrap();
+//!     }
+//!     assert_eq!(sum, 60);
+//! });
+//! ```
+//!
+//! Everything here is re-exported from `ioloop-runtime` (executor, reactor,
+//! timers) and `ioloop-net` (sockets); see their crate docs for how the
+//! loop works inside.
+
+#![forbid(unsafe_code)]
+
+pub use ioloop_runtime::{
+    Builder, Handle, JoinError, JoinHandle, Metrics, Runtime, YieldNow, block_on, spawn, task,
+    time, yield_now,
+};
+
+/// I/O: registering sources with the reactor.
+pub mod io {
+    pub use ioloop_runtime::io::{ReadyEvent, Registration};
+}
