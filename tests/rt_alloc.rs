@@ -1,0 +1,137 @@
+//! Allocation discipline: one allocation per spawned task, none per wake.
+//!
+//! A global allocator counts allocations per thread, so tests running in
+//! parallel in this binary do not disturb each other's counts.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::future::poll_fn;
+use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count() {
+    // `try_with`: the allocator also runs while thread locals are torn down.
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments
+// unchanged, so `System`'s guarantees are ours; counting touches only a
+// const-initialised thread-local `Cell`, which never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: forwarded unchanged; the caller upholds the contract.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: forwarded unchanged; the caller upholds the contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged; the caller upholds the contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const N: usize = 10_000;
+
+async fn spawn_and_join(handles: &mut Vec<ioloop::JoinHandle<usize>>) -> usize {
+    for i in 0..N {
+        handles.push(ioloop::spawn(async move {
+            ioloop::yield_now().await;
+            i
+        }));
+    }
+    let mut sum = 0;
+    for handle in handles.drain(..) {
+        sum += handle.await.unwrap();
+    }
+    sum
+}
+
+#[test]
+fn one_allocation_per_spawned_task() {
+    ioloop::block_on(async {
+        let mut handles = Vec::with_capacity(N);
+        // Warm up: the run queue and the task list grow to N once.
+        spawn_and_join(&mut handles).await;
+        let before = allocations();
+        let sum = spawn_and_join(&mut handles).await;
+        let spent = allocations() - before;
+        assert_eq!(sum, N * (N - 1) / 2);
+        // Spawning, running, yielding, completing and joining N tasks.
+        assert_eq!(spent, N as u64, "allocations for {N} tasks");
+    });
+}
+
+/// Two tasks taking turns: each wake is a cross-task wake on the loop thread.
+struct Baton {
+    turn: usize,
+    wakers: [Option<Waker>; 2],
+}
+
+async fn play(baton: Arc<Mutex<Baton>>, me: usize, rounds: usize) {
+    for _ in 0..rounds {
+        poll_fn(|cx| {
+            let mut b = baton.lock().unwrap();
+            if b.turn == me {
+                b.turn = 1 - me;
+                if let Some(other) = b.wakers[1 - me].take() {
+                    other.wake();
+                }
+                Poll::Ready(())
+            } else {
+                b.wakers[me] = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+        .await;
+    }
+}
+
+#[test]
+fn waking_does_not_allocate() {
+    ioloop::block_on(async {
+        let baton = Arc::new(Mutex::new(Baton {
+            turn: 0,
+            wakers: [None, None],
+        }));
+        let a = ioloop::spawn(play(baton.clone(), 0, 20_000));
+        let b = ioloop::spawn(play(baton.clone(), 1, 20_000));
+        // Let them warm up, then count while they wake each other.
+        for _ in 0..100 {
+            ioloop::yield_now().await;
+        }
+        let before = allocations();
+        for _ in 0..10_000 {
+            ioloop::yield_now().await; // a self-wake per round, too
+        }
+        let spent = allocations() - before;
+        assert!(!a.is_finished() && !b.is_finished());
+        assert_eq!(spent, 0, "allocations during 10,000 ticks of wakes");
+        a.await.unwrap();
+        b.await.unwrap();
+    });
+}

@@ -1,0 +1,148 @@
+//! Dropping a runtime: every unfinished future is dropped, every source it
+//! held is closed, and nothing waits forever.
+
+mod util;
+
+use std::future::poll_fn;
+use std::io::Read;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use ioloop::io::Registration;
+use util::{DropCounter, within};
+
+#[test]
+fn dropping_the_runtime_drops_every_unfinished_future() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let rt = ioloop::Runtime::new().unwrap();
+    let mut handles = Vec::new();
+    for _ in 0..3 {
+        let guard = DropCounter(drops.clone());
+        handles.push(rt.spawn(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+        }));
+    }
+    // One that finishes.
+    let guard = DropCounter(drops.clone());
+    handles.push(rt.spawn(async move {
+        let _guard = guard;
+    }));
+    rt.block_on(async {
+        for _ in 0..2 {
+            ioloop::yield_now().await;
+        }
+    });
+    // One that never even starts: its future is dropped unpolled.
+    let guard = DropCounter(drops.clone());
+    let unstarted = rt.spawn(async move {
+        let _guard = guard;
+        std::future::pending::<()>().await;
+    });
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    drop(rt);
+    assert_eq!(drops.load(Ordering::SeqCst), 5);
+    for handle in handles.into_iter().take(3).chain([unstarted]) {
+        assert!(handle.is_finished());
+        let err = within(Duration::from_secs(10), move || ioloop::block_on(handle)).unwrap_err();
+        assert!(err.is_cancelled());
+    }
+}
+
+#[test]
+fn dropping_the_runtime_closes_the_sockets_its_tasks_held() -> std::io::Result<()> {
+    let rt = ioloop::Runtime::new()?;
+    let (a, b) = std::os::unix::net::UnixStream::pair()?;
+    a.set_nonblocking(true)?;
+    let handle = rt.handle().clone();
+    let reader = rt.spawn(async move {
+        let a = Registration::new(mio::net::UnixStream::from_std(a))?;
+        let mut buf = [0u8; 8];
+        poll_fn(|cx| a.poll_read_io(cx, |mut s| s.read(&mut buf))).await
+    });
+    rt.block_on(async {
+        while handle.metrics().io_sources == 0 {
+            ioloop::yield_now().await;
+        }
+    });
+    drop(rt);
+    assert_eq!(handle.metrics().io_sources, 0);
+    // Our end of the pair was closed with the task: the peer reads EOF.
+    let mut b = b;
+    b.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut buf = [0u8; 1];
+    assert_eq!(b.read(&mut buf)?, 0);
+    assert!(reader.is_finished());
+    Ok(())
+}
+
+#[test]
+fn a_source_held_outside_the_runtime_fails_instead_of_hanging() -> std::io::Result<()> {
+    let rt = ioloop::Runtime::new()?;
+    let (a, _b) = mio::net::UnixStream::pair()?;
+    let reg = Registration::with_handle(a, rt.handle())?;
+    drop(rt);
+    let err = within(Duration::from_secs(10), move || {
+        ioloop::block_on(async move { poll_fn(|cx| reg.poll_read_ready(cx)).await })
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("shut down"), "{err}");
+    Ok(())
+}
+
+#[test]
+fn a_panicking_destructor_during_shutdown_does_not_escape() {
+    struct Bomb;
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            panic!("destructor fails during shutdown");
+        }
+    }
+    let drops = Arc::new(AtomicUsize::new(0));
+    let rt = ioloop::Runtime::new().unwrap();
+    let bomb = Bomb;
+    let _a = rt.spawn(async move {
+        let _bomb = bomb;
+        std::future::pending::<()>().await;
+    });
+    let guard = DropCounter(drops.clone());
+    let _b = rt.spawn(async move {
+        let _guard = guard;
+        std::future::pending::<()>().await;
+    });
+    rt.block_on(ioloop::yield_now());
+    assert!(catch_unwind(AssertUnwindSafe(|| drop(rt))).is_ok());
+    // The other task was still dropped.
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn spawning_during_or_after_shutdown_is_cancelled_not_lost() {
+    let rt = ioloop::Runtime::new().unwrap();
+    let handle = rt.handle().clone();
+    let late: Arc<std::sync::Mutex<Option<ioloop::JoinHandle<()>>>> = Default::default();
+    struct SpawnOnDrop(Arc<std::sync::Mutex<Option<ioloop::JoinHandle<()>>>>);
+    impl Drop for SpawnOnDrop {
+        fn drop(&mut self) {
+            *self.0.lock().unwrap() = Some(ioloop::spawn(async {}));
+        }
+    }
+    let spawner = SpawnOnDrop(late.clone());
+    let _t = rt.spawn(async move {
+        let _s = spawner;
+        std::future::pending::<()>().await;
+    });
+    rt.block_on(ioloop::yield_now());
+    drop(rt);
+    let from_destructor = late.lock().unwrap().take().expect("the destructor ran");
+    assert!(from_destructor.is_finished());
+    let after = handle.spawn(async { 1 });
+    assert!(after.is_finished());
+    let (a, b) = within(Duration::from_secs(10), move || {
+        ioloop::block_on(async { (from_destructor.await, after.await) })
+    });
+    assert!(a.unwrap_err().is_cancelled());
+    assert!(b.unwrap_err().is_cancelled());
+}
