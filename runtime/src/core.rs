@@ -208,9 +208,10 @@ impl Core {
         }
         let queued = mem::take(&mut *self.run_queue.borrow_mut());
         drop(queued);
-        let timer_wakers = self.timers.borrow_mut().clear();
-        drop(timer_wakers);
-        let mut wakers = self.wakers.take();
+        // Whoever still waits on a timer or a source (a future polled from
+        // outside this runtime's tasks) is woken, to find the runtime gone
+        // rather than to wait forever.
+        let mut wakers = self.timers.borrow_mut().clear();
         self.shared.reactor.shutdown(&mut wakers);
         wake_all(&mut wakers);
         let queued = mem::take(&mut *self.run_queue.borrow_mut());

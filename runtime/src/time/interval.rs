@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
-use super::sleep::{Sleep, sleep_until};
+use super::sleep::{Sleep, saturating_add, sleep_until};
 
 /// What an [`Interval`] does when the loop was too busy to deliver a tick
 /// before the next one was due.
@@ -111,19 +111,19 @@ impl Interval {
         ready!(Pin::new(&mut self.sleep).poll(cx));
         let scheduled = self.sleep.deadline();
         let now = Instant::now();
-        let next = scheduled + self.period;
+        let next = saturating_add(scheduled, self.period);
         let next = if next > now {
             next
         } else {
             match self.missed {
                 MissedTickBehavior::Burst => next,
-                MissedTickBehavior::Delay => now + self.period,
+                MissedTickBehavior::Delay => saturating_add(now, self.period),
                 MissedTickBehavior::Skip => {
                     // The first instant on the original grid after `now`.
                     let behind = now.duration_since(scheduled).as_nanos();
                     let periods = behind / self.period.as_nanos() + 1;
                     let periods = u32::try_from(periods).unwrap_or(u32::MAX);
-                    scheduled + self.period * periods
+                    saturating_add(scheduled, self.period.saturating_mul(periods))
                 }
             }
         };
@@ -133,7 +133,8 @@ impl Interval {
 
     /// Restarts the schedule: the next tick comes one period from now.
     pub fn reset(&mut self) {
-        self.sleep.reset(Instant::now() + self.period);
+        self.sleep
+            .reset(saturating_add(Instant::now(), self.period));
     }
 
     /// The period between ticks.

@@ -36,12 +36,14 @@ use crate::context;
 /// ```
 #[doc(alias = "call_later")]
 pub fn sleep(duration: Duration) -> Sleep {
-    let now = Instant::now();
-    // A duration too large to add saturates to "practically never".
-    let deadline = now
-        .checked_add(duration)
-        .unwrap_or_else(|| now + Duration::from_secs(86_400 * 365 * 30));
-    sleep_until(deadline)
+    sleep_until(saturating_add(Instant::now(), duration))
+}
+
+/// `instant + duration`, saturating at thirty years from `instant` instead
+/// of panicking on overflow: a deadline that far out means "never".
+pub(crate) fn saturating_add(instant: Instant, duration: Duration) -> Instant {
+    const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
+    instant.checked_add(duration.min(NEVER)).unwrap_or(instant)
 }
 
 /// Waits until `deadline`.
