@@ -22,7 +22,7 @@ use slab::Slab;
 
 use crate::reactor::driver::Driver;
 use crate::shared::Shared;
-use crate::task::{Runnable, UNREGISTERED};
+use crate::task::{Runnable, UNREGISTERED, budget};
 use crate::time::timers::Timers;
 use crate::wake::wake_all;
 
@@ -51,6 +51,8 @@ pub(crate) struct Core {
     wakers: Cell<Vec<Waker>>,
     /// Jobs run per tick at most, before the OS is polled again.
     event_interval: usize,
+    /// What is left of the running job's cooperative budget.
+    budget: Cell<u32>,
     /// Set during shutdown: new tasks are cancelled on the spot.
     closing: Cell<bool>,
     /// Loop-local counters, published to `shared.counters` every tick.
@@ -70,6 +72,7 @@ impl Core {
             driver: RefCell::new(driver),
             wakers: Cell::new(Vec::new()),
             event_interval,
+            budget: Cell::new(budget::PER_POLL),
             closing: Cell::new(false),
             ticks: Cell::new(0),
             jobs_run: Cell::new(0),
@@ -103,6 +106,7 @@ impl Core {
             self.jobs_run.set(self.jobs_run.get() + ready as u64);
             for _ in 0..ready {
                 let job = self.run_queue.borrow_mut().pop_front();
+                self.budget.set(budget::PER_POLL);
                 match job {
                     Some(Job::Main) => {
                         if let Poll::Ready(output) = poll_main() {
@@ -144,6 +148,13 @@ impl Core {
                 .set(self.stale_io_events.get() + waited.dispatched.stale);
             self.publish_counters();
         }
+    }
+
+    /// Spends one unit of the running job's budget; `false` if none is left.
+    pub(crate) fn spend_budget(&self) -> bool {
+        let left = self.budget.get();
+        self.budget.set(left.saturating_sub(1));
+        left > 0
     }
 
     /// Polls one task, and takes it off the task list if that completed it.

@@ -13,6 +13,7 @@ use super::entries::Direction;
 use super::readiness::ReadyEvent;
 use crate::handle::Handle;
 use crate::shared::Shared;
+use crate::task::budget;
 
 /// An I/O source (a socket, a pipe, any `mio::event::Source`) registered
 /// with a runtime's reactor: the lesson's `sel.register(sock, ...)`.
@@ -28,6 +29,11 @@ use crate::shared::Shared;
 ///
 /// One task may wait on each direction at a time: a second reader replaces
 /// the first reader's waker.
+///
+/// Each readiness check spends one unit of the task's cooperative budget
+/// (128 per poll); when it runs out the check returns `Pending` and the task
+/// is rescheduled behind the next poll of the OS, so a task whose I/O is
+/// always ready cannot starve the others.
 ///
 /// Dropping the registration removes the source from the poller, frees its
 /// entry, and then drops (closes) the source.
@@ -105,6 +111,7 @@ impl<S: Source> Registration<S> {
     ///
     /// Fails once the runtime has shut down.
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
+        ready!(budget::poll_proceed(cx));
         self.shared
             .reactor
             .poll_ready(self.token, Direction::Read, cx)
@@ -117,6 +124,7 @@ impl<S: Source> Registration<S> {
     ///
     /// Fails once the runtime has shut down.
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
+        ready!(budget::poll_proceed(cx));
         self.shared
             .reactor
             .poll_ready(self.token, Direction::Write, cx)
@@ -169,7 +177,7 @@ impl<S: Source> Registration<S> {
         cx: &mut Context<'_>,
         f: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io(cx, Direction::Read, f)
+        self.poll_io(cx, Direction::Read, f, |_| false)
     }
 
     /// Runs the write-side I/O call `f` until it does not return
@@ -184,21 +192,69 @@ impl<S: Source> Registration<S> {
         cx: &mut Context<'_>,
         f: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io(cx, Direction::Write, f)
+        self.poll_io(cx, Direction::Write, f, |_| false)
     }
 
+    /// [`poll_read_io`](Self::poll_read_io) for a byte-stream source (TCP,
+    /// a Unix stream, a pipe), where `f` reads into a buffer of `len` bytes.
+    ///
+    /// A read that returns fewer than `len` bytes (but more than 0) has
+    /// emptied the kernel's receive buffer, so readiness is cleared then and
+    /// there: the next read waits for the next edge instead of paying for a
+    /// `recv` that can only say `EAGAIN`. Data that arrives meanwhile raises
+    /// a new edge, and the tick stamp keeps the clear from erasing it.
+    ///
+    /// # Errors
+    ///
+    /// As [`poll_read_io`](Self::poll_read_io).
+    pub fn poll_read_stream(
+        &self,
+        cx: &mut Context<'_>,
+        len: usize,
+        f: impl FnMut(&S) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        self.poll_io(cx, Direction::Read, f, |&n| n > 0 && n < len)
+    }
+
+    /// [`poll_write_io`](Self::poll_write_io) for a byte-stream source,
+    /// where `f` writes `len` bytes: a shorter write means the kernel's send
+    /// buffer is full, so write readiness is cleared at once.
+    ///
+    /// # Errors
+    ///
+    /// As [`poll_write_io`](Self::poll_write_io).
+    pub fn poll_write_stream(
+        &self,
+        cx: &mut Context<'_>,
+        len: usize,
+        f: impl FnMut(&S) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        self.poll_io(cx, Direction::Write, f, |&n| n < len)
+    }
+
+    /// The pattern: wait for readiness, try `f`; on `WouldBlock` clear the
+    /// readiness that allowed it and wait again. `drained` says whether a
+    /// successful result shows the kernel buffer is exhausted as well.
     fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
         mut f: impl FnMut(&S) -> io::Result<R>,
+        drained: impl Fn(&R) -> bool,
     ) -> Poll<io::Result<R>> {
+        ready!(budget::poll_proceed(cx));
         loop {
             let event = ready!(self.shared.reactor.poll_ready(self.token, direction, cx))?;
             match f(&self.source) {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(event),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                result => return Poll::Ready(result),
+                Ok(value) => {
+                    if drained(&value) {
+                        self.clear_readiness(event);
+                    }
+                    return Poll::Ready(Ok(value));
+                }
+                Err(err) => return Poll::Ready(Err(err)),
             }
         }
     }

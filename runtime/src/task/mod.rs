@@ -4,7 +4,9 @@
 //!   allocation, and how waking it schedules it.
 //! - [`join`]: [`JoinHandle`] and [`JoinError`].
 //! - [`yield_now`](mod@yield_now): giving the loop a turn.
+//! - `budget`: how much I/O a task may do per poll before it must yield.
 
+pub(crate) mod budget;
 mod cell;
 mod join;
 mod yield_now;
