@@ -34,7 +34,15 @@ pub use ioloop_runtime::{
     time, yield_now,
 };
 
-/// I/O: registering sources with the reactor.
+/// I/O: asyncio-style streams, and registering sources with the reactor.
 pub mod io {
+    pub use ioloop_net::io::*;
     pub use ioloop_runtime::io::{ReadyEvent, Registration};
+}
+
+/// Networking: TCP and UDP sockets on the reactor.
+pub mod net {
+    pub use ioloop_net::ToSocketAddr;
+    pub use ioloop_net::tcp::{self, *};
+    pub use ioloop_net::udp::*;
 }

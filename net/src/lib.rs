@@ -1,11 +1,26 @@
 //! ioloop's sockets and asyncio-style streams.
 //!
-//! This crate builds on `ioloop_runtime::io::Registration`: every socket
-//! type here is a mio socket registered once with the reactor, and every
-//! socket method follows the one pattern that type provides (try the call;
-//! on `WouldBlock`, clear readiness and wait; retry).
+//! Every socket here is a mio socket registered once with the reactor
+//! through `ioloop_runtime::io::Registration`, and every socket method
+//! follows the one pattern that type provides: try the syscall; on
+//! `WouldBlock`, clear readiness and wait; retry.
 //!
-//! It is re-exported by the `ioloop` facade as `ioloop::net` (sockets) and
-//! `ioloop::io` (streams).
+//! - [`tcp`]: [`TcpListener`], [`TcpStream`] and its halves.
+//! - [`udp`]: [`UdpSocket`], datagrams.
+//! - [`io`]: [`StreamReader`](io::StreamReader) and
+//!   [`StreamWriter`](io::StreamWriter), asyncio's streams: the lesson's
+//!   `inbuf` and `outbuf`.
+//!
+//! The `ioloop` facade re-exports the sockets as `ioloop::net` and the
+//! streams as `ioloop::io`.
 
 #![forbid(unsafe_code)]
+
+mod addr;
+pub mod io;
+pub mod tcp;
+pub mod udp;
+
+pub use addr::ToSocketAddr;
+pub use tcp::*;
+pub use udp::*;

@@ -1,0 +1,182 @@
+//! Accepting: sorting `accept(2)` errors, and backing off when the process
+//! runs out of file descriptors. Both [`TcpListener::accept`] and
+//! [`Incoming`] go through [`Acceptor::poll_accept`], so the rules live here
+//! only.
+//!
+//! An accept fails for one of three reasons, and each has its own answer:
+//!
+//! - **The connection**: it was aborted or reset while queued, a firewall
+//!   refused it, or (Linux passes these on from the new socket) its network
+//!   went away. The next queued connection is fine: skip it, log at debug.
+//!   (After 32 such failures in a row, back off as below all the same: an
+//!   error that does not consume its connection, such as a security policy
+//!   refusing every accept with `EPERM`, must not become a busy loop.)
+//! - **Resources**: `EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`. The connection
+//!   stays queued and the listener stays readable, so retrying at once fails
+//!   the same way, forever, at 100% CPU. Stop accepting for a while instead
+//!   (warn, sleep, retry), with the delay growing while the shortage lasts.
+//! - **The listener**: anything else (`EBADF`, `EINVAL`, a runtime that shut
+//!   down) goes to the caller.
+//!
+//! # Why 10 ms doubling to 1 s
+//!
+//! The first retry comes soon, because shortages are often momentary (a
+//! burst of connections closing a moment later) and a queued client waits
+//! for as long as we sleep. Each failed retry doubles the delay, so a
+//! shortage that lasts costs about seven wake-ups to reach the cap and then
+//! one per second: no measurable CPU. The cap is asyncio's
+//! `ACCEPT_RETRY_DELAY`, one second: the longest a freed descriptor waits
+//! before a queued client gets it. A successful accept resets the delay.
+//!
+//! The listener is edge-triggered: its readiness is *not* cleared while
+//! backing off (the connections are still queued, and no new edge may come
+//! for them), so the retry after the delay calls `accept` directly.
+//!
+//! [`TcpListener::accept`]: super::TcpListener::accept
+//! [`Incoming`]: super::Incoming
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use ioloop_runtime::io::Registration;
+use ioloop_runtime::time::{Sleep, sleep};
+
+use super::TcpStream;
+
+/// The first back-off delay after a resource error.
+const FIRST_DELAY: Duration = Duration::from_millis(10);
+/// The longest back-off delay.
+const MAX_DELAY: Duration = Duration::from_secs(1);
+/// Per-connection failures in a row after which we back off anyway (see
+/// the module docs).
+const MAX_SKIPS_IN_A_ROW: u32 = 32;
+
+/// What one accept failure means; see the module docs.
+#[derive(Debug, PartialEq, Eq)]
+enum Failure {
+    Connection,
+    Resources,
+    Listener,
+}
+
+/// Sorts an error from `accept(2)`, or from registering the accepted
+/// socket (whose `ENOMEM`/`ENOSPC` are shortages too).
+fn sort(err: &io::Error) -> Failure {
+    use io::ErrorKind::*;
+    match err.kind() {
+        ConnectionAborted | ConnectionReset | PermissionDenied | NetworkDown
+        | NetworkUnreachable | HostUnreachable => return Failure::Connection,
+        OutOfMemory | StorageFull => return Failure::Resources,
+        _ => {}
+    }
+    match err.raw_os_error() {
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS) => Failure::Resources,
+        Some(code) if connection_errno(code) => Failure::Connection,
+        _ => Failure::Listener,
+    }
+}
+
+/// Errors that Linux's `accept(2)` passes on from the new socket, to be
+/// treated like a connection that failed while queued (`accept(2)`, "Error
+/// handling").
+fn connection_errno(code: i32) -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if code == libc::ENONET {
+        return true;
+    }
+    matches!(code, libc::EPROTO | libc::ENOPROTOOPT | libc::EHOSTDOWN)
+}
+
+/// The state of one accept loop: the back-off timer and how long the next
+/// one will be. It lives in the accept future or the [`Incoming`] stream,
+/// so the delay grows for as long as that loop keeps failing.
+///
+/// [`Incoming`]: super::Incoming
+#[derive(Debug)]
+pub(crate) struct Acceptor {
+    backoff: Option<Sleep>,
+    next_delay: Duration,
+    skips_in_a_row: u32,
+}
+
+impl Acceptor {
+    pub(crate) fn new() -> Self {
+        Acceptor {
+            backoff: None,
+            next_delay: FIRST_DELAY,
+            skips_in_a_row: 0,
+        }
+    }
+
+    /// Accepts the next connection on `listener`: the one pattern (try,
+    /// clear readiness on `WouldBlock`, wait), plus the error sorting.
+    pub(crate) fn poll_accept(
+        &mut self,
+        listener: &Registration<mio::net::TcpListener>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        loop {
+            if let Some(backoff) = &mut self.backoff {
+                ready!(Pin::new(backoff).poll(cx));
+                self.backoff = None;
+            }
+            let accepted = ready!(listener.poll_read_io(cx, |l| l.accept()))
+                .and_then(|(stream, addr)| Ok((TcpStream::from_mio(stream)?, addr)));
+            let err = match accepted {
+                Ok(accepted) => {
+                    self.next_delay = FIRST_DELAY;
+                    self.skips_in_a_row = 0;
+                    return Poll::Ready(Ok(accepted));
+                }
+                Err(err) => err,
+            };
+            match sort(&err) {
+                Failure::Listener => return Poll::Ready(Err(err)),
+                Failure::Connection if self.skips_in_a_row < MAX_SKIPS_IN_A_ROW => {
+                    self.skips_in_a_row += 1;
+                    log::debug!("accept: skipped a failed incoming connection: {err}");
+                }
+                Failure::Connection | Failure::Resources => {
+                    self.skips_in_a_row = 0;
+                    let delay = self.next_delay;
+                    self.next_delay = (delay * 2).min(MAX_DELAY);
+                    log::warn!("accept failed: {err}; pausing accepts for {delay:?}");
+                    self.backoff = Some(sleep(delay));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_sorted() {
+        use io::ErrorKind::*;
+        let os = io::Error::from_raw_os_error;
+        let mut cases = vec![
+            (ConnectionAborted.into(), Failure::Connection),
+            (PermissionDenied.into(), Failure::Connection),
+            (os(libc::EMFILE), Failure::Resources),
+            (os(libc::ENFILE), Failure::Resources),
+            (OutOfMemory.into(), Failure::Resources),
+            (InvalidInput.into(), Failure::Listener),
+            (io::Error::other("the runtime shut down"), Failure::Listener),
+        ];
+        if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+            // Numbered as in <asm-generic/errno.h>: ENOBUFS, EPROTO, EBADF.
+            cases.push((os(105), Failure::Resources));
+            cases.push((os(71), Failure::Connection));
+            cases.push((os(9), Failure::Listener));
+        }
+        for (err, expected) in cases {
+            assert_eq!(sort(&err), expected, "{err:?}");
+        }
+    }
+}

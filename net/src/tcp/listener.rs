@@ -1,0 +1,229 @@
+//! `TcpListener`: binding a port and accepting connections.
+
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::net::SocketAddr;
+
+use ioloop_runtime::io::Registration;
+use socket2::{Domain, Protocol, Socket, Type};
+
+use super::accept::Acceptor;
+use super::{Incoming, TcpStream};
+use crate::ToSocketAddr;
+
+/// The listen backlog. std and mio use 128, which drops connections when
+/// a burst of clients arrives faster than one loop tick accepts them; the
+/// kernel caps it at `net.core.somaxconn` (4096 on Linux since 5.4).
+const BACKLOG: i32 = 1024;
+
+/// A TCP socket listening for connections: the lesson's listening socket,
+/// registered with the reactor.
+///
+/// # Examples
+///
+/// ```
+/// use ioloop::net::{TcpListener, TcpStream};
+///
+/// ioloop::block_on(async {
+///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+///     let addr = listener.local_addr()?;
+///     let client = TcpStream::connect(addr).await?;
+///     let (server, peer) = listener.accept().await?;
+///     assert_eq!(peer, client.local_addr()?);
+///     assert_eq!(server.peer_addr()?, client.local_addr()?);
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+pub struct TcpListener {
+    io: Registration<mio::net::TcpListener>,
+}
+
+impl TcpListener {
+    /// Binds a listener to `addr`, with `SO_REUSEADDR` (a restarted server
+    /// can bind the port its previous run left in `TIME_WAIT`) and a listen
+    /// backlog of 1024. Port 0 picks a free port; see
+    /// [`local_addr`](Self::local_addr).
+    ///
+    /// It is `async` to match the rest of the API (and asyncio's
+    /// `start_server`), but never waits: binding does not block.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` if `addr` is not a literal `ip:port` (host names are
+    /// not resolved on the loop thread); the OS's error if the socket cannot
+    /// be created or bound (`AddrInUse`, `PermissionDenied`, ...); an error
+    /// if no ioloop runtime runs on this thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ioloop::net::TcpListener;
+    ///
+    /// ioloop::block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     assert_ne!(listener.local_addr()?.port(), 0);
+    ///     let taken = TcpListener::bind(listener.local_addr()?).await.unwrap_err();
+    ///     assert_eq!(taken.kind(), std::io::ErrorKind::AddrInUse);
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    #[doc(alias = "start_server", alias = "create_server", alias = "listen")]
+    pub async fn bind(addr: impl ToSocketAddr) -> io::Result<TcpListener> {
+        let addr = addr.to_socket_addr()?;
+        let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+        socket.set_reuse_address(true)?;
+        socket.set_nonblocking(true)?;
+        socket.bind(&addr.into())?;
+        socket.listen(BACKLOG)?;
+        Self::from_mio(mio::net::TcpListener::from_std(socket.into()))
+    }
+
+    /// Wraps a listener made elsewhere (bound and listening), switching it
+    /// to non-blocking mode and registering it with the runtime running on
+    /// this thread.
+    ///
+    /// # Errors
+    ///
+    /// If the socket cannot be made non-blocking, or no ioloop runtime runs
+    /// on this thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ioloop::net::TcpListener;
+    ///
+    /// ioloop::block_on(async {
+    ///     let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    ///     let addr = std_listener.local_addr()?;
+    ///     let listener = TcpListener::from_std(std_listener)?;
+    ///     assert_eq!(listener.local_addr()?, addr);
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        listener.set_nonblocking(true)?;
+        Self::from_mio(mio::net::TcpListener::from_std(listener))
+    }
+
+    fn from_mio(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
+        Ok(TcpListener {
+            io: Registration::new(listener)?,
+        })
+    }
+
+    /// The address this listener is bound to.
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `getsockname(2)` (rare).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ioloop::net::TcpListener;
+    ///
+    /// ioloop::block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     assert!(listener.local_addr()?.ip().is_loopback());
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().local_addr()
+    }
+
+    /// Waits for the next connection and returns it with the peer's
+    /// address: the lesson's `conn, addr = sock.accept()`.
+    ///
+    /// Connections that failed while queued (aborted, reset, refused by a
+    /// firewall) are skipped, logged at debug level. When the process is out
+    /// of file descriptors (`EMFILE`, `ENFILE`), buffers or memory, the
+    /// connection stays queued and accepting pauses, with a warning, for
+    /// 10 ms, doubling on each failure up to 1 s: retrying at once would
+    /// spin on a listener that stays readable. The accepted stream is
+    /// registered with the runtime running this future.
+    ///
+    /// # Errors
+    ///
+    /// Only errors that say the listener itself is unusable (or the runtime
+    /// shut down); per-connection and resource errors are handled here.
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: a connection is either returned or left in the queue.
+    /// The back-off delay lives in the future, so a new call starts again
+    /// from the shortest delay.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ioloop::net::{TcpListener, TcpStream};
+    ///
+    /// ioloop::block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let client = TcpStream::connect(listener.local_addr()?).await?;
+    ///     let (_server, peer) = listener.accept().await?;
+    ///     assert_eq!(peer, client.local_addr()?);
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        let mut acceptor = Acceptor::new();
+        poll_fn(|cx| acceptor.poll_accept(&self.io, cx)).await
+    }
+
+    /// The connections this listener accepts, as a `futures_core::Stream`.
+    ///
+    /// Errors are sorted as in [`accept`](Self::accept); the stream never
+    /// ends, and yields `Err` only for errors of the listener itself.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::pin::Pin;
+    /// use futures_core::Stream;
+    /// use ioloop::net::{TcpListener, TcpStream};
+    ///
+    /// ioloop::block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let client = TcpStream::connect(listener.local_addr()?).await?;
+    ///     let mut incoming = listener.incoming();
+    ///     let next = std::future::poll_fn(|cx| Pin::new(&mut incoming).poll_next(cx)).await;
+    ///     let server = next.expect("the stream never ends")?;
+    ///     assert_eq!(server.peer_addr()?, client.local_addr()?);
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn incoming(&self) -> Incoming<'_> {
+        Incoming::new(&self.io)
+    }
+}
+
+impl fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpListener")
+            .field("local_addr", &self.local_addr().ok())
+            .finish()
+    }
+}
+
+#[cfg(unix)]
+impl std::os::fd::AsFd for TcpListener {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.io.get_ref().as_fd()
+    }
+}
+
+#[cfg(unix)]
+impl std::os::fd::AsRawFd for TcpListener {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.io.get_ref().as_raw_fd()
+    }
+}

@@ -1,0 +1,120 @@
+//! Resets and vanished peers: the task talking to that peer gets an
+//! `io::Error`, and everything else goes on.
+
+#[path = "util/net_run.rs"]
+mod net_run;
+mod util;
+
+use std::io;
+
+use futures_util::{AsyncReadExt, AsyncWriteExt};
+use ioloop::net::{TcpListener, TcpStream};
+use net_run::run;
+use socket2::SockRef;
+
+/// Closes `stream` with `SO_LINGER` 0: the kernel sends a reset instead of
+/// an orderly end of file.
+fn reset(stream: TcpStream) -> io::Result<()> {
+    SockRef::from(&stream).set_linger(Some(std::time::Duration::ZERO))?;
+    drop(stream);
+    Ok(())
+}
+
+/// Echoes until end of file or an error, and returns which it was.
+async fn echo(mut stream: TcpStream) -> io::Result<u64> {
+    let mut buf = [0; 1024];
+    let mut total = 0;
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(total);
+        }
+        stream.write_all(&buf[..n]).await?;
+        total += n as u64;
+    }
+}
+
+fn is_gone(err: &io::Error) -> bool {
+    matches!(
+        err.kind(),
+        io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe
+    )
+}
+
+#[test]
+fn a_reset_mid_stream_fails_that_task_and_the_server_keeps_serving() -> io::Result<()> {
+    run(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+
+        // Mid-stream: the echo has answered once, and a second message is
+        // on its way when the client resets.
+        let mut doomed = TcpStream::connect(addr).await?;
+        let (stream, _) = listener.accept().await?;
+        let handler = ioloop::spawn(echo(stream));
+        doomed.write_all(b"first").await?;
+        let mut buf = [0; 5];
+        doomed.read_exact(&mut buf).await?;
+        doomed.write_all(b"second").await?;
+        reset(doomed)?;
+        let err = handler.await.unwrap().unwrap_err();
+        assert!(is_gone(&err), "the handler got {err:?}");
+
+        // The listener, the loop and a new client are unaffected.
+        let mut client = TcpStream::connect(addr).await?;
+        let (stream, _) = listener.accept().await?;
+        let handler = ioloop::spawn(echo(stream));
+        client.write_all(b"still here").await?;
+        let mut buf = [0; 10];
+        client.read_exact(&mut buf).await?;
+        assert_eq!(&buf, b"still here");
+        client.close().await?;
+        assert_eq!(handler.await.unwrap()?, 10);
+        Ok(())
+    })
+}
+
+#[test]
+fn a_peer_reset_reaches_both_the_reader_and_the_writer() -> io::Result<()> {
+    run(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let client = TcpStream::connect(listener.local_addr()?).await?;
+        let (server, _) = listener.accept().await?;
+        let (mut reader, mut writer) = client.into_split();
+        // The reader waits first, so the reset has to wake it.
+        let reading = ioloop::spawn(async move {
+            let mut buf = [0; 16];
+            reader.read(&mut buf).await
+        });
+        ioloop::yield_now().await;
+        reset(server)?;
+        let err = reading.await.unwrap().unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionReset);
+        let err = writer.write_all(b"anyone?").await.unwrap_err();
+        assert!(is_gone(&err), "the writer got {err:?}");
+        Ok(())
+    })
+}
+
+#[test]
+fn writing_to_a_peer_that_has_gone_is_an_error_not_a_crash() -> io::Result<()> {
+    run(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let mut client = TcpStream::connect(listener.local_addr()?).await?;
+        let (server, _) = listener.accept().await?;
+        drop(server);
+        // The first writes may still be accepted locally: the peer's reset
+        // answers them. Keep writing until the error arrives.
+        let err = loop {
+            match client.write_all(&[7; 1024]).await {
+                Ok(()) => ioloop::yield_now().await,
+                Err(err) => break err,
+            }
+        };
+        assert!(is_gone(&err), "got {err:?}");
+        // And again: still an error, still no crash.
+        let err = client.write_all(b"x").await.unwrap_err();
+        assert!(is_gone(&err), "got {err:?}");
+        Ok(())
+    })
+}
