@@ -1,0 +1,181 @@
+//! The maximum line length: a line at the limit is accepted, one byte over
+//! is `InvalidData` naming the limit, the reader goes on with the next
+//! line, and memory stays within the limit plus one read chunk.
+
+mod util;
+
+#[path = "util/io_reader.rs"]
+mod io_reader;
+#[path = "util/io_run.rs"]
+mod io_run;
+
+use std::io;
+
+use io_reader::{chunks, scripted};
+use io_run::run;
+use ioloop::io::{DEFAULT_MAX_LINE_LENGTH, StreamReader};
+
+/// The reader's growth unit: the slack in the memory bound.
+const CHUNK: usize = 8 * 1024;
+
+/// `len` bytes of a line, cut into reads of `piece` bytes, then `\n`.
+fn line_in_pieces(len: usize, piece: usize) -> Vec<Vec<u8>> {
+    let line = vec![b'a'; len];
+    let mut pieces: Vec<Vec<u8>> = line.chunks(piece).map(<[u8]>::to_vec).collect();
+    pieces.push(b"\n".to_vec());
+    pieces
+}
+
+fn assert_too_long(err: io::Error, limit: usize) {
+    assert_eq!(err.kind(), io::ErrorKind::InvalidData, "{err}");
+    assert!(
+        err.to_string().contains(&limit.to_string()),
+        "message: {err}"
+    );
+}
+
+#[test]
+fn a_line_exactly_at_the_default_limit_is_accepted() -> io::Result<()> {
+    run(|| async {
+        let mut pieces = line_in_pieces(DEFAULT_MAX_LINE_LENGTH, 1000);
+        pieces.push(b"after\n".to_vec());
+        let (inner, feed) = chunks(pieces);
+        let mut reader = StreamReader::new(inner);
+        let line = reader.read_line().await?.expect("a line");
+        assert_eq!(line.len(), DEFAULT_MAX_LINE_LENGTH);
+        assert!(line.iter().all(|&b| b == b'a'));
+        // Checked before the next read, which may shrink the buffer.
+        assert!(reader.capacity() <= DEFAULT_MAX_LINE_LENGTH + CHUNK);
+        assert_eq!(reader.read_line().await?, Some(&b"after"[..]));
+        assert!(feed.largest_offer() <= DEFAULT_MAX_LINE_LENGTH + CHUNK);
+        Ok(())
+    })
+}
+
+#[test]
+fn one_byte_over_the_default_limit_is_invalid_data_then_the_next_line_reads() -> io::Result<()> {
+    run(|| async {
+        let mut pieces = line_in_pieces(DEFAULT_MAX_LINE_LENGTH + 1, 1000);
+        pieces.push(b"next line\n".to_vec());
+        let (inner, feed) = chunks(pieces);
+        let mut reader = StreamReader::new(inner);
+        assert_too_long(
+            reader.read_line().await.unwrap_err(),
+            DEFAULT_MAX_LINE_LENGTH,
+        );
+        assert!(reader.capacity() <= DEFAULT_MAX_LINE_LENGTH + CHUNK);
+        assert_eq!(reader.read_line().await?, Some(&b"next line"[..]));
+        assert_eq!(reader.read_line().await?, None);
+        assert!(feed.largest_offer() <= DEFAULT_MAX_LINE_LENGTH + CHUNK);
+        Ok(())
+    })
+}
+
+#[test]
+fn an_overlong_line_is_reported_before_its_end_and_its_rest_skipped() -> io::Result<()> {
+    run(|| async {
+        let (inner, feed) = scripted();
+        let mut reader = StreamReader::new(inner);
+        reader.set_max_line_length(100);
+        // 150 bytes and no newline yet: the error does not wait for one.
+        feed.push(vec![b'x'; 150]);
+        assert_too_long(reader.read_line().await.unwrap_err(), 100);
+        assert!(
+            reader.buffer().is_empty(),
+            "the overlong bytes were dropped"
+        );
+        // The rest of that line keeps arriving, then good lines.
+        feed.push(vec![b'y'; 5000]);
+        feed.push("yyy\nfine\n");
+        feed.close();
+        assert_eq!(reader.read_line().await?, Some(&b"fine"[..]));
+        assert_eq!(reader.read_line().await?, None);
+        Ok(())
+    })
+}
+
+#[test]
+fn an_overlong_line_in_one_read_goes_at_once() -> io::Result<()> {
+    run(|| async {
+        let (inner, _) = chunks(["1234\n12345\n123\n"]);
+        let mut reader = StreamReader::new(inner);
+        reader.set_max_line_length(4);
+        assert_eq!(reader.read_line().await?, Some(&b"1234"[..]));
+        assert_too_long(reader.read_line().await.unwrap_err(), 4);
+        assert_eq!(reader.read_line().await?, Some(&b"123"[..]));
+        assert_eq!(reader.read_line().await?, None);
+        Ok(())
+    })
+}
+
+#[test]
+fn a_carriage_return_counts_toward_the_limit() -> io::Result<()> {
+    run(|| async {
+        let (inner, _) = chunks(["abc\r\nabcd\r\nok\r\n"]);
+        let mut reader = StreamReader::new(inner);
+        reader.set_max_line_length(4);
+        assert_eq!(reader.read_line().await?, Some(&b"abc"[..]));
+        assert_too_long(reader.read_line().await.unwrap_err(), 4);
+        assert_eq!(reader.read_line().await?, Some(&b"ok"[..]));
+        Ok(())
+    })
+}
+
+#[test]
+fn read_until_uses_the_same_limit() -> io::Result<()> {
+    run(|| async {
+        let (inner, _) = chunks(["abcd;abc", "de;", "x;"]);
+        let mut reader = StreamReader::new(inner);
+        reader.set_max_line_length(4);
+        assert_eq!(reader.read_until(b';').await?, Some(&b"abcd;"[..]));
+        assert_too_long(reader.read_until(b';').await.unwrap_err(), 4);
+        assert_eq!(reader.read_until(b';').await?, Some(&b"x;"[..]));
+        assert_eq!(reader.read_until(b';').await?, None);
+        Ok(())
+    })
+}
+
+#[test]
+fn an_overlong_line_cut_off_by_end_of_stream_then_none() -> io::Result<()> {
+    run(|| async {
+        let (inner, _) = chunks(["abcdefgh", "ijkl"]);
+        let mut reader = StreamReader::new(inner);
+        reader.set_max_line_length(4);
+        assert_too_long(reader.read_line().await.unwrap_err(), 4);
+        assert_eq!(reader.read_line().await?, None);
+        Ok(())
+    })
+}
+
+#[test]
+fn a_small_limit_keeps_the_buffer_small() -> io::Result<()> {
+    run(|| async {
+        let (inner, feed) = chunks(line_in_pieces(1_000_000, 10_000));
+        let mut reader = StreamReader::new(inner);
+        reader.set_max_line_length(16);
+        assert_too_long(reader.read_line().await.unwrap_err(), 16);
+        assert_eq!(reader.read_line().await?, None);
+        assert!(
+            reader.capacity() <= 16 + CHUNK,
+            "capacity {}",
+            reader.capacity()
+        );
+        assert!(feed.largest_offer() <= 16 + CHUNK);
+        Ok(())
+    })
+}
+
+#[test]
+fn a_limit_of_zero_accepts_only_empty_lines() -> io::Result<()> {
+    run(|| async {
+        let (inner, _) = chunks(["\na\n\r\n\n"]);
+        let mut reader = StreamReader::new(inner);
+        reader.set_max_line_length(0);
+        assert_eq!(reader.read_line().await?, Some(&b""[..]));
+        assert_too_long(reader.read_line().await.unwrap_err(), 0);
+        // "\r\n" is one byte before the "\n": over a limit of zero.
+        assert_too_long(reader.read_line().await.unwrap_err(), 0);
+        assert_eq!(reader.read_line().await?, Some(&b""[..]));
+        Ok(())
+    })
+}
