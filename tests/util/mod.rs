@@ -105,3 +105,26 @@ pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_default()
 }
+
+/// Raises this process's soft RLIMIT_NOFILE to at least `n` if the hard
+/// limit allows; returns whether the soft limit is now at least `n`.
+pub fn fd_limit_at_least(n: u64) -> bool {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid, writable rlimit for the call's duration.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return false;
+    }
+    if limit.rlim_cur >= n {
+        return true;
+    }
+    if limit.rlim_max < n {
+        return false;
+    }
+    limit.rlim_cur = n;
+    // SAFETY: `limit` is a valid rlimit; raising the soft limit up to the
+    // hard limit needs no privilege.
+    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 }
+}
