@@ -146,3 +146,40 @@ fn spawning_during_or_after_shutdown_is_cancelled_not_lost() {
     assert!(a.unwrap_err().is_cancelled());
     assert!(b.unwrap_err().is_cancelled());
 }
+
+#[test]
+fn shutdown_timeout_drops_a_task_that_never_finishes_and_reports_it() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let rt = ioloop::Runtime::new().unwrap();
+    let guard = DropCounter(drops.clone());
+    let stuck = rt.spawn(async move {
+        let _guard = guard;
+        std::future::pending::<()>().await;
+    });
+    let quick = rt.spawn(ioloop::time::sleep(Duration::from_millis(5)));
+    let report = within(Duration::from_secs(20), move || {
+        rt.shutdown_timeout(Duration::from_millis(100))
+    });
+    assert!(!report.finished);
+    assert_eq!(report.cancelled_tasks, 1);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert!(stuck.is_finished() && quick.is_finished());
+    let (stuck, quick) = within(Duration::from_secs(10), move || {
+        ioloop::block_on(async { (stuck.await, quick.await) })
+    });
+    assert!(stuck.unwrap_err().is_cancelled());
+    assert!(quick.is_ok());
+}
+
+#[test]
+fn shutdown_timeout_returns_as_soon_as_every_task_has_finished() {
+    let rt = ioloop::Runtime::new().unwrap();
+    for i in 0..10 {
+        drop(rt.spawn(ioloop::time::sleep(Duration::from_millis(i))));
+    }
+    // A generous timeout that must not be waited out: `finished` is set
+    // only if the tasks, not the deadline, ended the wait.
+    let report = rt.shutdown_timeout(Duration::from_secs(3600));
+    assert!(report.finished);
+    assert_eq!(report.cancelled_tasks, 0);
+}

@@ -1,6 +1,7 @@
 //! `Builder`: a runtime with settings other than the defaults.
 
 use std::io;
+use std::time::Duration;
 
 use crate::runtime::Runtime;
 
@@ -14,14 +15,29 @@ const DEFAULT_EVENT_INTERVAL: usize = 128;
 /// picked up on the next tick, which follows at once.
 const DEFAULT_EVENTS_CAPACITY: usize = 1024;
 
+/// Blocking-pool threads at most. Blocking jobs mostly wait (on files, on
+/// name lookups, on a library call), not compute, so many can usefully run
+/// at once; the cap stops a flood of jobs from exhausting memory with
+/// thread stacks. Jobs beyond it queue for the next free thread.
+const DEFAULT_MAX_BLOCKING_THREADS: usize = 512;
+
+/// How long an idle blocking-pool thread waits for another job before it
+/// exits: long enough that a burst of jobs reuses threads, short enough
+/// that an idle process is back to no pool threads in seconds.
+const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(10);
+
 /// Builds a [`Runtime`] with non-default settings.
 ///
 /// # Examples
 ///
 /// ```
+/// use std::time::Duration;
+///
 /// let rt = ioloop::Runtime::builder()
 ///     .event_interval(64)
 ///     .events_capacity(256)
+///     .max_blocking_threads(8)
+///     .thread_keep_alive(Duration::from_secs(1))
 ///     .build()
 ///     .unwrap();
 /// assert_eq!(rt.block_on(async { 5 }), 5);
@@ -30,6 +46,9 @@ const DEFAULT_EVENTS_CAPACITY: usize = 1024;
 pub struct Builder {
     pub(crate) event_interval: usize,
     pub(crate) events_capacity: usize,
+    pub(crate) max_blocking_threads: usize,
+    pub(crate) keep_alive: Duration,
+    pub(crate) stack_size: Option<usize>,
 }
 
 impl Builder {
@@ -38,6 +57,9 @@ impl Builder {
         Builder {
             event_interval: DEFAULT_EVENT_INTERVAL,
             events_capacity: DEFAULT_EVENTS_CAPACITY,
+            max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
+            keep_alive: DEFAULT_KEEP_ALIVE,
+            stack_size: None,
         }
     }
 
@@ -63,6 +85,31 @@ impl Builder {
     pub fn events_capacity(&mut self, n: usize) -> &mut Self {
         assert!(n > 0, "ioloop: events_capacity must be at least 1");
         self.events_capacity = n;
+        self
+    }
+
+    /// The most threads the blocking pool starts (default 512); jobs beyond
+    /// that wait for a free thread.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    pub fn max_blocking_threads(&mut self, n: usize) -> &mut Self {
+        assert!(n > 0, "ioloop: max_blocking_threads must be at least 1");
+        self.max_blocking_threads = n;
+        self
+    }
+
+    /// How long an idle blocking-pool thread lives (default 10 s).
+    pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut Self {
+        self.keep_alive = keep_alive;
+        self
+    }
+
+    /// The stack size of blocking-pool threads (default: the standard
+    /// library's, 2 MiB unless `RUST_MIN_STACK` says otherwise).
+    pub fn thread_stack_size(&mut self, bytes: usize) -> &mut Self {
+        self.stack_size = Some(bytes);
         self
     }
 

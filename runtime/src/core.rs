@@ -51,6 +51,8 @@ pub(crate) struct Core {
     wakers: Cell<Vec<Waker>>,
     /// Jobs run per tick at most, before the OS is polled again.
     event_interval: usize,
+    /// Woken when the last task finishes (`Runtime::shutdown_timeout`).
+    all_done: RefCell<Option<Waker>>,
     /// What is left of the running job's cooperative budget.
     budget: Cell<u32>,
     /// Set during shutdown: new tasks are cancelled on the spot.
@@ -72,6 +74,7 @@ impl Core {
             driver: RefCell::new(driver),
             wakers: Cell::new(Vec::new()),
             event_interval,
+            all_done: RefCell::new(None),
             budget: Cell::new(budget::PER_POLL),
             closing: Cell::new(false),
             ticks: Cell::new(0),
@@ -161,11 +164,45 @@ impl Core {
     fn run_task(&self, task: Task) {
         let key = task.key();
         if task.run() {
-            let removed = self.tasks.borrow_mut().try_remove(key);
+            let (removed, none_left) = {
+                let mut tasks = self.tasks.borrow_mut();
+                (tasks.try_remove(key), tasks.is_empty())
+            };
             // Dropped after the borrow ends: it may be the task's last
             // reference, and dropping a task can run arbitrary code.
             drop(removed);
+            if none_left {
+                let waiter = self.all_done.borrow_mut().take();
+                if let Some(waker) = waiter {
+                    waker.wake();
+                }
+            }
         }
+    }
+
+    /// Spawned tasks not yet finished, counting those handed in from other
+    /// threads and not yet taken in.
+    pub(crate) fn live_tasks(&self) -> usize {
+        let injected = self
+            .shared
+            .inject
+            .lock()
+            .queue
+            .iter()
+            .filter(|job| matches!(job, Job::Task(_)))
+            .count();
+        self.tasks.borrow().len() + injected
+    }
+
+    /// Ready once no spawned task is left; else wakes `cx` when the last
+    /// one finishes.
+    pub(crate) fn poll_all_done(&self, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        if self.live_tasks() == 0 {
+            return Poll::Ready(());
+        }
+        let old = self.all_done.borrow_mut().replace(cx.waker().clone());
+        drop(old);
+        Poll::Pending
     }
 
     /// Moves work handed in by other threads onto the run queue.

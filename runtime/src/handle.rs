@@ -107,6 +107,7 @@ impl Handle {
     /// A snapshot of the runtime's counters.
     pub fn metrics(&self) -> Metrics {
         let c = &self.shared.counters;
+        let pool = self.shared.pool.stats();
         Metrics {
             ticks: c.ticks.get(),
             jobs_run: c.jobs_run.get(),
@@ -117,6 +118,9 @@ impl Handle {
             live_timers: c.live_timers.get(),
             timer_heap_len: c.timer_heap_len.get(),
             io_sources: self.shared.reactor.len() as u64,
+            blocking_threads: pool.threads as u64,
+            blocking_idle: pool.idle as u64,
+            blocking_queued: pool.queued as u64,
         }
     }
 }

@@ -80,4 +80,10 @@ pub struct Metrics {
     pub timer_heap_len: u64,
     /// Registered I/O sources.
     pub io_sources: u64,
+    /// Threads in the blocking pool, busy or idle.
+    pub blocking_threads: u64,
+    /// Blocking-pool threads waiting for a job.
+    pub blocking_idle: u64,
+    /// Blocking jobs waiting for a free thread.
+    pub blocking_queued: u64,
 }

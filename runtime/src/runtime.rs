@@ -1,15 +1,17 @@
 //! `Runtime` and `block_on`: owning a loop and running it.
 
 use std::fmt;
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::io;
 use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Wake, Waker};
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
+use crate::blocking::pool::{self, Pool};
 use crate::builder::Builder;
 use crate::context;
 use crate::core::{Core, Job};
@@ -78,7 +80,12 @@ impl Runtime {
         let poll = mio::Poll::new()?;
         let waker = mio::Waker::new(poll.registry(), token::WAKER)?;
         let reactor = Reactor::new(poll.registry().try_clone()?);
-        let shared = Arc::new(Shared::new(waker, reactor));
+        let pool = Pool::new(pool::Config {
+            max_threads: builder.max_blocking_threads,
+            keep_alive: builder.keep_alive,
+            stack_size: builder.stack_size,
+        });
+        let shared = Arc::new(Shared::new(waker, reactor, pool));
         let driver = Driver::new(poll, builder.events_capacity);
         let core = Core::new(shared.clone(), driver, builder.event_interval);
         Ok(Runtime {
@@ -146,6 +153,57 @@ impl Runtime {
         self.handle.spawn(future)
     }
 
+    /// Shuts the runtime down gracefully: runs the loop until every task
+    /// has finished or `timeout` has passed, then drops what is left (as
+    /// dropping the runtime does) and reports it.
+    ///
+    /// Blocking closures cannot be cancelled: the report counts those still
+    /// running, which finish on their own threads.
+    ///
+    /// # Panics
+    ///
+    /// As [`block_on`](Runtime::block_on): if called from inside a runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = ioloop::Runtime::new().unwrap();
+    /// let _sleeper = rt.spawn(ioloop::time::sleep(Duration::from_millis(5)));
+    /// let _stuck = rt.spawn(std::future::pending::<()>());
+    /// let report = rt.shutdown_timeout(Duration::from_millis(50));
+    /// assert_eq!(report.cancelled_tasks, 1); // the pending one; the sleeper finished
+    /// ```
+    pub fn shutdown_timeout(self, timeout: Duration) -> ShutdownReport {
+        let deadline = crate::time::saturating_add(Instant::now(), timeout);
+        let finished = self
+            .block_on(crate::time::timeout_at(
+                deadline,
+                poll_fn(|cx| context::with_core(|core| core.expect("inside").poll_all_done(cx))),
+            ))
+            .is_ok();
+        let live = self
+            .core
+            .lock()
+            .as_ref()
+            .map_or(0, |core| core.live_tasks());
+        let pool = self.handle.shared().pool.stats();
+        let report = ShutdownReport {
+            finished,
+            cancelled_tasks: live,
+            blocking_still_running: pool.threads - pool.idle,
+        };
+        drop(self);
+        if !finished {
+            log::warn!(
+                "ioloop: shutdown after {timeout:?} cancelled {} task(s)",
+                report.cancelled_tasks
+            );
+        }
+        report
+    }
+
     /// The runtime's [`Handle`], to clone and send to other threads.
     pub fn handle(&self) -> &Handle {
         &self.handle
@@ -162,6 +220,9 @@ impl Drop for Runtime {
             inject.closed = true;
             std::mem::take(&mut inject.queue)
         };
+        // Queued blocking jobs are cancelled; running ones cannot be, and
+        // finish on their threads, which then exit.
+        self.handle.shared().pool.shutdown();
         // Shut down with the core installed as this thread's runtime, so a
         // destructor that spawns or sleeps finds it (and is refused
         // politely) instead of panicking. If another runtime is running on
@@ -180,6 +241,19 @@ impl fmt::Debug for Runtime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Runtime").finish_non_exhaustive()
     }
+}
+
+/// What [`Runtime::shutdown_timeout`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ShutdownReport {
+    /// Every task finished before the timeout.
+    pub finished: bool,
+    /// Tasks still unfinished at the timeout, whose futures were dropped.
+    pub cancelled_tasks: usize,
+    /// Blocking closures still running at the timeout; they cannot be
+    /// stopped and finish on their own threads.
+    pub blocking_still_running: usize,
 }
 
 /// The waker of the `block_on` future: queues `Job::Main` once per wake-up.

@@ -25,10 +25,12 @@
 //! and none at all while the loop is awake.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use parking_lot::Mutex;
 
+use crate::blocking::pool::Pool;
 use crate::context;
 use crate::core::Job;
 use crate::metrics::Counters;
@@ -54,16 +56,18 @@ pub(crate) struct Shared {
     park: AtomicU8,
     waker: mio::Waker,
     pub(crate) reactor: Reactor,
+    pub(crate) pool: Arc<Pool>,
     pub(crate) counters: Counters,
 }
 
 impl Shared {
-    pub(crate) fn new(waker: mio::Waker, reactor: Reactor) -> Self {
+    pub(crate) fn new(waker: mio::Waker, reactor: Reactor, pool: Arc<Pool>) -> Self {
         Shared {
             inject: Mutex::new(Inject::default()),
             park: AtomicU8::new(AWAKE),
             waker,
             reactor,
+            pool,
             counters: Counters::default(),
         }
     }

@@ -54,9 +54,14 @@ pub(crate) trait Runnable: Send + Sync {
     /// the task list; a task that was already complete returns `false`, so
     /// its old slot (perhaps reused) is never freed twice.
     fn run(self: Arc<Self>) -> bool;
+    /// Runs a blocking task's closure on the calling (pool) thread.
+    fn run_blocking(self: Arc<Self>);
     /// Drops the future if it is still there and completes the task as
     /// cancelled. Used when the runtime shuts down.
     fn shutdown(&self);
+    /// Drops the future if it is still there and completes the task with
+    /// `error`: a blocking job no thread could be started for.
+    fn fail(&self, error: JoinError);
     /// The task's slot in the loop's task list.
     fn key(&self) -> usize;
     /// Records the task's slot in the loop's task list.
@@ -124,16 +129,55 @@ where
         }
     }
 
-    /// Drops the future if it is still there; returns whether it was.
-    fn cancel(&self) -> bool {
+    /// Drops the future if it is still there, completing the task with
+    /// `error`; returns whether it was there.
+    fn end(&self, error: JoinError) -> bool {
         let mut stage = self.stage.lock();
         if !matches!(*stage, Stage::Running(_)) {
             return false;
         }
-        self.finish(&mut stage, Err(JoinError::cancelled()));
+        self.finish(&mut stage, Err(error));
         drop(stage);
         self.publish();
         true
+    }
+
+    /// Polls the future once with `cx` and, if that completed it, stores
+    /// the output and publishes. Returns whether it completed.
+    #[allow(unsafe_code)]
+    fn poll_future(&self, cx: &mut Context<'_>, blocking: bool) -> bool {
+        let mut stage = self.stage.lock();
+        let Stage::Running(future) = &mut *stage else {
+            return false;
+        };
+        // SAFETY: the future lives inside the task's `Arc` allocation, which
+        // never moves, and it is only ever reached through this `stage`
+        // mutex. It leaves `Stage::Running` only by being dropped in place
+        // (`finish` assigns over it), so the pinning contract holds: the
+        // future is not moved between this poll and its drop.
+        let future = unsafe { Pin::new_unchecked(future) };
+        let output = match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(Poll::Pending) => return false,
+            // A blocking closure aborted while it ran: it could not be
+            // stopped, but its result is dropped as the abort promised.
+            Ok(Poll::Ready(value)) if blocking && self.is_cancelled() => {
+                drop_quietly(value);
+                Err(JoinError::cancelled())
+            }
+            Ok(Poll::Ready(value)) => Ok(value),
+            Err(panic) => {
+                log::error!("a task panicked; the loop goes on");
+                Err(JoinError::panic(panic))
+            }
+        };
+        self.finish(&mut stage, output);
+        drop(stage);
+        self.publish();
+        true
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.state.load(Ordering::Acquire) & CANCELLED != 0
     }
 
     /// Puts the task in a run queue unless it is already in one or done.
@@ -151,7 +195,6 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    #[allow(unsafe_code)]
     fn run(self: Arc<Self>) -> bool {
         let prev = self.state.fetch_and(!SCHEDULED, Ordering::AcqRel);
         if prev & COMPLETE != 0 {
@@ -160,37 +203,34 @@ where
             return false;
         }
         if prev & CANCELLED != 0 {
-            return self.cancel();
+            return self.end(JoinError::cancelled());
         }
         let waker = Waker::from(self.clone());
-        let mut cx = Context::from_waker(&waker);
-        let mut stage = self.stage.lock();
-        let Stage::Running(future) = &mut *stage else {
-            return false;
-        };
-        // SAFETY: the future lives inside the task's `Arc` allocation, which
-        // never moves, and it is only ever reached through this `stage`
-        // mutex. It leaves `Stage::Running` only by being dropped in place
-        // (`finish` assigns over it), so the pinning contract holds: the
-        // future is not moved between this poll and its drop.
-        let future = unsafe { Pin::new_unchecked(future) };
-        let output = match catch_unwind(AssertUnwindSafe(|| future.poll(&mut cx))) {
-            Ok(Poll::Pending) => return false,
-            Ok(Poll::Ready(value)) => Ok(value),
-            Err(panic) => {
-                log::error!("a task panicked; the loop goes on");
-                Err(JoinError::panic(panic))
-            }
-        };
-        self.finish(&mut stage, output);
-        drop(stage);
-        self.publish();
-        true
+        self.poll_future(&mut Context::from_waker(&waker), false)
+    }
+
+    fn run_blocking(self: Arc<Self>) {
+        // `SCHEDULED` is never cleared for a blocking task: it was set at
+        // spawn and stays set, so no wake or abort can ever queue it on the
+        // loop (where polling it would block on the stage lock while the
+        // closure runs here).
+        if self.is_cancelled() {
+            self.end(JoinError::cancelled());
+            return;
+        }
+        // A blocking closure completes in one poll and never wakes itself.
+        if !self.poll_future(&mut Context::from_waker(Waker::noop()), true) {
+            self.end(JoinError::cancelled());
+        }
+    }
+
+    fn fail(&self, error: JoinError) {
+        self.end(error);
     }
 
     fn shutdown(&self) {
         self.state.fetch_or(CANCELLED, Ordering::AcqRel);
-        self.cancel();
+        self.end(JoinError::cancelled());
     }
 
     fn key(&self) -> usize {

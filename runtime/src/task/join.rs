@@ -114,7 +114,10 @@ impl<T> fmt::Debug for JoinHandle<T> {
     }
 }
 
-/// Why a task did not produce its output: it panicked, or it was cancelled.
+/// Why a task did not produce its output: it panicked, it was cancelled, or
+/// (for [`spawn_blocking`](crate::spawn_blocking)) no thread could be
+/// started to run it; the last is neither a panic nor a cancellation, and
+/// its [`source`](std::error::Error::source) is the OS error.
 ///
 /// # Examples
 ///
@@ -137,6 +140,8 @@ enum Repr {
     // error-reporting crates) without `unsafe`; it is only ever locked by
     // `into_panic` and `Display`, never contended.
     Panic(Mutex<Box<dyn Any + Send + 'static>>),
+    /// The blocking pool could not start a thread for the job.
+    NoThread(std::io::Error),
 }
 
 impl JoinError {
@@ -149,6 +154,12 @@ impl JoinError {
     pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> Self {
         JoinError {
             repr: Repr::Panic(Mutex::new(payload)),
+        }
+    }
+
+    pub(crate) fn no_thread(err: std::io::Error) -> Self {
+        JoinError {
+            repr: Repr::NoThread(err),
         }
     }
 
@@ -187,7 +198,7 @@ impl JoinError {
     ///
     /// # Panics
     ///
-    /// Panics if the task was cancelled rather than panicking; use
+    /// Panics if the task did not panic (it was cancelled); use
     /// [`try_into_panic`](JoinError::try_into_panic) to find out first.
     ///
     /// # Examples
@@ -200,7 +211,7 @@ impl JoinError {
     /// ```
     pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
         self.try_into_panic()
-            .expect("JoinError::into_panic called on a cancelled task's error")
+            .expect("JoinError::into_panic called on the error of a task that did not panic")
     }
 
     /// Returns the panic payload, or the error itself if the task was
@@ -208,7 +219,7 @@ impl JoinError {
     ///
     /// # Errors
     ///
-    /// Gives `self` back when the task was cancelled.
+    /// Gives `self` back when the task did not panic.
     ///
     /// # Examples
     ///
@@ -223,7 +234,7 @@ impl JoinError {
     pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
         match self.repr {
             Repr::Panic(payload) => Ok(payload.into_inner()),
-            Repr::Cancelled => Err(self),
+            Repr::Cancelled | Repr::NoThread(_) => Err(self),
         }
     }
 }
@@ -236,6 +247,7 @@ impl fmt::Display for JoinError {
                 Some(message) => write!(f, "task panicked: {message}"),
                 None => f.write_str("task panicked"),
             },
+            Repr::NoThread(err) => write!(f, "no thread could be started to run the job: {err}"),
         }
     }
 }
@@ -244,6 +256,7 @@ impl fmt::Debug for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
             Repr::Cancelled => f.write_str("JoinError::Cancelled"),
+            Repr::NoThread(err) => write!(f, "JoinError::NoThread({err:?})"),
             Repr::Panic(payload) => match panic_message(&**payload.lock()) {
                 Some(message) => write!(f, "JoinError::Panic({message:?})"),
                 None => f.write_str("JoinError::Panic(..)"),
@@ -252,7 +265,14 @@ impl fmt::Debug for JoinError {
     }
 }
 
-impl std::error::Error for JoinError {}
+impl std::error::Error for JoinError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.repr {
+            Repr::NoThread(err) => Some(err),
+            _ => None,
+        }
+    }
+}
 
 impl From<JoinError> for std::io::Error {
     fn from(err: JoinError) -> Self {

@@ -1,9 +1,9 @@
 //! Tasks: spawning, joining, yielding.
 //!
-//! - [`cell`]: the task itself (state bits, future, output) in one
+//! - `cell`: the task itself (state bits, future, output) in one
 //!   allocation, and how waking it schedules it.
-//! - [`join`]: [`JoinHandle`] and [`JoinError`].
-//! - [`yield_now`](mod@yield_now): giving the loop a turn.
+//! - `join`: [`JoinHandle`] and [`JoinError`].
+//! - `yield_now`: giving the loop a turn ([`yield_now()`]).
 //! - `budget`: how much I/O a task may do per poll before it must yield.
 
 pub(crate) mod budget;
