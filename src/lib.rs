@@ -30,8 +30,8 @@
 #![forbid(unsafe_code)]
 
 pub use ioloop_runtime::{
-    Builder, Handle, JoinError, JoinHandle, Metrics, Runtime, YieldNow, block_on, spawn, task,
-    time, yield_now,
+    Builder, Handle, JoinError, JoinHandle, Metrics, Runtime, ShutdownReport, YieldNow, block_on,
+    signal, spawn, spawn_blocking, task, time, yield_now,
 };
 
 /// I/O: asyncio-style streams, and registering sources with the reactor.

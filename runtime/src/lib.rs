@@ -38,11 +38,14 @@
 //! | [`task`] | [`spawn`], [`JoinHandle`], [`JoinError`], [`yield_now`] |
 //! | `reactor` | [`io::Registration`] and the per-source readiness table |
 //! | [`time`] | [`time::sleep`], [`time::timeout`], [`time::interval`] |
+//! | `blocking` | [`spawn_blocking`] and the thread pool behind it |
+//! | [`signal`] | [`signal::ctrl_c`] and other Unix signals, through the reactor |
 //! | `metrics` | [`Metrics`]: what the loop did, for tests and benchmarks |
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod blocking;
 mod builder;
 mod context;
 mod core;
@@ -51,14 +54,16 @@ mod metrics;
 mod reactor;
 mod runtime;
 mod shared;
+pub mod signal;
 pub mod task;
 pub mod time;
 mod wake;
 
+pub use blocking::spawn_blocking;
 pub use builder::Builder;
 pub use handle::Handle;
 pub use metrics::Metrics;
-pub use runtime::{Runtime, block_on};
+pub use runtime::{Runtime, ShutdownReport, block_on};
 pub use task::{JoinError, JoinHandle, YieldNow, spawn, yield_now};
 
 /// Registering I/O sources with the reactor: what sockets are built on.

@@ -1,0 +1,49 @@
+//! Graceful shutdown on SIGTERM: while the loop is busy serving, a SIGTERM
+//! sent to the process (as `kill` or systemd would) reaches the task that
+//! waits for it, which then stops the server.
+//!
+//! One test in this file on purpose: it sends SIGTERM to its own process,
+//! which must not reach any other test.
+
+#[path = "util/signal_raise.rs"]
+mod signal_raise;
+mod util;
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use ioloop::signal::{Signal, SignalKind};
+
+#[test]
+fn a_busy_server_is_stopped_by_sigterm() -> io::Result<()> {
+    util::within(Duration::from_secs(10), || {
+        ioloop::block_on(async {
+            // Listening before anything sends SIGTERM, so its default
+            // action can never kill the test runner.
+            let mut term = Signal::new(SignalKind::terminate())?;
+            let rounds = Arc::new(AtomicU64::new(0));
+            // A server that always has work: the loop never sleeps, so the
+            // signal must be noticed by the zero-timeout polls between runs.
+            let server = ioloop::spawn({
+                let rounds = rounds.clone();
+                async move {
+                    loop {
+                        rounds.fetch_add(1, Ordering::Relaxed);
+                        ioloop::yield_now().await;
+                    }
+                }
+            });
+            let sender = std::thread::spawn(|| signal_raise::kill_self(libc::SIGTERM));
+            term.recv().await?;
+            sender.join().expect("the sending thread panicked")?;
+
+            server.abort();
+            let stopped = server.await.unwrap_err();
+            assert!(stopped.is_cancelled(), "{stopped}");
+            assert!(rounds.load(Ordering::Relaxed) > 0, "the server never ran");
+            Ok(())
+        })
+    })
+}
