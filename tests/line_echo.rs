@@ -5,6 +5,8 @@
 #[allow(dead_code)] // the example's main uses parts the tests do not
 #[path = "../examples/line_echo/handler.rs"]
 mod handler;
+#[path = "../examples/line_echo/stop.rs"]
+mod stop;
 mod util;
 
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -37,13 +39,14 @@ impl Server {
             ioloop::block_on(async move {
                 let listener = ioloop::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 tx.send(listener.local_addr().unwrap()).unwrap();
-                let server = ioloop::spawn(handler::serve(listener, config, move |_, end| {
+                let on_event = move |_, end: Option<&handler::End>| {
                     if let Some(end) = end {
                         e.lock().unwrap().push(format!("{end:?}"));
                     }
-                }));
-                s.wait().await;
-                server.abort();
+                };
+                handler::serve(listener, config, on_event, s.wait())
+                    .await
+                    .unwrap();
             });
         });
         let addr = rx.recv_timeout(SAFETY).expect("server started");

@@ -1,21 +1,27 @@
 //! The line echo protocol as async fn handlers: the lesson's
 //! `LineEchoServer`, written as `await` code instead of callbacks.
 //!
-//! `on_connect` became the greeting at the top of [`handle`], `on_data`'s
-//! inbuf-scanning loop became `reader.read_line().await`, `queue_send`
-//! became `writer.write`, and the outbuf's WRITE-interest dance became
-//! `writer.drain().await`. `last_seen` became a `timeout` around the read.
+//! `on_connect` became the greeting at the top of [`converse`],
+//! `on_data`'s inbuf-scanning loop became `reader.read_line().await`,
+//! `queue_send` became `writer.write`, and the outbuf's WRITE-interest dance
+//! became `writer.drain().await`. `last_seen` became a `timeout` around the
+//! read, and `on_disconnect` is the [`End`] each connection reports.
 //!
 //! Shared by `main.rs` and by the tests (tests/line_echo.rs includes this
 //! file), so the tests exercise exactly what the example runs.
 
+use std::future::{Future, poll_fn};
 use std::io;
 use std::net::SocketAddr;
+use std::pin::pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use ioloop::io::{StreamReader, StreamWriter};
 use ioloop::net::{TcpListener, TcpStream};
 use ioloop::time::timeout;
+
+use crate::stop::{Listener, Stop};
 
 /// The server's settings.
 #[derive(Clone, Copy, Debug)]
@@ -44,39 +50,55 @@ pub enum End {
     Idle,
     /// The client sent a line over `max_line`; it got an `ERR` line.
     LineTooLong,
+    /// The server is stopping; the connection finished its line first.
+    Stopped,
     /// The connection failed (reset, broken pipe, ...).
     Failed(io::Error),
 }
 
-/// Accepts connections forever, one task per connection. `on_end` is told
-/// how each connection ended (the example logs it; tests count it).
+/// Accepts connections, one task per connection, until `shutdown`
+/// completes; then stops accepting (the listener is dropped) and tells
+/// every connection to finish its current line and close. Returns at once:
+/// the connection tasks finish on the runtime (see `server.rs`).
+///
+/// `on_event` hears of each connection (`None`) and of how it ended.
 pub async fn serve(
     listener: TcpListener,
     config: Config,
     on_event: impl Fn(SocketAddr, Option<&End>) + Clone + Send + 'static,
+    shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
+    let stop = Stop::default();
+    let mut shutdown = pin!(shutdown);
     loop {
-        let (stream, peer) = listener.accept().await?;
+        let accepted = first(listener.accept(), shutdown.as_mut()).await;
+        let (stream, peer) = match accepted {
+            Either::Left(accepted) => accepted?,
+            Either::Right(()) => break,
+        };
         on_event(peer, None);
-        let on_event = on_event.clone();
+        let (on_event, listener) = (on_event.clone(), stop.listener());
         // Detached: the task owns its connection; nothing awaits it.
         drop(ioloop::spawn(async move {
-            let end = handle(stream, config).await;
+            let end = handle(stream, config, listener).await;
             on_event(peer, Some(&end));
         }));
     }
+    drop(listener);
+    stop.stop();
+    Ok(())
 }
 
 /// Serves one connection: greet, then echo each line until the client
-/// leaves, goes silent, or sends a line that is too long.
-pub async fn handle(stream: TcpStream, config: Config) -> End {
-    match converse(&stream, config).await {
+/// leaves, goes silent, sends a line that is too long, or the server stops.
+pub async fn handle(stream: TcpStream, config: Config, stop: Listener) -> End {
+    match converse(&stream, config, &stop).await {
         Ok(end) => end,
         Err(err) => End::Failed(err),
     }
 }
 
-async fn converse(stream: &TcpStream, config: Config) -> io::Result<End> {
+async fn converse(stream: &TcpStream, config: Config, stop: &Listener) -> io::Result<End> {
     let mut reader = StreamReader::new(stream);
     reader.set_max_line_length(config.max_line);
     let mut writer = StreamWriter::new(stream);
@@ -85,7 +107,25 @@ async fn converse(stream: &TcpStream, config: Config) -> io::Result<End> {
     // One reply buffer per connection, reused: no allocation per line.
     let mut reply = Vec::new();
     loop {
-        let line = match timeout(config.idle_timeout, reader.read_line()).await {
+        // Between lines, the stop notice ends the connection; in the middle
+        // of one (bytes already in the inbuf), the line is finished first.
+        let between_lines = reader.buffer().is_empty();
+        if between_lines && stop.is_stopped() {
+            writer.close().await?;
+            return Ok(End::Stopped);
+        }
+        let read = timeout(config.idle_timeout, reader.read_line());
+        let read = if between_lines {
+            match first(read, stop.wait()).await {
+                Either::Left(read) => read,
+                // `read_line` is cancel-safe: whatever arrived stays in
+                // the inbuf, and the loop decides again.
+                Either::Right(()) => continue,
+            }
+        } else {
+            read.await
+        };
+        let line = match read {
             Err(_elapsed) => {
                 writer.close().await?;
                 return Ok(End::Idle);
@@ -110,4 +150,23 @@ async fn converse(stream: &TcpStream, config: Config) -> io::Result<End> {
         writer.write(&reply);
         writer.drain().await?;
     }
+}
+
+/// Which of two futures finished first.
+pub enum Either<A, B> {
+    Left(A),
+    Right(B),
+}
+
+/// Runs two futures until one finishes, polling `a` first; the other is
+/// dropped. Both must be cancel-safe for that to lose nothing.
+pub async fn first<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
+    let (mut a, mut b) = (pin!(a), pin!(b));
+    poll_fn(|cx| {
+        if let Poll::Ready(out) = a.as_mut().poll(cx) {
+            return Poll::Ready(Either::Left(out));
+        }
+        b.as_mut().poll(cx).map(Either::Right)
+    })
+    .await
 }
