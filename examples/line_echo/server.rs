@@ -52,14 +52,17 @@ pub fn run(port: u16, config: Config, grace: Duration) -> io::Result<()> {
 }
 
 fn log(peer: SocketAddr, end: Option<&End>, config: Config) {
-    match end {
-        None => eprintln!("connected: {peer}"),
-        Some(End::Closed) => eprintln!("disconnected: {peer}"),
-        Some(End::Idle) => eprintln!("disconnected: {peer} (idle for {:?})", config.idle_timeout),
+    let line = match end {
+        None => format!("connected: {peer}"),
+        Some(End::Closed) => format!("disconnected: {peer}"),
+        Some(End::Idle) => format!("disconnected: {peer} (idle for {:?})", config.idle_timeout),
         Some(End::LineTooLong) => {
-            eprintln!("disconnected: {peer} (line over {} bytes)", config.max_line)
+            format!("disconnected: {peer} (line over {} bytes)", config.max_line)
         }
-        Some(End::Stopped) => eprintln!("disconnected: {peer} (server stopping)"),
-        Some(End::Failed(err)) => eprintln!("disconnected: {peer} ({err})"),
-    }
+        Some(End::Stopped) => format!("disconnected: {peer} (server stopping)"),
+        Some(End::Failed(err)) => format!("disconnected: {peer} ({err})"),
+    };
+    // One write per line: stderr is unbuffered, and `eprintln!` would make
+    // a write(2) per formatted piece, which the syscall counts would see.
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{line}\n").as_bytes());
 }
