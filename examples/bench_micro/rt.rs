@@ -1,0 +1,142 @@
+//! The three runtimes behind one trait, so each workload is written once
+//! and has the same shape on all of them.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// A runtime a workload runs on.
+pub trait Rt: 'static {
+    /// Builds the runtime, runs `body` as a spawned task on it (not as the
+    /// `block_on` future, which tokio's multi-thread runtime polls off its
+    /// workers), and returns the task's output. Building the runtime is not
+    /// part of any measurement: `body` times itself.
+    fn run<F>(body: F) -> F::Output
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static;
+
+    /// Spawns `future`; the returned future is its output (a panic in the
+    /// task fails the benchmark).
+    fn spawn<F>(
+        future: F,
+    ) -> Joined<impl Future<Output = Result<F::Output, impl Debug>> + Unpin + Send>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static;
+
+    /// The runtime's `sleep`.
+    fn sleep(duration: Duration) -> impl Future<Output = ()> + Send + 'static;
+
+    /// The runtime's `yield_now`.
+    fn yield_now() -> impl Future<Output = ()> + Send + 'static;
+
+    /// Runs `future` outside the runtime's cooperative budget. tokio's
+    /// `Sleep` spends budget on every poll and, past 128 in one task poll,
+    /// returns `Pending` without arming; a workload that arms many timers
+    /// in one poll must opt out. ioloop's timers spend no budget.
+    fn unbudgeted<F: Future + Send>(future: F) -> impl Future<Output = F::Output> + Send;
+}
+
+/// A join handle whose output is unwrapped: the same size as the handle,
+/// so a `Vec` of them holds what a user's `Vec` of handles would.
+pub struct Joined<H>(H);
+
+impl<T, E: Debug, H: Future<Output = Result<T, E>> + Unpin> Future for Joined<H> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        Pin::new(&mut self.0)
+            .poll(cx)
+            .map(|r| r.expect("a benchmark task panicked"))
+    }
+}
+
+/// ioloop, with its default settings.
+pub struct Ioloop;
+
+impl Rt for Ioloop {
+    fn run<F>(body: F) -> F::Output
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let rt = ioloop::Runtime::new().expect("cannot create an ioloop runtime");
+        let task = rt.spawn(body);
+        rt.block_on(Joined(task))
+    }
+
+    fn spawn<F>(
+        future: F,
+    ) -> Joined<impl Future<Output = Result<F::Output, impl Debug>> + Unpin + Send>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        Joined(ioloop::spawn(future))
+    }
+
+    fn sleep(duration: Duration) -> impl Future<Output = ()> + Send + 'static {
+        ioloop::time::sleep(duration)
+    }
+
+    fn yield_now() -> impl Future<Output = ()> + Send + 'static {
+        ioloop::yield_now()
+    }
+
+    fn unbudgeted<F: Future + Send>(future: F) -> impl Future<Output = F::Output> + Send {
+        future
+    }
+}
+
+/// tokio's current_thread runtime: one thread, like ioloop.
+pub struct TokioCt;
+
+/// tokio's multi_thread runtime, one worker per core (its default).
+pub struct TokioMt;
+
+macro_rules! tokio_rt {
+    ($rt:ty, $builder:expr) => {
+        impl Rt for $rt {
+            fn run<F>(body: F) -> F::Output
+            where
+                F: Future + Send + 'static,
+                F::Output: Send + 'static,
+            {
+                let rt = $builder
+                    .enable_all()
+                    .build()
+                    .expect("cannot create a tokio runtime");
+                let task = rt.spawn(body);
+                rt.block_on(Joined(task))
+            }
+
+            fn spawn<F>(
+                future: F,
+            ) -> Joined<impl Future<Output = Result<F::Output, impl Debug>> + Unpin + Send>
+            where
+                F: Future + Send + 'static,
+                F::Output: Send + 'static,
+            {
+                Joined(tokio::spawn(future))
+            }
+
+            fn sleep(duration: Duration) -> impl Future<Output = ()> + Send + 'static {
+                tokio::time::sleep(duration)
+            }
+
+            fn yield_now() -> impl Future<Output = ()> + Send + 'static {
+                tokio::task::yield_now()
+            }
+
+            fn unbudgeted<F: Future + Send>(future: F) -> impl Future<Output = F::Output> + Send {
+                tokio::task::unconstrained(future)
+            }
+        }
+    };
+}
+
+tokio_rt!(TokioCt, tokio::runtime::Builder::new_current_thread());
+tokio_rt!(TokioMt, tokio::runtime::Builder::new_multi_thread());
