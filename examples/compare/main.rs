@@ -1,0 +1,284 @@
+//! The comparison harness: ioloop against tokio's current_thread and
+//! multi_thread runtimes, side by side in one run (issue 5).
+//!
+//! ```sh
+//! cargo run --release --example compare -- --quick     # under a minute
+//! cargo run --release --example compare                # the full run
+//! ```
+//!
+//! (`benches/compare.sh` does the same and installs what it needs first.)
+//!
+//! Every workload runs against each runtime in turn, A B C A B C, for
+//! `--reps` repetitions (3 by default), so slow drifts of a noisy machine
+//! hit all runtimes alike; the table shows the median and the min–max.
+//! Servers are pinned to core 0 and clients to core 1 with taskset; all
+//! traffic is on 127.0.0.1. Workloads:
+//!
+//! - echo ping-pong, 64 B messages, 100 and 1,000 connections (`loadgen`
+//!   against `line_echo` / `line_echo_tokio`): messages/s, latency
+//!   percentiles, and the server's CPU time per message (from
+//!   /proc/PID/stat), the figure that separates runtimes when the client's
+//!   core saturates first;
+//! - HTTP/1.1 keep-alive hello under wrk, 100 connections;
+//! - spawn + join of 1,000,000 tasks, 1,000,000 timers, and a two-task
+//!   ping-pong through a waker handoff (`bench_micro`): time and peak RSS;
+//! - memory per idle connection (10,000 greeted, silent connections);
+//! - syscalls per echoed message (`strace -c -f` on the server).
+//!
+//! Beside the runtimes, `mio_raw` is `examples/mio_reference`: the lesson's
+//! Reactor hand-written on mio, no executor at all, the floor for any
+//! readiness-based runtime on the echo and HTTP workloads.
+//!
+//! It prints a Markdown table (also written to `target/compare/report.md`)
+//! and draws `target/compare/ratios.svg`. wrk and strace are installed with
+//! apt-get if missing; their workloads are skipped if that fails.
+//!
+//! Flags: `--quick`, `--reps N`, `--duration SECONDS` (per echo/HTTP run),
+//! `--only TEXT` (workloads whose name contains TEXT), `--out DIR`.
+
+mod chart;
+mod procs;
+mod report;
+mod workloads;
+
+use std::io;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+use workloads::{RUNTIMES, Runtime, Sample, progress};
+
+struct Options {
+    quick: bool,
+    reps: usize,
+    duration: f64,
+    only: Option<String>,
+    out: PathBuf,
+}
+
+fn options() -> Options {
+    let mut o = Options {
+        quick: false,
+        reps: 3,
+        duration: 5.0,
+        only: None,
+        out: PathBuf::from("target/compare"),
+    };
+    let mut args = std::env::args().skip(1);
+    let mut explicit_duration = false;
+    while let Some(arg) = args.next() {
+        let mut value = || {
+            args.next()
+                .unwrap_or_else(|| usage(&format!("{arg} needs a value")))
+        };
+        match arg.as_str() {
+            "--quick" => o.quick = true,
+            "--reps" => {
+                o.reps = value()
+                    .parse()
+                    .unwrap_or_else(|_| usage("--reps takes a number"))
+            }
+            "--duration" => {
+                o.duration = value()
+                    .parse()
+                    .unwrap_or_else(|_| usage("--duration takes seconds"));
+                explicit_duration = true;
+            }
+            "--only" => o.only = Some(value()),
+            "--out" => o.out = PathBuf::from(value()),
+            "-h" | "--help" => usage(""),
+            other => usage(&format!("unknown argument {other:?}")),
+        }
+    }
+    if o.quick && !explicit_duration {
+        o.duration = 0.5;
+    }
+    o.reps = o.reps.max(1);
+    o
+}
+
+fn usage(why: &str) -> ! {
+    eprintln!(
+        "{why}\nusage: compare [--quick] [--reps 3] [--duration 5] [--only TEXT] [--out target/compare]"
+    );
+    std::process::exit(2)
+}
+
+/// The programs the harness runs, built in release mode next to it.
+const PROGRAMS: [&str; 6] = [
+    "line_echo",
+    "line_echo_tokio",
+    "http_hello",
+    "http_hello_tokio",
+    "loadgen",
+    "bench_micro",
+];
+
+fn build_programs() -> io::Result<()> {
+    let dir = procs::examples_dir();
+    if PROGRAMS.iter().all(|p| dir.join(p).exists()) && std::env::var_os("CARGO").is_none() {
+        return Ok(());
+    }
+    progress("building the servers and clients (release) ...");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "--release", "--quiet"]);
+    for p in PROGRAMS {
+        cmd.args(["--example", p]);
+    }
+    let status = cmd.status()?;
+    if !status.success() {
+        return Err(io::Error::other(format!("cargo build failed: {status}")));
+    }
+    Ok(())
+}
+
+/// One planned run: a label and what to do for a runtime.
+type Job = (String, Box<dyn Fn(&Runtime) -> io::Result<Vec<Sample>>>);
+
+fn plan(o: &Options, have_wrk: bool) -> Vec<Job> {
+    let d = o.duration;
+    let warm = if o.quick { 0.2 } else { 1.0 };
+    let n = if o.quick { 100_000 } else { 1_000_000 };
+    let idle = if o.quick { 1_000 } else { 10_000 };
+    let mut jobs: Vec<Job> = vec![
+        (
+            "echo 100 conns".into(),
+            Box::new(move |rt| workloads::echo(rt, 100, d, warm)),
+        ),
+        (
+            "echo 1000 conns".into(),
+            Box::new(move |rt| workloads::echo(rt, 1000, d, warm)),
+        ),
+    ];
+    if have_wrk {
+        jobs.push((
+            "http 100 conns".into(),
+            Box::new(move |rt| workloads::http(rt, 100, d, warm)),
+        ));
+    }
+    for w in ["spawn", "timers", "pingpong"] {
+        jobs.push((w.into(), Box::new(move |rt| workloads::micro(rt, w, n))));
+    }
+    jobs.push((
+        format!("idle {idle} conns"),
+        Box::new(move |rt| workloads::idle_memory(rt, idle)),
+    ));
+    jobs.retain(|(name, _)| o.only.as_ref().is_none_or(|t| name.contains(t.as_str())));
+    jobs
+}
+
+fn main() -> io::Result<()> {
+    let o = options();
+    let started = Instant::now();
+    let fds = procs::raise_fd_limit();
+    if fds < 12_000 {
+        progress(format!(
+            "note: open-file limit is {fds}; the idle-connection run may fail"
+        ));
+    }
+    build_programs()?;
+    let have_wrk = procs::ensure_tool("wrk", "wrk");
+    let have_strace = procs::ensure_tool("strace", "strace");
+    let jobs = plan(&o, have_wrk);
+    let names: Vec<&str> = RUNTIMES.iter().map(|r| r.name).collect();
+    let total = jobs.len() * RUNTIMES.len() * o.reps;
+    let mut samples = Vec::new();
+    let mut failures = Vec::new();
+    let mut done = 0;
+    for rep in 1..=o.reps {
+        for (name, job) in &jobs {
+            for rt in &RUNTIMES {
+                done += 1;
+                let t = Instant::now();
+                match job(rt) {
+                    Ok(s) if s.is_empty() => {} // not applicable to this runtime
+                    Ok(s) => {
+                        let first = s
+                            .first()
+                            .map(|s| format!("{} {:.1} {}", s.metric, s.value, s.unit));
+                        progress(format!(
+                            "[{done}/{total}] {name} · {} · rep {rep}: {} ({:.1}s)",
+                            rt.name,
+                            first.unwrap_or_default(),
+                            t.elapsed().as_secs_f64()
+                        ));
+                        samples.extend(s);
+                    }
+                    Err(err) => {
+                        progress(format!(
+                            "[{done}/{total}] {name} · {} · rep {rep}: FAILED: {err}",
+                            rt.name
+                        ));
+                        failures.push(format!("{name} on {}: {err}", rt.name));
+                    }
+                }
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    if have_strace
+        && o.only
+            .as_ref()
+            .is_none_or(|t| "syscalls".contains(t.as_str()))
+    {
+        let secs = if o.quick { 0.3 } else { 2.0 };
+        for rt in &RUNTIMES {
+            match workloads::syscalls(rt, 100, secs) {
+                Ok((s, note)) => {
+                    progress(format!(
+                        "syscalls · {}: {:.3} per message",
+                        rt.name, s[0].value
+                    ));
+                    samples.extend(s);
+                    notes.push(note);
+                }
+                Err(err) => failures.push(format!("syscalls on {}: {err}", rt.name)),
+            }
+        }
+    }
+    let rows = report::rows(&samples);
+    let table = report::markdown(&rows, &names);
+    std::fs::create_dir_all(&o.out)?;
+    let when = Command::new("date")
+        .arg("-u")
+        .arg("+%Y-%m-%d %H:%M UTC")
+        .output();
+    let when = when
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let mode = if o.quick { "--quick" } else { "full" };
+    let mut md = format!(
+        "Run {when}, {mode}, {} repetition(s), {:.1}s per echo/HTTP run; servers on core {}, clients on core {}.\n\n{table}",
+        o.reps,
+        o.duration,
+        procs::SERVER_CORE,
+        procs::CLIENT_CORE
+    );
+    if !notes.is_empty() {
+        md.push_str(&format!(
+            "\nSyscalls per message, by call: {}.\n",
+            notes.join("; ")
+        ));
+    }
+    if !failures.is_empty() {
+        md.push_str(&format!("\nFailed runs: {}.\n", failures.join("; ")));
+    }
+    println!("{md}");
+    std::fs::write(o.out.join("report.md"), &md)?;
+    let svg = o.out.join("ratios.svg");
+    chart::svg(
+        &svg,
+        &rows,
+        &names,
+        &format!("ioloop and tokio multi_thread vs tokio current_thread ({when})"),
+    )
+    .map_err(|e| io::Error::other(e.to_string()))?;
+    progress(format!(
+        "wrote {} and {} in {:.0}s",
+        o.out.join("report.md").display(),
+        svg.display(),
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}

@@ -1,0 +1,456 @@
+//! One run of each workload against one runtime, turned into samples.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::procs::{self, CLIENT_CORE, SERVER_CORE, Server, examples_dir};
+
+/// A runtime under comparison: which servers and which micro-benchmark
+/// flag stand for it.
+pub struct Runtime {
+    pub name: &'static str,
+    pub echo: (&'static str, &'static [&'static str]),
+    pub http: (&'static str, &'static [&'static str]),
+    /// `bench_micro`'s name for it; `None` for the reference server, which
+    /// has no executor to measure.
+    pub micro: Option<&'static str>,
+}
+
+pub const RUNTIMES: [Runtime; 4] = [
+    Runtime {
+        name: "ioloop",
+        echo: ("line_echo", &[]),
+        http: ("http_hello", &[]),
+        micro: Some("ioloop"),
+    },
+    Runtime {
+        name: "tokio_ct",
+        echo: ("line_echo_tokio", &["--flavor", "current_thread"]),
+        http: ("http_hello_tokio", &["--flavor", "current_thread"]),
+        micro: Some("tokio_ct"),
+    },
+    Runtime {
+        name: "tokio_mt",
+        echo: ("line_echo_tokio", &["--flavor", "multi_thread"]),
+        http: ("http_hello_tokio", &["--flavor", "multi_thread"]),
+        micro: Some("tokio_mt"),
+    },
+    Runtime {
+        name: "mio_raw",
+        echo: ("mio_reference", &["--protocol", "line"]),
+        http: ("mio_reference", &["--protocol", "http"]),
+        micro: None,
+    },
+];
+
+/// Whether a smaller or a larger value is better.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Better {
+    Lower,
+    Higher,
+}
+
+/// One measured figure.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    pub workload: String,
+    pub metric: &'static str,
+    pub unit: &'static str,
+    pub better: Better,
+    pub runtime: &'static str,
+    pub value: f64,
+}
+
+fn sample(
+    w: &str,
+    metric: &'static str,
+    unit: &'static str,
+    better: Better,
+    rt: &Runtime,
+    value: f64,
+) -> Sample {
+    Sample {
+        workload: w.to_string(),
+        metric,
+        unit,
+        better,
+        runtime: rt.name,
+        value,
+    }
+}
+
+fn json(out: &str) -> io::Result<Value> {
+    let line = out.lines().rev().find(|l| l.trim_start().starts_with('{'));
+    let line = line.ok_or_else(|| io::Error::other(format!("no JSON in {out:?}")))?;
+    serde_json::from_str(line).map_err(io::Error::other)
+}
+
+fn num(v: &Value, key: &str) -> io::Result<f64> {
+    v[key]
+        .as_f64()
+        .ok_or_else(|| io::Error::other(format!("no {key} in {v}")))
+}
+
+/// Echo ping-pong through the line protocol: throughput, latency, and the
+/// server's CPU time per message (the figure that separates runtimes when
+/// the client saturates its core first).
+pub fn echo(rt: &Runtime, conns: usize, secs: f64, warm: f64) -> io::Result<Vec<Sample>> {
+    let server = Server::start(rt.echo.0, rt.echo.1)?;
+    let loadgen = examples_dir().join("loadgen");
+    let args = |d: f64| -> Vec<String> {
+        let addr = server.addr.to_string();
+        let (c, d) = (conns.to_string(), d.to_string());
+        [
+            "--addr",
+            &addr,
+            "--connections",
+            &c,
+            "--duration",
+            &d,
+            "--warmup",
+            "0",
+            "--size",
+            "64",
+            "--protocol",
+            "line",
+            "--json",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    procs::run_client(&loadgen, &args(warm))?;
+    let cpu0 = server.cpu()?;
+    let out = procs::run_client(&loadgen, &args(secs))?;
+    let cpu = server.cpu()? - cpu0;
+    let v = json(&out)?;
+    if num(&v, "errors")? > 0.0 {
+        return Err(io::Error::other(format!("loadgen reported errors: {v}")));
+    }
+    let messages = num(&v, "messages")?;
+    let w = format!("echo {conns} conns");
+    Ok(vec![
+        sample(
+            &w,
+            "throughput",
+            "msg/s",
+            Better::Higher,
+            rt,
+            num(&v, "msgs_per_sec")?,
+        ),
+        sample(
+            &w,
+            "p50 latency",
+            "µs",
+            Better::Lower,
+            rt,
+            num(&v, "p50_us")?,
+        ),
+        sample(
+            &w,
+            "p99 latency",
+            "µs",
+            Better::Lower,
+            rt,
+            num(&v, "p99_us")?,
+        ),
+        sample(
+            &w,
+            "p99.9 latency",
+            "µs",
+            Better::Lower,
+            rt,
+            num(&v, "p999_us")?,
+        ),
+        sample(
+            &w,
+            "server CPU per message",
+            "µs",
+            Better::Lower,
+            rt,
+            cpu.as_secs_f64() * 1e6 / messages,
+        ),
+    ])
+}
+
+/// HTTP/1.1 keep-alive hello under wrk: requests/s, latency, server CPU per
+/// request.
+pub fn http(rt: &Runtime, conns: usize, secs: f64, warm: f64) -> io::Result<Vec<Sample>> {
+    let server = Server::start(rt.http.0, rt.http.1)?;
+    let url = format!("http://{}/", server.addr);
+    let wrk = |d: f64| -> io::Result<String> {
+        let out = Command::new("taskset")
+            .args([
+                "-c",
+                CLIENT_CORE,
+                "wrk",
+                "-t1",
+                &format!("-c{conns}"),
+                &format!("-d{d}s"),
+                "--latency",
+                &url,
+            ])
+            .output()?;
+        if !out.status.success() {
+            return Err(io::Error::other(
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    // wrk counts whole seconds: a warm-up shorter than one is skipped.
+    if warm >= 1.0 {
+        wrk(warm)?;
+    }
+    let cpu0 = server.cpu()?;
+    let out = wrk(secs.max(1.0))?;
+    let cpu = server.cpu()? - cpu0;
+    let parsed = parse_wrk(&out)
+        .ok_or_else(|| io::Error::other(format!("cannot read wrk's output: {out}")))?;
+    if parsed.errors > 0 {
+        return Err(io::Error::other(format!(
+            "wrk saw {} errors: {out}",
+            parsed.errors
+        )));
+    }
+    let w = format!("http {conns} conns");
+    Ok(vec![
+        sample(&w, "throughput", "req/s", Better::Higher, rt, parsed.rps),
+        sample(&w, "p50 latency", "µs", Better::Lower, rt, parsed.p50_us),
+        sample(&w, "p99 latency", "µs", Better::Lower, rt, parsed.p99_us),
+        sample(
+            &w,
+            "server CPU per request",
+            "µs",
+            Better::Lower,
+            rt,
+            cpu.as_secs_f64() * 1e6 / parsed.requests,
+        ),
+    ])
+}
+
+/// What wrk printed.
+struct Wrk {
+    rps: f64,
+    requests: f64,
+    p50_us: f64,
+    p99_us: f64,
+    errors: u64,
+}
+
+fn parse_wrk(out: &str) -> Option<Wrk> {
+    let duration_us = |s: &str| -> Option<f64> {
+        let (n, mult) = if let Some(n) = s.strip_suffix("us") {
+            (n, 1.0)
+        } else if let Some(n) = s.strip_suffix("ms") {
+            (n, 1e3)
+        } else if let Some(n) = s.strip_suffix('s') {
+            (n, 1e6)
+        } else {
+            return None;
+        };
+        n.parse::<f64>().ok().map(|v| v * mult)
+    };
+    let mut w = Wrk {
+        rps: 0.0,
+        requests: 0.0,
+        p50_us: 0.0,
+        p99_us: 0.0,
+        errors: 0,
+    };
+    for line in out.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        match f.as_slice() {
+            ["Requests/sec:", v] => w.rps = v.parse().ok()?,
+            ["50%", v] => w.p50_us = duration_us(v)?,
+            ["99%", v] => w.p99_us = duration_us(v)?,
+            [n, "requests", "in", ..] => w.requests = n.parse().ok()?,
+            ["Socket", "errors:", rest @ ..] => {
+                w.errors = rest
+                    .iter()
+                    .filter_map(|t| t.trim_end_matches(',').parse::<u64>().ok())
+                    .sum()
+            }
+            ["Non-2xx", "or", "3xx", "responses:", n] => w.errors += n.parse::<u64>().ok()?,
+            _ => {}
+        }
+    }
+    (w.rps > 0.0 && w.requests > 0.0).then_some(w)
+}
+
+/// A runtime-only workload of `bench_micro`: time and peak memory.
+pub fn micro(rt: &Runtime, workload: &str, n: u64) -> io::Result<Vec<Sample>> {
+    let Some(runtime) = rt.micro else {
+        return Ok(Vec::new());
+    };
+    let args: Vec<String> = [
+        "--runtime",
+        runtime,
+        "--workload",
+        workload,
+        "--n",
+        &n.to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    let out = procs::pinned(SERVER_CORE, &examples_dir().join("bench_micro"), &args)
+        .stderr(Stdio::null())
+        .output()?;
+    if !out.status.success() {
+        return Err(io::Error::other(format!(
+            "bench_micro {args:?} failed: {}",
+            out.status
+        )));
+    }
+    let v = json(&String::from_utf8_lossy(&out.stdout))?;
+    let w = format!("{workload} ×{}", human(n));
+    Ok(vec![
+        sample(
+            &w,
+            "time",
+            "ms",
+            Better::Lower,
+            rt,
+            num(&v, "seconds")? * 1e3,
+        ),
+        sample(
+            &w,
+            "peak RSS",
+            "MiB",
+            Better::Lower,
+            rt,
+            num(&v, "peak_rss_kb")? / 1024.0,
+        ),
+    ])
+}
+
+fn human(n: u64) -> String {
+    match n {
+        n if n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
+        n if n % 1_000 == 0 => format!("{}k", n / 1_000),
+        n => n.to_string(),
+    }
+}
+
+/// Memory per idle connection: the server's RSS growth with `conns` open,
+/// greeted connections that say nothing.
+pub fn idle_memory(rt: &Runtime, conns: usize) -> io::Result<Vec<Sample>> {
+    let server = Server::start(rt.echo.0, rt.echo.1)?;
+    std::thread::sleep(Duration::from_millis(100));
+    let before = server.rss_kb()?;
+    let mut open = Vec::with_capacity(conns);
+    for _ in 0..conns {
+        let s = TcpStream::connect(server.addr)?;
+        s.set_read_timeout(Some(Duration::from_secs(20)))?;
+        open.push(s);
+    }
+    // Every connection greeted: accepted, and its handler is waiting.
+    for s in &open {
+        let mut hello = [0u8; 7];
+        (&*s).read_exact(&mut hello)?;
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let after = server.rss_kb()?;
+    drop(open);
+    let w = format!("idle {} conns", human(conns as u64));
+    let per_conn = (after.saturating_sub(before) as f64) * 1024.0 / conns as f64;
+    Ok(vec![sample(
+        &w,
+        "memory per connection",
+        "bytes",
+        Better::Lower,
+        rt,
+        per_conn,
+    )])
+}
+
+/// System calls per echoed message, counted by `strace -c -f` on the
+/// server during a fixed run. Also returns strace's top syscalls.
+pub fn syscalls(rt: &Runtime, conns: usize, secs: f64) -> io::Result<(Vec<Sample>, String)> {
+    let server = Server::start(rt.echo.0, rt.echo.1)?;
+    let out_file = std::env::temp_dir().join(format!("ioloop-strace-{}.txt", server.pid()));
+    let mut strace = Command::new("strace")
+        .args(["-c", "-f", "-q", "-o"])
+        .arg(&out_file)
+        .args(["-p", &server.pid().to_string()])
+        .stderr(Stdio::piped())
+        .spawn()?;
+    // Give strace time to attach to every thread before the load starts.
+    std::thread::sleep(Duration::from_millis(500));
+    let loadgen = examples_dir().join("loadgen");
+    let addr = server.addr.to_string();
+    let args: Vec<String> = [
+        "--addr",
+        &addr,
+        "--connections",
+        &conns.to_string(),
+        "--duration",
+        &secs.to_string(),
+        "--warmup",
+        "0",
+        "--protocol",
+        "line",
+        "--json",
+    ]
+    .map(String::from)
+    .to_vec();
+    let out = procs::run_client(&loadgen, &args)?;
+    // SAFETY: kill(2) on strace's pid with SIGINT, which makes it detach
+    // and write its summary; no memory is touched.
+    unsafe { libc::kill(strace.id() as i32, libc::SIGINT) };
+    strace.wait()?;
+    let table = std::fs::read_to_string(&out_file)?;
+    let _ = std::fs::remove_file(&out_file);
+    let messages = num(&json(&out)?, "messages")?;
+    let (total, top) = parse_strace(&table)
+        .ok_or_else(|| io::Error::other(format!("cannot read strace's table: {table}")))?;
+    let w = format!("syscalls, echo {conns} conns");
+    let detail = top
+        .iter()
+        .take(4)
+        .map(|(n, c)| format!("{n} {:.3}", *c as f64 / messages))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Ok((
+        vec![sample(
+            &w,
+            "syscalls per message",
+            "calls",
+            Better::Lower,
+            rt,
+            total as f64 / messages,
+        )],
+        format!("{}: {detail} per message", rt.name),
+    ))
+}
+
+/// strace -c's table: the total number of calls, and calls per syscall,
+/// most frequent first.
+fn parse_strace(table: &str) -> Option<(u64, Vec<(String, u64)>)> {
+    let mut rows = Vec::new();
+    let mut total = None;
+    for line in table.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 5 || f[0].parse::<f64>().is_err() {
+            continue;
+        }
+        let calls: u64 = f[3].parse().ok()?;
+        let name = f[f.len() - 1].to_string();
+        if name == "total" {
+            total = Some(calls);
+        } else {
+            rows.push((name, calls));
+        }
+    }
+    rows.sort_by_key(|row| std::cmp::Reverse(row.1));
+    Some((total?, rows))
+}
+
+/// Flushes progress output so it interleaves sensibly with children's.
+pub fn progress(msg: impl std::fmt::Display) {
+    eprintln!("{msg}");
+    let _ = io::stderr().flush();
+}
