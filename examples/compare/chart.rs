@@ -1,9 +1,13 @@
 //! The SVG chart: for every row, how each runtime compares with tokio's
-//! current_thread runtime, drawn so that longer bars are always better.
+//! current_thread runtime, as bars from 1.0 on a log scale: right of the
+//! line is better, left is worse, whichever direction the metric runs.
 
 use plotters::prelude::*;
 
 use crate::report::{BASELINE, Row};
+
+/// Ratios beyond this (either way) are drawn at the edge.
+const LIMIT: f64 = 10.0;
 
 /// Writes the chart of `rows` for `runtimes` (other than the baseline).
 pub fn svg(
@@ -17,39 +21,37 @@ pub fn svg(
         .copied()
         .filter(|r| *r != BASELINE)
         .collect();
-    let height = 80 + 34 * rows.len() as u32;
-    let root = SVGBackend::new(path, (1100, height)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let max = rows
-        .iter()
-        .flat_map(|r| others.iter().filter_map(|rt| r.advantage(rt)))
-        .fold(2.0f64, f64::max)
-        .min(10.0);
     let n = rows.len() as f64;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(380)
-        .build_cartesian_2d(0.0..max * 1.05, 0.0..n)?;
+    let height = 90 + 30 * rows.len() as u32;
+    let root = SVGBackend::new(path, (1200, height)).into_drawing_area();
+    root.fill(&WHITE)?;
     let labels: Vec<String> = rows
         .iter()
         .map(|r| format!("{} · {}", r.workload, r.metric))
         .collect();
+    // Row i is centred on y = n - 1 - i, an integer, so the axis can label
+    // it: the first row at the top.
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(330)
+        .build_cartesian_2d((1.0 / LIMIT..LIMIT).log_scale(), -0.5..n - 0.5)?;
     chart
         .configure_mesh()
         .disable_y_mesh()
-        .y_labels(rows.len().max(1) * 2)
+        .x_labels(12)
+        .y_labels(rows.len() + 1)
         .y_label_formatter(&|y| {
-            let i = (n - *y - 0.5).round();
-            if (y.fract() - 0.5).abs() < 0.01 && i >= 0.0 && (i as usize) < labels.len() {
+            let i = n - 1.0 - y.round();
+            if (y - y.round()).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
                 labels[i as usize].clone()
             } else {
                 String::new()
             }
         })
         .x_desc(format!(
-            "relative to {BASELINE} (1.0 = same; above 1 = better)"
+            "relative to {BASELINE}, log scale: 1 = same, right of 1 = better, left = worse"
         ))
         .draw()?;
     let colors = [
@@ -61,10 +63,10 @@ pub fn svg(
     for (k, rt) in others.iter().enumerate() {
         let color = colors[k % colors.len()];
         let bars = rows.iter().enumerate().filter_map(|(i, row)| {
-            let adv = row.advantage(rt)?.min(max);
-            let top = n - i as f64 - 0.1 - band * k as f64;
+            let adv = row.advantage(rt)?.clamp(1.0 / LIMIT, LIMIT);
+            let top = n - 1.0 - i as f64 + 0.4 - band * k as f64;
             Some(Rectangle::new(
-                [(0.0, top - band), (adv, top)],
+                [(1.0, top - band), (adv, top)],
                 color.filled(),
             ))
         });
@@ -74,7 +76,7 @@ pub fn svg(
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
     }
     chart.draw_series(std::iter::once(PathElement::new(
-        vec![(1.0, 0.0), (1.0, n)],
+        vec![(1.0, -0.5), (1.0, n - 0.5)],
         BLACK.stroke_width(2),
     )))?;
     chart

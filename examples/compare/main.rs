@@ -34,7 +34,9 @@
 //! apt-get if missing; their workloads are skipped if that fails.
 //!
 //! Flags: `--quick`, `--reps N`, `--duration SECONDS` (per echo/HTTP run),
-//! `--only TEXT` (workloads whose name contains TEXT), `--out DIR`.
+//! `--only TEXT` (workloads whose name contains TEXT), `--out DIR`, and
+//! `--from FILE` to redraw the table and chart from a saved run's
+//! `samples.json` without measuring again.
 
 mod chart;
 mod procs;
@@ -54,6 +56,8 @@ struct Options {
     duration: f64,
     only: Option<String>,
     out: PathBuf,
+    /// Re-draw the report from a saved run's samples instead of measuring.
+    from: Option<PathBuf>,
 }
 
 fn options() -> Options {
@@ -63,6 +67,7 @@ fn options() -> Options {
         duration: 5.0,
         only: None,
         out: PathBuf::from("target/compare"),
+        from: None,
     };
     let mut args = std::env::args().skip(1);
     let mut explicit_duration = false;
@@ -86,6 +91,7 @@ fn options() -> Options {
             }
             "--only" => o.only = Some(value()),
             "--out" => o.out = PathBuf::from(value()),
+            "--from" => o.from = Some(PathBuf::from(value())),
             "-h" | "--help" => usage(""),
             other => usage(&format!("unknown argument {other:?}")),
         }
@@ -170,6 +176,16 @@ fn plan(o: &Options, have_wrk: bool) -> Vec<Job> {
 
 fn main() -> io::Result<()> {
     let o = options();
+    if let Some(from) = &o.from {
+        let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(from)?)?;
+        let header = saved["header"].as_str().unwrap_or_default().to_string();
+        let notes = saved["notes"].as_str().unwrap_or_default().to_string();
+        let samples: Vec<Sample> = saved["samples"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Sample::from_json).collect())
+            .unwrap_or_default();
+        return write_report(&o, &header, &samples, &notes);
+    }
     let started = Instant::now();
     let fds = procs::raise_fd_limit();
     if fds < 12_000 {
@@ -181,7 +197,6 @@ fn main() -> io::Result<()> {
     let have_wrk = procs::ensure_tool("wrk", "wrk");
     let have_strace = procs::ensure_tool("strace", "strace");
     let jobs = plan(&o, have_wrk);
-    let names: Vec<&str> = RUNTIMES.iter().map(|r| r.name).collect();
     let total = jobs.len() * RUNTIMES.len() * o.reps;
     let mut samples = Vec::new();
     let mut failures = Vec::new();
@@ -237,9 +252,6 @@ fn main() -> io::Result<()> {
             }
         }
     }
-    let rows = report::rows(&samples);
-    let table = report::markdown(&rows, &names);
-    std::fs::create_dir_all(&o.out)?;
     let when = Command::new("date")
         .arg("-u")
         .arg("+%Y-%m-%d %H:%M UTC")
@@ -248,37 +260,64 @@ fn main() -> io::Result<()> {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
     let mode = if o.quick { "--quick" } else { "full" };
-    let mut md = format!(
-        "Run {when}, {mode}, {} repetition(s), {:.1}s per echo/HTTP run; servers on core {}, clients on core {}.\n\n{table}",
+    let header = format!(
+        "Run {when}, {mode}, {} repetition(s), {:.1}s per echo/HTTP run; servers on core {}, clients on core {}.",
         o.reps,
         o.duration,
         procs::SERVER_CORE,
         procs::CLIENT_CORE
     );
+    let mut extra = String::new();
     if !notes.is_empty() {
-        md.push_str(&format!(
+        extra.push_str(&format!(
             "\nSyscalls per message, by call: {}.\n",
             notes.join("; ")
         ));
     }
     if !failures.is_empty() {
-        md.push_str(&format!("\nFailed runs: {}.\n", failures.join("; ")));
+        extra.push_str(&format!("\nFailed runs: {}.\n", failures.join("; ")));
     }
+    std::fs::create_dir_all(&o.out)?;
+    let saved = serde_json::json!({
+        "header": header,
+        "notes": extra,
+        "samples": samples.iter().map(Sample::to_json).collect::<Vec<_>>(),
+    });
+    std::fs::write(
+        o.out.join("samples.json"),
+        serde_json::to_string_pretty(&saved)?,
+    )?;
+    write_report(&o, &header, &samples, &extra)?;
+    progress(format!(
+        "measured in {:.0}s",
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
+/// Prints the table, and writes it and the chart under `--out`.
+fn write_report(o: &Options, header: &str, samples: &[Sample], extra: &str) -> io::Result<()> {
+    let names: Vec<&str> = RUNTIMES.iter().map(|r| r.name).collect();
+    let rows = report::rows(samples);
+    let table = report::markdown(&rows, &names);
+    let md = format!("{header}\n\n{table}{extra}");
     println!("{md}");
+    std::fs::create_dir_all(&o.out)?;
     std::fs::write(o.out.join("report.md"), &md)?;
     let svg = o.out.join("ratios.svg");
+    let title =
+        format!("ioloop, tokio multi_thread and a raw mio loop vs tokio current_thread — {header}");
     chart::svg(
         &svg,
         &rows,
         &names,
-        &format!("ioloop and tokio multi_thread vs tokio current_thread ({when})"),
+        title.split(';').next().unwrap_or(&title),
     )
     .map_err(|e| io::Error::other(e.to_string()))?;
     progress(format!(
-        "wrote {} and {} in {:.0}s",
+        "wrote {} and {}",
         o.out.join("report.md").display(),
-        svg.display(),
-        started.elapsed().as_secs_f64()
+        svg.display()
     ));
     Ok(())
 }

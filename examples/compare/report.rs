@@ -12,11 +12,11 @@ pub const BASELINE: &str = "tokio_ct";
 /// One row of the table: a metric of a workload, per runtime.
 pub struct Row {
     pub workload: String,
-    pub metric: &'static str,
-    pub unit: &'static str,
+    pub metric: String,
+    pub unit: String,
     pub better: Better,
     /// Runtime name → (median, min, max, runs).
-    pub stats: BTreeMap<&'static str, (f64, f64, f64, usize)>,
+    pub stats: BTreeMap<String, (f64, f64, f64, usize)>,
 }
 
 impl Row {
@@ -50,18 +50,17 @@ fn median(values: &mut [f64]) -> f64 {
 
 /// Groups samples into rows, in the order workloads first appeared.
 pub fn rows(samples: &[Sample]) -> Vec<Row> {
-    let mut order: Vec<(String, &'static str)> = Vec::new();
-    let mut groups: BTreeMap<(String, &'static str), BTreeMap<&'static str, Vec<f64>>> =
-        BTreeMap::new();
+    let mut order: Vec<(String, String)> = Vec::new();
+    let mut groups: BTreeMap<(String, String), BTreeMap<String, Vec<f64>>> = BTreeMap::new();
     for s in samples {
-        let key = (s.workload.clone(), s.metric);
+        let key = (s.workload.clone(), s.metric.clone());
         if !order.contains(&key) {
             order.push(key.clone());
         }
         groups
             .entry(key)
             .or_default()
-            .entry(s.runtime)
+            .entry(s.runtime.clone())
             .or_default()
             .push(s.value);
     }
@@ -86,7 +85,7 @@ pub fn rows(samples: &[Sample]) -> Vec<Row> {
             Row {
                 workload: key.0,
                 metric: key.1,
-                unit: first.unit,
+                unit: first.unit.clone(),
                 better: first.better,
                 stats,
             }
@@ -129,7 +128,7 @@ pub fn markdown(rows: &[Row], runtimes: &[&str]) -> String {
             row.workload, row.metric, row.unit
         );
         for rt in runtimes {
-            match row.stats.get(rt) {
+            match row.stats.get(*rt) {
                 Some((med, min, max, _)) => {
                     let _ = write!(
                         out,

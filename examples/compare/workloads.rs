@@ -58,27 +58,50 @@ pub enum Better {
 #[derive(Clone, Debug)]
 pub struct Sample {
     pub workload: String,
-    pub metric: &'static str,
-    pub unit: &'static str,
+    pub metric: String,
+    pub unit: String,
     pub better: Better,
-    pub runtime: &'static str,
+    pub runtime: String,
     pub value: f64,
 }
 
-fn sample(
-    w: &str,
-    metric: &'static str,
-    unit: &'static str,
-    better: Better,
-    rt: &Runtime,
-    value: f64,
-) -> Sample {
+impl Sample {
+    /// The sample as saved in `samples.json`.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "workload": self.workload,
+            "metric": self.metric,
+            "unit": self.unit,
+            "lower_is_better": self.better == Better::Lower,
+            "runtime": self.runtime,
+            "value": self.value,
+        })
+    }
+
+    /// A sample read back from `samples.json`.
+    pub fn from_json(v: &Value) -> Option<Sample> {
+        Some(Sample {
+            workload: v["workload"].as_str()?.to_string(),
+            metric: v["metric"].as_str()?.to_string(),
+            unit: v["unit"].as_str()?.to_string(),
+            better: if v["lower_is_better"].as_bool()? {
+                Better::Lower
+            } else {
+                Better::Higher
+            },
+            runtime: v["runtime"].as_str()?.to_string(),
+            value: v["value"].as_f64()?,
+        })
+    }
+}
+
+fn sample(w: &str, metric: &str, unit: &str, better: Better, rt: &Runtime, value: f64) -> Sample {
     Sample {
         workload: w.to_string(),
-        metric,
-        unit,
+        metric: metric.to_string(),
+        unit: unit.to_string(),
         better,
-        runtime: rt.name,
+        runtime: rt.name.to_string(),
         value,
     }
 }
