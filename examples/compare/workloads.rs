@@ -145,7 +145,9 @@ pub fn echo(rt: &Runtime, conns: usize, secs: f64, warm: f64) -> io::Result<Vec<
         .map(String::from)
         .to_vec()
     };
-    procs::run_client(&loadgen, &args(warm))?;
+    if warm > 0.0 {
+        procs::run_client(&loadgen, &args(warm))?;
+    }
     let cpu0 = server.cpu()?;
     let out = procs::run_client(&loadgen, &args(secs))?;
     let cpu = server.cpu()? - cpu0;
