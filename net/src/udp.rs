@@ -25,6 +25,13 @@ mod datagrams;
 /// others. Each method is the one pattern: try the syscall; on
 /// `WouldBlock` clear readiness and wait; retry.
 ///
+/// The reactor keeps one waiting task per direction: one task receiving
+/// and one sending at a time. Several tasks sharing the socket (through an
+/// `Arc`) may each call it, but if two of them wait for room to send at
+/// the same moment, only the later is woken; datagram sends on Linux wait
+/// for room only under heavy load, and the send is then retried by the
+/// next caller.
+///
 /// # Examples
 ///
 /// ```

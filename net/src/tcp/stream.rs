@@ -10,7 +10,9 @@ use ioloop_runtime::io::Registration;
 /// A TCP connection registered with the reactor: the lesson's `conn`.
 ///
 /// `TcpStream` and `&TcpStream` implement `futures_io::AsyncRead` and
-/// `AsyncWrite`, so one task can read while another writes (see
+/// `AsyncWrite`, so one task can read while another writes (the reactor
+/// keeps one waiting task per direction, so not two readers or two writers
+/// at once; see
 /// [`split`](Self::split) and [`into_split`](Self::into_split)). For
 /// line-oriented protocols wrap it in asyncio-style streams,
 /// `ioloop::io::StreamReader` and `StreamWriter`.
