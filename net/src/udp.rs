@@ -28,9 +28,10 @@ mod datagrams;
 /// The reactor keeps one waiting task per direction: one task receiving
 /// and one sending at a time. Several tasks sharing the socket (through an
 /// `Arc`) may each call it, but if two of them wait for room to send at
-/// the same moment, only the later is woken; datagram sends on Linux wait
-/// for room only under heavy load, and the send is then retried by the
-/// next caller.
+/// the same moment, only the later is woken, and the earlier waits for a
+/// later writable edge. A datagram send waits only when the socket's send
+/// buffer is full, so sharing is fine for light senders; a heavy sender
+/// should own its socket, or funnel sends through one task.
 ///
 /// # Examples
 ///
