@@ -10,6 +10,14 @@
 //!    deadline, else until an event;
 //! 4. record the events and wake their waiters; take in work injected from
 //!    other threads.
+//!
+//! Step 3 is skipped while jobs stay ready, until `event_interval` jobs
+//! have run since the last poll or a task has yielded: a zero-timeout
+//! `epoll_wait` between every two ticks made each wake from one task to
+//! another cost a syscall (a two-task ping-pong ran 5.9 times slower than
+//! on tokio). Order is unchanged: a job woken during a tick still runs in
+//! a later tick, and `yield_now` still puts its task behind a poll of the
+//! OS. Work injected from other threads is taken in every tick either way.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -55,6 +63,11 @@ pub(crate) struct Core {
     all_done: RefCell<Option<Waker>>,
     /// What is left of the running job's cooperative budget.
     budget: Cell<u32>,
+    /// Jobs run since the OS was last polled.
+    since_poll: Cell<usize>,
+    /// A task yielded (or ran out of budget) since the OS was last polled:
+    /// it asked to go behind the next poll.
+    yielded: Cell<bool>,
     /// Set during shutdown: new tasks are cancelled on the spot.
     closing: Cell<bool>,
     /// Loop-local counters, published to `shared.counters` every tick.
@@ -76,6 +89,8 @@ impl Core {
             event_interval,
             all_done: RefCell::new(None),
             budget: Cell::new(budget::PER_POLL),
+            since_poll: Cell::new(0),
+            yielded: Cell::new(false),
             closing: Cell::new(false),
             ticks: Cell::new(0),
             jobs_run: Cell::new(0),
@@ -107,6 +122,7 @@ impl Core {
             // 1. Run what was ready when the tick began.
             let ready = self.run_queue.borrow().len().min(self.event_interval);
             self.jobs_run.set(self.jobs_run.get() + ready as u64);
+            self.since_poll.set(self.since_poll.get() + ready);
             for _ in 0..ready {
                 let job = self.run_queue.borrow_mut().pop_front();
                 self.budget.set(budget::PER_POLL);
@@ -127,37 +143,58 @@ impl Core {
             self.timers.borrow_mut().fire(now, &mut wakers);
             wake_all(&mut wakers);
 
-            // 3. Poll the OS, 4. wake the waiters of what it reported.
-            let timeout = if self.run_queue.borrow().is_empty() {
-                let next = self.timers.borrow_mut().next_deadline();
-                next.map(|deadline| poll_timeout(deadline, now))
+            // 3. Poll the OS, 4. wake the waiters of what it reported; or,
+            // while jobs stay ready and the last poll was recent, only take
+            // in what other threads handed over.
+            let busy = !self.run_queue.borrow().is_empty();
+            if busy && self.since_poll.get() < self.event_interval && !self.yielded.get() {
+                self.wakers.set(wakers);
+                if self.shared.take_notified() {
+                    self.take_injected();
+                }
             } else {
-                Some(Duration::ZERO)
-            };
-            let waited = self
-                .driver
-                .borrow_mut()
-                .wait(&self.shared, timeout, &mut wakers);
-            wake_all(&mut wakers);
-            self.wakers.set(wakers);
-            if waited.notified {
-                self.take_injected();
+                let timeout = if busy {
+                    Some(Duration::ZERO)
+                } else {
+                    let next = self.timers.borrow_mut().next_deadline();
+                    next.map(|deadline| poll_timeout(deadline, now))
+                };
+                let waited = self
+                    .driver
+                    .borrow_mut()
+                    .wait(&self.shared, timeout, &mut wakers);
+                wake_all(&mut wakers);
+                self.wakers.set(wakers);
+                if waited.notified {
+                    self.take_injected();
+                }
+                self.since_poll.set(0);
+                self.yielded.set(false);
+                self.io_events
+                    .set(self.io_events.get() + waited.dispatched.events);
+                self.stale_io_events
+                    .set(self.stale_io_events.get() + waited.dispatched.stale);
             }
-
             self.ticks.set(self.ticks.get() + 1);
-            self.io_events
-                .set(self.io_events.get() + waited.dispatched.events);
-            self.stale_io_events
-                .set(self.stale_io_events.get() + waited.dispatched.stale);
             self.publish_counters();
         }
     }
 
-    /// Spends one unit of the running job's budget; `false` if none is left.
+    /// Spends one unit of the running job's budget; `false` if none is left,
+    /// and then the job must go behind the next poll of the OS.
     pub(crate) fn spend_budget(&self) -> bool {
         let left = self.budget.get();
         self.budget.set(left.saturating_sub(1));
+        if left == 0 {
+            self.yielded.set(true);
+        }
         left > 0
+    }
+
+    /// Notes that the running task yielded: the OS is polled before the
+    /// next tick, so the task resumes behind whatever I/O is pending.
+    pub(crate) fn note_yield(&self) {
+        self.yielded.set(true);
     }
 
     /// Polls one task, and takes it off the task list if that completed it.

@@ -119,6 +119,14 @@ impl Shared {
             .is_ok()
     }
 
+    /// Called by the loop on a tick that skips the poll: returns `true`, and
+    /// re-arms the notification, if work was injected since the loop last
+    /// looked. A plain load first keeps the common case (nothing injected)
+    /// free of read-modify-writes.
+    pub(crate) fn take_notified(&self) -> bool {
+        self.park.load(Ordering::Relaxed) == NOTIFIED && self.unpark_after_poll()
+    }
+
     /// Called by the loop after every poll. Returns `true` if the injection
     /// queue may hold work.
     pub(crate) fn unpark_after_poll(&self) -> bool {

@@ -38,8 +38,13 @@ impl Future for YieldNow {
         }
         self.yielded = true;
         // Queued behind everything already ready; the tick runs only what
-        // was ready when it began, so this poll waits for the next tick,
-        // which starts after the OS has been polled.
+        // was ready when it began, and the loop polls the OS before the
+        // next one because a task yielded.
+        crate::context::with_core(|core| {
+            if let Some(core) = core {
+                core.note_yield();
+            }
+        });
         cx.waker().wake_by_ref();
         Poll::Pending
     }
