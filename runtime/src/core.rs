@@ -63,6 +63,8 @@ pub(crate) struct Core {
     all_done: RefCell<Option<Waker>>,
     /// What is left of the running job's cooperative budget.
     budget: Cell<u32>,
+    /// The loop's clock: when it last read the time to fire timers.
+    now: Cell<Instant>,
     /// Jobs run since the OS was last polled.
     since_poll: Cell<usize>,
     /// A task yielded (or ran out of budget) since the OS was last polled:
@@ -89,6 +91,7 @@ impl Core {
             event_interval,
             all_done: RefCell::new(None),
             budget: Cell::new(budget::PER_POLL),
+            now: Cell::new(Instant::now()),
             since_poll: Cell::new(0),
             yielded: Cell::new(false),
             closing: Cell::new(false),
@@ -137,10 +140,18 @@ impl Core {
                 }
             }
 
-            // 2. Fire the timers that are due.
-            let now = Instant::now();
+            // 2. Fire the timers that are due. The clock is read only if
+            // there are timers: it is the most expensive thing in a tick
+            // that runs one small task.
             let mut wakers = self.wakers.take();
-            self.timers.borrow_mut().fire(now, &mut wakers);
+            let now = if self.timers.borrow().is_empty() {
+                None
+            } else {
+                let now = Instant::now();
+                self.now.set(now);
+                self.timers.borrow_mut().fire(now, &mut wakers);
+                Some(now)
+            };
             wake_all(&mut wakers);
 
             // 3. Poll the OS, 4. wake the waiters of what it reported; or,
@@ -157,7 +168,8 @@ impl Core {
                     Some(Duration::ZERO)
                 } else {
                     let next = self.timers.borrow_mut().next_deadline();
-                    next.map(|deadline| poll_timeout(deadline, now))
+                    next.zip(now)
+                        .map(|(deadline, now)| poll_timeout(deadline, now))
                 };
                 let waited = self
                     .driver
@@ -189,6 +201,11 @@ impl Core {
             self.yielded.set(true);
         }
         left > 0
+    }
+
+    /// The loop's clock; see [`Sleep`](crate::time::Sleep).
+    pub(crate) fn now(&self) -> Instant {
+        self.now.get()
     }
 
     /// Notes that the running task yielded: the OS is polled before the

@@ -77,9 +77,10 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 
 /// The future returned by [`sleep`] and [`sleep_until`].
 ///
-/// It checks its own deadline against the clock whenever it is polled, so it
-/// never completes early, whatever woke it. It arms a timer in the
-/// runtime's heap only when polled before its deadline.
+/// It checks its own deadline whenever it is polled, against the loop's
+/// clock (read each tick that has timers to fire, and never ahead of the
+/// real time), so it never completes early, whatever woke it. It arms a
+/// timer in the runtime's heap only when polled before its deadline.
 ///
 /// `Sleep` is `Unpin`: it can be polled in place and
 /// [`reset`](Sleep::reset) without pinning.
@@ -142,18 +143,21 @@ impl Future for Sleep {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        if Instant::now() >= this.deadline {
-            this.disarm();
-            return Poll::Ready(());
-        }
-        context::with_core(|core| {
+        let pending = context::with_core(|core| {
+            // First the loop's clock, read when it last fired timers: never
+            // ahead of the real time, so it cannot end a sleep early, and it
+            // answers without a `clock_gettime` for a sleep its timer woke.
+            // Only if that says "not yet" is the real clock asked.
+            let loop_now = core.map(|core| core.now());
+            if loop_now.is_some_and(|now| now >= this.deadline) || Instant::now() >= this.deadline {
+                return false;
+            }
             let core = core.expect("ioloop: a Sleep was polled outside an ioloop runtime");
             let mut timers = core.timers.borrow_mut();
             let old = match this.timer.map(|t| timers.update(t, cx.waker())) {
                 Some(Ok(old)) => old,
-                // Never armed, or fired but polled before its deadline
-                // (a timer fires at tick time; the clock may have been read
-                // a moment earlier here). Arm a fresh one.
+                // Never armed, or already fired (the timer fires once its
+                // deadline is past the loop's clock). Arm a fresh one.
                 None | Some(Err(())) => {
                     this.timer = Some(timers.insert(this.deadline, cx.waker().clone()));
                     None
@@ -161,8 +165,13 @@ impl Future for Sleep {
             };
             drop(timers);
             drop(old);
+            true
         });
-        Poll::Pending
+        if pending {
+            return Poll::Pending;
+        }
+        this.disarm();
+        Poll::Ready(())
     }
 }
 

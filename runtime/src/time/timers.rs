@@ -146,6 +146,11 @@ impl Timers {
         None
     }
 
+    /// Whether no timer is armed.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
     /// Number of armed timers.
     pub(crate) fn len(&self) -> usize {
         self.slots.len()
