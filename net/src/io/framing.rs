@@ -118,7 +118,9 @@ fn too_long(max_line: usize) -> io::Error {
     )
 }
 
-/// The position of the first `byte` in `haystack`.
+/// The position of the first `byte` in `haystack`: the memchr crate's
+/// vectorised search, several bytes per instruction, where a byte loop spent
+/// most of `read_line`'s time.
 fn memchr(byte: u8, haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|&b| b == byte)
+    memchr::memchr(byte, haystack)
 }
