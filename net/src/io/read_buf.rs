@@ -24,6 +24,15 @@ pub(crate) const READ_CHUNK: usize = 8 * 1024;
 /// straddles two reads.
 const MIN_READ: usize = READ_CHUNK / 2;
 
+/// The stack buffer the first read of an unallocated buffer goes into.
+///
+/// A reader allocates nothing until data actually arrives: a connection
+/// that is accepted and then says nothing (an idle keep-alive client, a
+/// slow starter) costs no inbuf at all, where allocating at the first
+/// attempt would cost 8 KiB each. The price is one copy of up to 1 KiB,
+/// once per connection.
+const PROBE: usize = 1024;
+
 /// Storage with a read cursor (`start`) and a fill cursor (`end`).
 ///
 /// ```text
@@ -90,6 +99,9 @@ impl ReadBuf {
         reader: &mut R,
         hold: usize,
     ) -> Poll<io::Result<usize>> {
+        if self.bytes.is_empty() {
+            return self.poll_first_fill(cx, reader, hold);
+        }
         self.reserve(hold);
         loop {
             let free = &mut self.bytes[self.end..];
@@ -98,6 +110,32 @@ impl ReadBuf {
                     // A reader claiming more than it was given breaks the
                     // AsyncRead contract; clamp rather than index past `len`.
                     self.end += n.min(self.bytes.len() - self.end);
+                    return Poll::Ready(Ok(n));
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Poll::Ready(Err(err)),
+            }
+        }
+    }
+
+    /// [`poll_fill`](Self::poll_fill) with nothing allocated: read into a
+    /// [`PROBE`] on the stack, and allocate only if something came.
+    fn poll_first_fill<R: AsyncRead + Unpin>(
+        &mut self,
+        cx: &mut Context<'_>,
+        reader: &mut R,
+        hold: usize,
+    ) -> Poll<io::Result<usize>> {
+        let mut probe = [0u8; PROBE];
+        loop {
+            match ready!(Pin::new(&mut *reader).poll_read(cx, &mut probe)) {
+                Ok(0) => return Poll::Ready(Ok(0)),
+                Ok(n) => {
+                    let n = n.min(PROBE);
+                    self.reserve(hold);
+                    self.bytes[..n].copy_from_slice(&probe[..n]);
+                    self.start = 0;
+                    self.end = n;
                     return Poll::Ready(Ok(n));
                 }
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
