@@ -18,7 +18,7 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 
 use parking_lot::Mutex;
@@ -32,20 +32,26 @@ use crate::wake::{drop_quietly, wake_quietly};
 /// Set by whoever wakes the task first; cleared by the loop just before it
 /// polls the task. A wake that finds it set does nothing: that is what makes
 /// a burst of wakes cost one queue entry.
-const SCHEDULED: u8 = 1 << 0;
+const SCHEDULED: usize = 1 << 0;
 /// The future is gone: it returned `Ready`, panicked, or was cancelled. The
 /// output (if anyone wants it) is in `stage`. Never cleared.
-const COMPLETE: u8 = 1 << 1;
+const COMPLETE: usize = 1 << 1;
 /// `abort()` was called. The loop drops the future the next time it picks
 /// the task up, unless the task completes first.
-const CANCELLED: u8 = 1 << 2;
+const CANCELLED: usize = 1 << 2;
 /// The `JoinHandle` was dropped: nobody will read the output, so whoever
 /// sets the second of `COMPLETE` / `DETACHED` drops it.
-const DETACHED: u8 = 1 << 3;
+const DETACHED: usize = 1 << 3;
+
+/// The state word holds the bits above in its low `KEY_SHIFT` bits and the
+/// task's slot in the loop's task list above them: one word instead of two
+/// keeps a spawned task 8 bytes smaller.
+const KEY_SHIFT: u32 = 4;
+const BITS_MASK: usize = (1 << KEY_SHIFT) - 1;
 
 /// `key` of a task that was spawned from another thread and has not been
-/// entered into the loop's task list yet.
-pub(crate) const UNREGISTERED: usize = usize::MAX;
+/// entered into the loop's task list yet (every key bit set).
+pub(crate) const UNREGISTERED: usize = usize::MAX >> KEY_SHIFT;
 
 /// What the loop sees of a task, whatever its future's type.
 pub(crate) trait Runnable: Send + Sync {
@@ -78,8 +84,8 @@ enum Stage<F: Future> {
 /// A task: state bits, the runtime it belongs to, its future or output, and
 /// the waker of whoever awaits its `JoinHandle`.
 pub(crate) struct TaskCell<F: Future> {
-    state: AtomicU8,
-    key: AtomicUsize,
+    /// State bits, and the task-list key above them.
+    state: AtomicUsize,
     shared: Arc<Shared>,
     stage: Mutex<Stage<F>>,
     join_waker: Mutex<Option<Waker>>,
@@ -94,8 +100,7 @@ where
     /// it in a run queue.
     pub(crate) fn new(future: F, shared: Arc<Shared>) -> Arc<Self> {
         Arc::new(TaskCell {
-            state: AtomicU8::new(SCHEDULED),
-            key: AtomicUsize::new(UNREGISTERED),
+            state: AtomicUsize::new(SCHEDULED | (UNREGISTERED << KEY_SHIFT)),
             shared,
             stage: Mutex::new(Stage::Running(future)),
             join_waker: Mutex::new(None),
@@ -234,11 +239,17 @@ where
     }
 
     fn key(&self) -> usize {
-        self.key.load(Ordering::Relaxed)
+        self.state.load(Ordering::Relaxed) >> KEY_SHIFT
     }
 
     fn set_key(&self, key: usize) {
-        self.key.store(key, Ordering::Relaxed);
+        // The key bits are all set until now (UNREGISTERED); and-ing leaves
+        // `key` there and the state bits, which wakers may be changing
+        // concurrently, as they are. Set once, on the loop thread.
+        debug_assert_eq!(self.key(), UNREGISTERED);
+        debug_assert!(key < UNREGISTERED);
+        self.state
+            .fetch_and(BITS_MASK | (key << KEY_SHIFT), Ordering::Relaxed);
     }
 }
 

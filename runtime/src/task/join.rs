@@ -131,7 +131,9 @@ impl<T> fmt::Debug for JoinHandle<T> {
 /// });
 /// ```
 pub struct JoinError {
-    repr: Repr,
+    // Boxed: a task's output slot holds `Result<T, JoinError>`, and a thin
+    // error keeps every task smaller; errors are rare, their box is cheap.
+    repr: Box<Repr>,
 }
 
 enum Repr {
@@ -147,19 +149,19 @@ enum Repr {
 impl JoinError {
     pub(crate) fn cancelled() -> Self {
         JoinError {
-            repr: Repr::Cancelled,
+            repr: Box::new(Repr::Cancelled),
         }
     }
 
     pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> Self {
         JoinError {
-            repr: Repr::Panic(Mutex::new(payload)),
+            repr: Box::new(Repr::Panic(Mutex::new(payload))),
         }
     }
 
     pub(crate) fn no_thread(err: std::io::Error) -> Self {
         JoinError {
-            repr: Repr::NoThread(err),
+            repr: Box::new(Repr::NoThread(err)),
         }
     }
 
@@ -176,7 +178,7 @@ impl JoinError {
     /// });
     /// ```
     pub fn is_cancelled(&self) -> bool {
-        matches!(self.repr, Repr::Cancelled)
+        matches!(*self.repr, Repr::Cancelled)
     }
 
     /// Returns `true` if the task panicked.
@@ -190,7 +192,7 @@ impl JoinError {
     /// });
     /// ```
     pub fn is_panic(&self) -> bool {
-        matches!(self.repr, Repr::Panic(_))
+        matches!(*self.repr, Repr::Panic(_))
     }
 
     /// Returns the payload the task panicked with, for
@@ -232,7 +234,7 @@ impl JoinError {
     /// });
     /// ```
     pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
-        match self.repr {
+        match *self.repr {
             Repr::Panic(payload) => Ok(payload.into_inner()),
             Repr::Cancelled | Repr::NoThread(_) => Err(self),
         }
@@ -241,7 +243,7 @@ impl JoinError {
 
 impl fmt::Display for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.repr {
+        match &*self.repr {
             Repr::Cancelled => f.write_str("task was cancelled"),
             Repr::Panic(payload) => match panic_message(&**payload.lock()) {
                 Some(message) => write!(f, "task panicked: {message}"),
@@ -254,7 +256,7 @@ impl fmt::Display for JoinError {
 
 impl fmt::Debug for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.repr {
+        match &*self.repr {
             Repr::Cancelled => f.write_str("JoinError::Cancelled"),
             Repr::NoThread(err) => write!(f, "JoinError::NoThread({err:?})"),
             Repr::Panic(payload) => match panic_message(&**payload.lock()) {
@@ -267,7 +269,7 @@ impl fmt::Debug for JoinError {
 
 impl std::error::Error for JoinError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.repr {
+        match &*self.repr {
             Repr::NoThread(err) => Some(err),
             _ => None,
         }
