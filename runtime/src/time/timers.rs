@@ -12,46 +12,56 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{self, AtomicU64};
+use std::num::NonZeroU32;
+use std::sync::atomic::{self, AtomicU32};
 use std::task::Waker;
-use std::time::Instant;
-
-use slab::Slab;
+use std::time::{Duration, Instant};
 
 /// Heaps smaller than this are never compacted: not worth the pass.
 const COMPACT_MIN: usize = 1024;
 
-/// Identifies one armed timer: its slot, and an id no other timer in any
-/// runtime shares (so a key outliving its timer, or moved to another
-/// runtime, matches nothing).
+/// Identifies one armed timer: its slot, and a stamp no other timer armed
+/// recently, in any runtime, shares, so a key that outlived its timer (or
+/// was carried to another runtime) matches nothing. Stamps come from one
+/// global counter and wrap after four billion timers; 0 is never used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TimerKey {
-    key: usize,
-    id: u64,
+    key: u32,
+    // Non-zero, so an `Option<TimerKey>` (what a `Sleep` holds) is 8 bytes.
+    stamp: NonZeroU32,
 }
 
-fn next_id() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, atomic::Ordering::Relaxed)
+fn next_stamp() -> NonZeroU32 {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    loop {
+        if let Some(stamp) = NonZeroU32::new(NEXT.fetch_add(1, atomic::Ordering::Relaxed)) {
+            return stamp;
+        }
+    }
 }
 
+/// A slot: the waker of an armed timer, or a link in the free list.
 struct Slot {
-    id: u64,
-    waker: Waker,
+    /// The armed timer's stamp; 0 while the slot is free.
+    stamp: u32,
+    /// The next free slot, while this one is free.
+    next_free: u32,
+    waker: Option<Waker>,
 }
 
-/// A heap entry, ordered so the `BinaryHeap` (a max-heap) yields the
-/// earliest deadline first, and timers with equal deadlines in the order
-/// they were armed.
+/// A heap entry, 16 bytes: the deadline in nanoseconds since the heap's
+/// origin, and the slot and stamp of its timer. Ordered so the
+/// `BinaryHeap` (a max-heap) yields the earliest deadline first, and timers
+/// with equal deadlines in the order they were armed.
 struct Entry {
-    deadline: Instant,
-    id: u64,
-    key: usize,
+    at: u64,
+    key: u32,
+    stamp: u32,
 }
 
 impl Ord for Entry {
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.deadline, other.id).cmp(&(self.deadline, self.id))
+        (other.at, other.stamp).cmp(&(self.at, self.stamp))
     }
 }
 
@@ -63,71 +73,130 @@ impl PartialOrd for Entry {
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        self.id == other.id
+        (self.at, self.stamp) == (other.at, other.stamp)
     }
 }
 
 impl Eq for Entry {}
 
 /// Every armed timer of one runtime. Owned by the loop thread.
-#[derive(Default)]
+///
+/// Sizes are what a server with many timers pays per timer: 16 bytes in
+/// the heap and 24 in the slot table (their sum was 64 with `Instant`s and
+/// 64-bit ids, and a million armed timers showed it).
 pub(crate) struct Timers {
+    /// Deadlines are kept as nanoseconds since this instant.
+    origin: Instant,
     heap: BinaryHeap<Entry>,
-    slots: Slab<Slot>,
+    slots: Vec<Slot>,
+    /// Head of the free-slot list; `u32::MAX` when empty.
+    free: u32,
+    armed: usize,
+}
+
+impl Default for Timers {
+    fn default() -> Self {
+        Timers {
+            origin: Instant::now(),
+            heap: BinaryHeap::new(),
+            slots: Vec::new(),
+            free: u32::MAX,
+            armed: 0,
+        }
+    }
 }
 
 impl Timers {
+    /// `instant` as nanoseconds since the origin: 0 before it, saturating
+    /// after 584 years.
+    fn ticks(&self, instant: Instant) -> u64 {
+        let nanos = instant.saturating_duration_since(self.origin).as_nanos();
+        u64::try_from(nanos).unwrap_or(u64::MAX)
+    }
+
+    /// The deadline of a heap entry, back as an `Instant`.
+    fn instant(&self, at: u64) -> Instant {
+        self.origin + Duration::from_nanos(at)
+    }
+
+    fn slot(&self, timer: TimerKey) -> Option<&Slot> {
+        self.slots
+            .get(timer.key as usize)
+            .filter(|slot| slot.stamp == timer.stamp.get())
+    }
+
     /// Arms a timer that wakes `waker` once `deadline` has passed.
     pub(crate) fn insert(&mut self, deadline: Instant, waker: Waker) -> TimerKey {
-        let id = next_id();
-        let key = self.slots.insert(Slot { id, waker });
-        self.heap.push(Entry { deadline, id, key });
-        TimerKey { key, id }
+        let stamp = next_stamp();
+        let slot = Slot {
+            stamp: stamp.get(),
+            next_free: u32::MAX,
+            waker: Some(waker),
+        };
+        let key = if self.free != u32::MAX {
+            let key = self.free;
+            self.free = self.slots[key as usize].next_free;
+            self.slots[key as usize] = slot;
+            key
+        } else {
+            let key = u32::try_from(self.slots.len()).expect("fewer than 4 billion timers");
+            self.slots.push(slot);
+            key
+        };
+        self.armed += 1;
+        let at = self.ticks(deadline);
+        self.heap.push(Entry {
+            at,
+            key,
+            stamp: stamp.get(),
+        });
+        TimerKey { key, stamp }
     }
 
     /// Points an armed timer at a new waker. Returns the old waker, for the
     /// caller to drop once it no longer borrows the timers, or `Err` if the
     /// timer already fired or was removed.
     pub(crate) fn update(&mut self, timer: TimerKey, waker: &Waker) -> Result<Option<Waker>, ()> {
-        match self.slots.get_mut(timer.key) {
-            Some(slot) if slot.id == timer.id => {
-                if slot.waker.will_wake(waker) {
-                    Ok(None)
-                } else {
-                    Ok(Some(std::mem::replace(&mut slot.waker, waker.clone())))
-                }
-            }
-            _ => Err(()),
+        self.slot(timer).ok_or(())?;
+        let slot = &mut self.slots[timer.key as usize];
+        match &slot.waker {
+            Some(old) if old.will_wake(waker) => Ok(None),
+            _ => Ok(slot.waker.replace(waker.clone())),
         }
+    }
+
+    /// Frees the slot of an armed timer and returns its waker.
+    fn release(&mut self, key: u32) -> Option<Waker> {
+        let slot = &mut self.slots[key as usize];
+        slot.stamp = 0;
+        slot.next_free = self.free;
+        self.free = key;
+        self.armed -= 1;
+        slot.waker.take()
     }
 
     /// Disarms a timer. Returns its waker (to be dropped by the caller after
     /// the borrow ends) if it was still armed.
     pub(crate) fn remove(&mut self, timer: TimerKey) -> Option<Waker> {
-        match self.slots.get(timer.key) {
-            Some(slot) if slot.id == timer.id => {}
-            _ => return None,
-        }
-        let slot = self.slots.remove(timer.key);
-        if self.heap.len() > COMPACT_MIN && self.heap.len() > 2 * self.slots.len() {
+        self.slot(timer)?;
+        let waker = self.release(timer.key);
+        if self.heap.len() > COMPACT_MIN && self.heap.len() > 2 * self.armed {
             let slots = &self.slots;
-            self.heap
-                .retain(|e| slots.get(e.key).is_some_and(|s| s.id == e.id));
+            self.heap.retain(|e| slots[e.key as usize].stamp == e.stamp);
         }
-        Some(slot.waker)
+        waker
     }
 
     /// Moves the wakers of every timer due at `now` into `out`.
     pub(crate) fn fire(&mut self, now: Instant, out: &mut Vec<Waker>) {
+        let now = self.ticks(now);
         while let Some(top) = self.heap.peek() {
-            if top.deadline > now {
+            if top.at > now {
                 break;
             }
             let entry = self.heap.pop().expect("peeked");
-            if let Some(slot) = self.slots.get(entry.key)
-                && slot.id == entry.id
-            {
-                out.push(self.slots.remove(entry.key).waker);
+            if self.slots[entry.key as usize].stamp == entry.stamp {
+                out.extend(self.release(entry.key));
             }
         }
     }
@@ -136,24 +205,22 @@ impl Timers {
     /// sit on top so they cannot cut a poll short.
     pub(crate) fn next_deadline(&mut self) -> Option<Instant> {
         while let Some(top) = self.heap.peek() {
-            match self.slots.get(top.key) {
-                Some(slot) if slot.id == top.id => return Some(top.deadline),
-                _ => {
-                    self.heap.pop();
-                }
+            if self.slots[top.key as usize].stamp == top.stamp {
+                return Some(self.instant(top.at));
             }
+            self.heap.pop();
         }
         None
     }
 
     /// Whether no timer is armed.
     pub(crate) fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.armed == 0
     }
 
     /// Number of armed timers.
     pub(crate) fn len(&self) -> usize {
-        self.slots.len()
+        self.armed
     }
 
     /// Number of heap entries, live and dead.
@@ -164,7 +231,9 @@ impl Timers {
     /// Disarms everything, handing back the wakers.
     pub(crate) fn clear(&mut self) -> Vec<Waker> {
         self.heap.clear();
-        self.slots.drain().map(|slot| slot.waker).collect()
+        self.free = u32::MAX;
+        self.armed = 0;
+        self.slots.drain(..).filter_map(|slot| slot.waker).collect()
     }
 }
 
