@@ -91,14 +91,14 @@ pub async fn serve(
 
 /// Serves one connection: greet, then echo each line until the client
 /// leaves, goes silent, sends a line that is too long, or the server stops.
-pub async fn handle(stream: TcpStream, config: Config, stop: Listener) -> End {
-    match converse(&stream, config, &stop).await {
+pub async fn handle(stream: TcpStream, config: Config, mut stop: Listener) -> End {
+    match converse(&stream, config, &mut stop).await {
         Ok(end) => end,
         Err(err) => End::Failed(err),
     }
 }
 
-async fn converse(stream: &TcpStream, config: Config, stop: &Listener) -> io::Result<End> {
+async fn converse(stream: &TcpStream, config: Config, stop: &mut Listener) -> io::Result<End> {
     let mut reader = StreamReader::new(stream);
     reader.set_max_line_length(config.max_line);
     let mut writer = StreamWriter::new(stream);

@@ -52,6 +52,7 @@ impl Stop {
         Listener {
             stop: self.clone(),
             key,
+            registered: None,
         }
     }
 }
@@ -60,15 +61,26 @@ impl Stop {
 pub struct Listener {
     stop: Stop,
     key: usize,
+    /// The waker last left in the list: a connection waits once per line,
+    /// always from the same task, so the lock is taken only the first time.
+    registered: Option<Waker>,
 }
 
 impl Listener {
     /// Waits until the notice is set. Cancel-safe.
-    pub async fn wait(&self) {
+    pub async fn wait(&mut self) {
         poll_fn(|cx| {
             if self.stop.is_stopped() {
                 return Poll::Ready(());
             }
+            if self
+                .registered
+                .as_ref()
+                .is_some_and(|w| w.will_wake(cx.waker()))
+            {
+                return Poll::Pending;
+            }
+            self.registered = Some(cx.waker().clone());
             self.stop.inner.waiters.lock().unwrap()[self.key] = Some(cx.waker().clone());
             // Set between the check and the registration: seen here.
             if self.stop.is_stopped() {
