@@ -167,7 +167,7 @@ impl Core {
                 let timeout = if busy {
                     Some(Duration::ZERO)
                 } else {
-                    let next = self.timers.borrow_mut().next_deadline();
+                    let next = self.timers.borrow().next_deadline();
                     next.zip(now)
                         .map(|(deadline, now)| poll_timeout(deadline, now))
                 };
