@@ -83,6 +83,8 @@ pub(crate) fn enter(home: &Mutex<Option<Box<Core>>>) -> Entered<'_> {
 
 impl Drop for Entered<'_> {
     fn drop(&mut self) {
+        // Registrations polled on this thread from now on are not a task's.
+        crate::task::budget::lift();
         let core = CURRENT.with(|slot| slot.borrow_mut().take());
         *self.home.lock() = core;
     }

@@ -61,8 +61,6 @@ pub(crate) struct Core {
     event_interval: usize,
     /// Woken when the last task finishes (`Runtime::shutdown_timeout`).
     all_done: RefCell<Option<Waker>>,
-    /// What is left of the running job's cooperative budget.
-    budget: Cell<u32>,
     /// The loop's clock: when it last read the time to fire timers.
     now: Cell<Instant>,
     /// Jobs run since the OS was last polled.
@@ -90,7 +88,6 @@ impl Core {
             wakers: Cell::new(Vec::new()),
             event_interval,
             all_done: RefCell::new(None),
-            budget: Cell::new(budget::PER_POLL),
             now: Cell::new(Instant::now()),
             since_poll: Cell::new(0),
             yielded: Cell::new(false),
@@ -128,7 +125,7 @@ impl Core {
             self.since_poll.set(self.since_poll.get() + ready);
             for _ in 0..ready {
                 let job = self.run_queue.borrow_mut().pop_front();
-                self.budget.set(budget::PER_POLL);
+                budget::reset();
                 match job {
                     Some(Job::Main) => {
                         if let Poll::Ready(output) = poll_main() {
@@ -190,17 +187,6 @@ impl Core {
             self.ticks.set(self.ticks.get() + 1);
             self.publish_counters();
         }
-    }
-
-    /// Spends one unit of the running job's budget; `false` if none is left,
-    /// and then the job must go behind the next poll of the OS.
-    pub(crate) fn spend_budget(&self) -> bool {
-        let left = self.budget.get();
-        self.budget.set(left.saturating_sub(1));
-        if left == 0 {
-            self.yielded.set(true);
-        }
-        left > 0
     }
 
     /// The loop's clock; see [`Sleep`](crate::time::Sleep).

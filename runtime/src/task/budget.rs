@@ -13,6 +13,7 @@
 //! useful batches between yields, small enough that one task cannot hold
 //! the loop for long.
 
+use std::cell::Cell;
 use std::task::{Context, Poll};
 
 use crate::context;
@@ -20,14 +21,43 @@ use crate::context;
 /// Operations a task may complete per poll.
 pub(crate) const PER_POLL: u32 = 128;
 
+/// No limit: outside a runtime's tasks (a registration polled by another
+/// executor, or on a thread whose loop has returned).
+const UNLIMITED: u32 = u32::MAX;
+
+thread_local! {
+    // A thread-local of its own rather than a field of the loop's core: it
+    // is touched on every readiness check, and a `Cell` here costs a load
+    // and a store, where reaching the core costs a `RefCell` borrow too.
+    static LEFT: Cell<u32> = const { Cell::new(UNLIMITED) };
+}
+
+/// Gives the job about to run on this thread a fresh budget.
+pub(crate) fn reset() {
+    LEFT.set(PER_POLL);
+}
+
+/// Lifts the limit: the loop on this thread has stopped running jobs.
+pub(crate) fn lift() {
+    LEFT.set(UNLIMITED);
+}
+
 /// Spends one unit of the current task's budget, or, if it is used up,
-/// wakes the task and returns `Pending`. Off the loop thread (a
-/// registration polled by another executor) there is no budget to spend.
+/// wakes the task, sends it behind the next poll of the OS, and returns
+/// `Pending`.
 pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<()> {
-    if context::with_core(|core| core.is_none_or(|core| core.spend_budget())) {
-        Poll::Ready(())
-    } else {
+    let left = LEFT.get();
+    if left == 0 {
+        context::with_core(|core| {
+            if let Some(core) = core {
+                core.note_yield();
+            }
+        });
         cx.waker().wake_by_ref();
-        Poll::Pending
+        return Poll::Pending;
     }
+    if left != UNLIMITED {
+        LEFT.set(left - 1);
+    }
+    Poll::Ready(())
 }
