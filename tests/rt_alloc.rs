@@ -135,3 +135,64 @@ fn waking_does_not_allocate() {
         b.await.unwrap();
     });
 }
+
+/// The line echo handler's loop, as examples/line_echo runs it (a read
+/// with an idle timeout, a reply built in a reused buffer, write + drain):
+/// once the connection is warm, an echoed message allocates nothing on the
+/// loop thread.
+#[test]
+fn an_echoed_message_allocates_nothing_once_warm() -> std::io::Result<()> {
+    use std::io::{BufRead, BufReader, Write};
+    use std::time::Duration;
+
+    // Warm means every buffer at its steady size; the slowest to get there
+    // is the timer heap, whose cancelled entries are swept once it passes
+    // 1,024, so warm-up takes a little more than that many messages.
+    const WARM: usize = 3000;
+    const COUNTED: usize = 2000;
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let client = std::thread::spawn(move || -> std::io::Result<()> {
+        let stream = std::net::TcpStream::connect(addr_rx.recv().unwrap())?;
+        stream.set_read_timeout(Some(Duration::from_secs(20)))?;
+        stream.set_nodelay(true)?;
+        let mut reader = BufReader::new(stream.try_clone()?);
+        let mut writer = stream;
+        let mut line = String::new();
+        for i in 0..WARM + COUNTED {
+            // One write per message: several small ones would meet Nagle's
+            // algorithm and the peer's delayed ACK (40 ms a round trip).
+            writer.write_all(format!("message {i}\n").as_bytes())?;
+            line.clear();
+            reader.read_line(&mut line)?;
+            assert_eq!(line, format!("[echo] message {i}\n"));
+        }
+        Ok(())
+    });
+    let spent = ioloop::block_on(async move {
+        let listener = ioloop::net::TcpListener::bind("127.0.0.1:0").await?;
+        addr_tx.send(listener.local_addr()?).unwrap();
+        let (stream, _) = listener.accept().await?;
+        let mut reader = ioloop::io::StreamReader::new(&stream);
+        let mut writer = ioloop::io::StreamWriter::new(&stream);
+        let mut reply = Vec::new();
+        let mut before = 0;
+        for i in 0..WARM + COUNTED {
+            if i == WARM {
+                before = allocations();
+            }
+            let line = ioloop::time::timeout(Duration::from_secs(30), reader.read_line())
+                .await??
+                .expect("a line");
+            reply.clear();
+            reply.extend_from_slice(b"[echo] ");
+            reply.extend_from_slice(line);
+            reply.push(b'\n');
+            writer.write(&reply);
+            writer.drain().await?;
+        }
+        Ok::<_, std::io::Error>(allocations() - before)
+    })?;
+    client.join().unwrap()?;
+    assert_eq!(spent, 0, "allocations for {COUNTED} echoed messages");
+    Ok(())
+}
