@@ -40,6 +40,11 @@ pub mod io {
     pub use ioloop_runtime::io::{ReadyEvent, Registration};
 }
 
+/// The lesson's callback-style `Reactor`, served on ioloop.
+pub mod callbacks {
+    pub use ioloop_net::callbacks::*;
+}
+
 /// Networking: TCP and UDP sockets on the reactor.
 pub mod net {
     pub use ioloop_net::ToSocketAddr;

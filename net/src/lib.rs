@@ -7,6 +7,8 @@
 //!
 //! - [`tcp`]: [`TcpListener`], [`TcpStream`] and its halves.
 //! - [`udp`]: [`UdpSocket`], datagrams.
+//! - [`callbacks`]: the lesson's callback `Reactor` (`on_connect`,
+//!   `on_data`, `on_disconnect`, `queue_send`), served on ioloop.
 //! - [`io`]: [`StreamReader`](io::StreamReader) and
 //!   [`StreamWriter`](io::StreamWriter), asyncio's streams: the lesson's
 //!   `inbuf` and `outbuf`.
@@ -17,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 mod addr;
+pub mod callbacks;
 pub mod io;
 pub mod tcp;
 pub mod udp;
