@@ -164,7 +164,15 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     /// .unwrap();
     /// ```
     pub async fn drain(&mut self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_drain(cx)).await
+        // Decided once per call, not per poll: a drain that starts above the
+        // high-water mark goes all the way down to the low one, even if a
+        // poll on the way finds the queue back between the two.
+        if self.buf.len() > self.high {
+            let low = self.low;
+            poll_fn(|cx| self.poll_send_down_to(cx, low)).await
+        } else {
+            poll_fn(|cx| self.poll_drain(cx)).await
+        }
     }
 
     /// Sends everything queued, then flushes the inner writer.
