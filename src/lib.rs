@@ -24,10 +24,16 @@
 //! ```
 //!
 //! Everything here is re-exported from `ioloop-runtime` (executor, reactor,
-//! timers) and `ioloop-net` (sockets); see their crate docs for how the
-//! loop works inside.
+//! timers, blocking pool, signals) and `ioloop-net` (sockets, streams, the
+//! callback layer); see their crate docs for how the loop works inside.
+//!
+//! New here from asyncio, Tornado, Twisted or the `selectors` lessons?
+//! Start with the [`guide`]: every concept you know, mapped to the item
+//! that plays its part, and one echoed line followed through the code.
 
 #![forbid(unsafe_code)]
+
+pub mod guide;
 
 pub use ioloop_runtime::{
     Builder, Handle, JoinError, JoinHandle, Metrics, Runtime, ShutdownReport, YieldNow, block_on,
