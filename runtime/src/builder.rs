@@ -53,6 +53,13 @@ pub struct Builder {
 
 impl Builder {
     /// A builder with the default settings.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Builder::new().build().unwrap();
+    /// assert_eq!(rt.block_on(async { 1 }), 1);
+    /// ```
     pub fn new() -> Self {
         Builder {
             event_interval: DEFAULT_EVENT_INTERVAL,
@@ -70,6 +77,21 @@ impl Builder {
     /// # Panics
     ///
     /// If `n` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::builder().event_interval(16).build().unwrap();
+    /// let n = rt.block_on(async {
+    ///     let tasks: Vec<_> = (0..100).map(|i| ioloop::spawn(async move { i })).collect();
+    ///     let mut sum = 0;
+    ///     for t in tasks {
+    ///         sum += t.await.unwrap();
+    ///     }
+    ///     sum
+    /// });
+    /// assert_eq!(n, 4950);
+    /// ```
     pub fn event_interval(&mut self, n: usize) -> &mut Self {
         assert!(n > 0, "ioloop: event_interval must be at least 1");
         self.event_interval = n;
@@ -82,6 +104,13 @@ impl Builder {
     /// # Panics
     ///
     /// If `n` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::builder().events_capacity(64).build().unwrap();
+    /// assert_eq!(rt.block_on(async { "ok" }), "ok");
+    /// ```
     pub fn events_capacity(&mut self, n: usize) -> &mut Self {
         assert!(n > 0, "ioloop: events_capacity must be at least 1");
         self.events_capacity = n;
@@ -94,6 +123,22 @@ impl Builder {
     /// # Panics
     ///
     /// If `n` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::builder().max_blocking_threads(2).build().unwrap();
+    /// let squares = rt.block_on(async {
+    ///     let jobs: Vec<_> = (0..8u64).map(|i| ioloop::spawn_blocking(move || i * i)).collect();
+    ///     let mut out = Vec::new();
+    ///     for job in jobs {
+    ///         out.push(job.await.unwrap());
+    ///     }
+    ///     out
+    /// });
+    /// assert_eq!(squares[7], 49);
+    /// assert!(rt.handle().metrics().blocking_threads <= 2);
+    /// ```
     pub fn max_blocking_threads(&mut self, n: usize) -> &mut Self {
         assert!(n > 0, "ioloop: max_blocking_threads must be at least 1");
         self.max_blocking_threads = n;
@@ -101,6 +146,18 @@ impl Builder {
     }
 
     /// How long an idle blocking-pool thread lives (default 10 s).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = ioloop::Runtime::builder()
+    ///     .thread_keep_alive(Duration::from_millis(100))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(rt.block_on(rt.handle().spawn_blocking(|| 3)).unwrap(), 3);
+    /// ```
     pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut Self {
         self.keep_alive = keep_alive;
         self
@@ -108,6 +165,17 @@ impl Builder {
 
     /// The stack size of blocking-pool threads (default: the standard
     /// library's, 2 MiB unless `RUST_MIN_STACK` says otherwise).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::builder()
+    ///     .thread_stack_size(256 * 1024)
+    ///     .build()
+    ///     .unwrap();
+    /// let job = rt.handle().spawn_blocking(|| "small stack");
+    /// assert_eq!(rt.block_on(job).unwrap(), "small stack");
+    /// ```
     pub fn thread_stack_size(&mut self, bytes: usize) -> &mut Self {
         self.stack_size = Some(bytes);
         self
@@ -119,6 +187,14 @@ impl Builder {
     ///
     /// Fails if the OS refuses the epoll instance or the eventfd the
     /// runtime wakes itself through (typically `EMFILE`: no fds left).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::builder().build()?;
+    /// assert_eq!(rt.block_on(async { 2 + 2 }), 4);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
     pub fn build(&self) -> io::Result<Runtime> {
         Runtime::from_builder(self)
     }

@@ -105,6 +105,17 @@ impl Handle {
     }
 
     /// A snapshot of the runtime's counters.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::new().unwrap();
+    /// let before = rt.handle().metrics();
+    /// rt.block_on(async { ioloop::spawn(async {}).await.unwrap() });
+    /// let after = rt.handle().metrics();
+    /// assert!(after.jobs_run > before.jobs_run);
+    /// assert_eq!(after.live_tasks, 0);
+    /// ```
     pub fn metrics(&self) -> Metrics {
         let c = &self.shared.counters;
         let pool = self.shared.pool.stats();

@@ -23,6 +23,15 @@ pub fn yield_now() -> YieldNow {
 }
 
 /// The future returned by [`yield_now`].
+///
+/// # Examples
+///
+/// ```
+/// ioloop::block_on(async {
+///     let yielding: ioloop::YieldNow = ioloop::yield_now();
+///     yielding.await;
+/// });
+/// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct YieldNow {

@@ -13,6 +13,18 @@ use super::sleep::{Sleep, saturating_add, sleep_until};
 ///
 /// "Missed" means: by the time a tick is delivered, the following tick's
 /// scheduled instant has already passed.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ioloop::time::{interval, MissedTickBehavior};
+///
+/// let mut every = interval(Duration::from_secs(1));
+/// assert_eq!(every.missed_tick_behavior(), MissedTickBehavior::Skip);
+/// every.set_missed_tick_behavior(MissedTickBehavior::Delay);
+/// assert_eq!(every.missed_tick_behavior(), MissedTickBehavior::Delay);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MissedTickBehavior {
     /// Deliver the missed ticks back to back until caught up with the
@@ -89,6 +101,19 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
 /// A stream of ticks, one per period. See [`interval`].
 ///
 /// Also a [`futures_core::Stream`] of the ticks' scheduled instants.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// ioloop::block_on(async {
+///     let mut every = ioloop::time::interval(Duration::from_millis(5));
+///     let first = every.tick().await;
+///     let second = every.tick().await;
+///     assert_eq!(second - first, Duration::from_millis(5));
+/// });
+/// ```
 #[derive(Debug)]
 pub struct Interval {
     sleep: Sleep,
@@ -102,11 +127,38 @@ impl Interval {
     /// # Cancellation
     ///
     /// Cancel-safe: a tick is consumed only when this returns.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let mut every = ioloop::time::interval(Duration::from_millis(2));
+    ///     let a = every.tick().await;
+    ///     let b = every.tick().await;
+    ///     assert!(b > a);
+    /// });
+    /// ```
     pub async fn tick(&mut self) -> Instant {
         poll_fn(|cx| self.poll_tick(cx)).await
     }
 
     /// Polls for the next tick; on `Ready`, schedules the one after.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use std::time::Duration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let mut every = ioloop::time::interval(Duration::from_millis(2));
+    ///     let first = poll_fn(|cx| every.poll_tick(cx)).await;
+    ///     let next = poll_fn(|cx| every.poll_tick(cx)).await;
+    ///     assert_eq!(next - first, Duration::from_millis(2));
+    /// });
+    /// ```
     pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
         ready!(Pin::new(&mut self.sleep).poll(cx));
         let scheduled = self.sleep.deadline();
@@ -132,17 +184,51 @@ impl Interval {
     }
 
     /// Restarts the schedule: the next tick comes one period from now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// ioloop::block_on(async {
+    ///     let mut every = ioloop::time::interval(Duration::from_millis(5));
+    ///     every.tick().await;
+    ///     let before = Instant::now();
+    ///     every.reset();
+    ///     let next = every.tick().await;
+    ///     assert!(next >= before + Duration::from_millis(5));
+    /// });
+    /// ```
     pub fn reset(&mut self) {
         self.sleep
             .reset(saturating_add(Instant::now(), self.period));
     }
 
     /// The period between ticks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let every = ioloop::time::interval(Duration::from_millis(250));
+    /// assert_eq!(every.period(), Duration::from_millis(250));
+    /// ```
     pub fn period(&self) -> Duration {
         self.period
     }
 
     /// The current missed-tick policy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ioloop::time::MissedTickBehavior;
+    ///
+    /// let every = ioloop::time::interval(Duration::from_secs(1));
+    /// assert_eq!(every.missed_tick_behavior(), MissedTickBehavior::Skip);
+    /// ```
     pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
         self.missed
     }

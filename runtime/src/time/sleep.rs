@@ -84,6 +84,17 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 ///
 /// `Sleep` is `Unpin`: it can be polled in place and
 /// [`reset`](Sleep::reset) without pinning.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// ioloop::block_on(async {
+///     let sleep: ioloop::time::Sleep = ioloop::time::sleep(Duration::from_millis(1));
+///     sleep.await;
+/// });
+/// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Sleep {
@@ -93,11 +104,29 @@ pub struct Sleep {
 
 impl Sleep {
     /// The instant this future completes at.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let at = Instant::now() + Duration::from_secs(5);
+    /// assert_eq!(ioloop::time::sleep_until(at).deadline(), at);
+    /// ```
     pub fn deadline(&self) -> Instant {
         self.deadline
     }
 
     /// Returns `true` if the deadline has passed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// assert!(ioloop::time::sleep_until(Instant::now()).is_elapsed());
+    /// assert!(!ioloop::time::sleep(Duration::from_secs(60)).is_elapsed());
+    /// ```
     pub fn is_elapsed(&self) -> bool {
         Instant::now() >= self.deadline
     }
