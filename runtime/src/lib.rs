@@ -41,6 +41,7 @@
 //! | `blocking` | [`spawn_blocking`] and the thread pool behind it |
 //! | [`signal`] | [`signal::ctrl_c`] and other Unix signals, through the reactor |
 //! | `metrics` | [`Metrics`]: what the loop did, for tests and benchmarks |
+//! | `sync` | the atomics and locks, swapped for loom's under `--cfg loom` |
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -55,6 +56,7 @@ mod reactor;
 mod runtime;
 mod shared;
 pub mod signal;
+mod sync;
 pub mod task;
 pub mod time;
 mod wake;

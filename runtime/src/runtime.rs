@@ -5,7 +5,6 @@ use std::future::{Future, poll_fn};
 use std::io;
 use std::pin::pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Wake, Waker};
 use std::time::{Duration, Instant};
 
@@ -20,6 +19,7 @@ use crate::reactor::Reactor;
 use crate::reactor::driver::Driver;
 use crate::reactor::token;
 use crate::shared::Shared;
+use crate::sync::{AtomicBool, Ordering, PollWaker};
 use crate::task::JoinHandle;
 
 /// An event loop: a run queue of tasks, a timer heap and an epoll instance,
@@ -78,7 +78,7 @@ impl Runtime {
 
     pub(crate) fn from_builder(builder: &Builder) -> io::Result<Runtime> {
         let poll = mio::Poll::new()?;
-        let waker = mio::Waker::new(poll.registry(), token::WAKER)?;
+        let waker = PollWaker::new(poll.registry(), token::WAKER)?;
         let reactor = Reactor::new(poll.registry().try_clone()?);
         let pool = Pool::new(pool::Config {
             max_threads: builder.max_blocking_threads,
@@ -215,11 +215,7 @@ impl Drop for Runtime {
         let Some(core) = self.core.get_mut().take() else {
             return;
         };
-        let pending = {
-            let mut inject = self.handle.shared().inject.lock();
-            inject.closed = true;
-            std::mem::take(&mut inject.queue)
-        };
+        let pending = self.handle.shared().close();
         // Queued blocking jobs are cancelled; running ones cannot be, and
         // finish on their threads, which then exit.
         self.handle.shared().pool.shutdown();

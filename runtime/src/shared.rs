@@ -26,15 +26,13 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
-
-use parking_lot::Mutex;
 
 use crate::blocking::pool::Pool;
 use crate::context;
 use crate::core::Job;
 use crate::metrics::Counters;
 use crate::reactor::Reactor;
+use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
 
 const AWAKE: u8 = 0;
 const PARKED: u8 = 1;
@@ -54,14 +52,14 @@ pub(crate) struct Inject {
 pub(crate) struct Shared {
     pub(crate) inject: Mutex<Inject>,
     park: AtomicU8,
-    waker: mio::Waker,
+    waker: PollWaker,
     pub(crate) reactor: Reactor,
     pub(crate) pool: Arc<Pool>,
     pub(crate) counters: Counters,
 }
 
 impl Shared {
-    pub(crate) fn new(waker: mio::Waker, reactor: Reactor, pool: Arc<Pool>) -> Self {
+    pub(crate) fn new(waker: PollWaker, reactor: Reactor, pool: Arc<Pool>) -> Self {
         Shared {
             inject: Mutex::new(Inject::default()),
             park: AtomicU8::new(AWAKE),
@@ -90,6 +88,15 @@ impl Shared {
         inject.queue.push_back(job);
         drop(inject);
         self.unpark();
+    }
+
+    /// Closes the injection queue, when the runtime shuts down: from now
+    /// on a task handed in is cancelled on the spot. Returns the jobs that
+    /// were handed in and not yet taken.
+    pub(crate) fn close(&self) -> VecDeque<Job> {
+        let mut inject = self.inject.lock();
+        inject.closed = true;
+        std::mem::take(&mut inject.queue)
     }
 
     /// Makes sure the loop looks at the injection queue soon, waking it from
@@ -133,3 +140,6 @@ impl Shared {
         self.park.swap(AWAKE, Ordering::AcqRel) == NOTIFIED
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_model;

@@ -15,11 +15,11 @@ use std::task::{Context, Poll, Waker};
 
 use mio::event::Source;
 use mio::{Interest, Registry, Token};
-use parking_lot::Mutex;
 use slab::Slab;
 
 use super::readiness::{self, CLOSED, READABLE, ReadyEvent, WRITABLE};
 use super::token;
+use crate::sync::Mutex;
 
 /// One registered source.
 struct Entry {
@@ -195,6 +195,21 @@ impl Reactor {
 
     /// Records a batch of events and collects the wakers they fire.
     pub(crate) fn dispatch(&self, events: &mio::Events, wakers: &mut Vec<Waker>) -> Dispatched {
+        let events = events
+            .iter()
+            .filter(|event| event.token() != token::WAKER)
+            .map(|event| (event.token(), readiness::from_event(event)));
+        self.record(events, wakers)
+    }
+
+    /// Records readiness bits for each token in `events`, all stamped with
+    /// one new tick, and collects the wakers they fire. Apart from
+    /// `dispatch` so the loom model can feed it events without an OS.
+    pub(super) fn record(
+        &self,
+        events: impl Iterator<Item = (Token, u8)>,
+        wakers: &mut Vec<Waker>,
+    ) -> Dispatched {
         let mut done = Dispatched {
             events: 0,
             stale: 0,
@@ -202,12 +217,9 @@ impl Reactor {
         let mut entries = self.entries.lock();
         entries.tick = entries.tick.wrapping_add(1);
         let tick = entries.tick;
-        for event in events {
-            if event.token() == token::WAKER {
-                continue;
-            }
+        for (token, bits) in events {
             done.events += 1;
-            let (key, generation) = token::unpack(event.token());
+            let (key, generation) = token::unpack(token);
             let entry = match entries.slab.get_mut(key) {
                 Some(entry) if entry.generation == generation => entry,
                 _ => {
@@ -216,7 +228,6 @@ impl Reactor {
                     continue;
                 }
             };
-            let bits = readiness::from_event(event);
             entry.readiness |= bits;
             entry.tick = tick;
             if bits & readiness::READ_MASK != 0 {

@@ -274,3 +274,6 @@ impl<S: Source + fmt::Debug> fmt::Debug for Registration<S> {
             .finish()
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_model;

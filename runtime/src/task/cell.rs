@@ -18,14 +18,12 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
-
-use parking_lot::Mutex;
 
 use super::join::{Join, JoinError};
 use crate::core::Job;
 use crate::shared::Shared;
+use crate::sync::{AtomicUsize, Mutex, Ordering};
 use crate::wake::{drop_quietly, wake_quietly};
 
 /// The task is in a run queue (local or injected), or about to be put there.
@@ -319,3 +317,6 @@ where
         }
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_model;

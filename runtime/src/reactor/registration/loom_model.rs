@@ -1,0 +1,132 @@
+//! loom models of a registration's waker slot: a task reading through the
+//! one I/O pattern (`poll_io`: wait for readiness, try the call, clear
+//! readiness on `WouldBlock`) while the loop dispatches new events for the
+//! same source.
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 \
+//!     cargo test -p ioloop-runtime --release --lib loom --target-dir target/loom
+//! ```
+//!
+//! The hazard is a clear that erases readiness from an event newer than the
+//! one the failed call was allowed by: the reader then parks its waker with
+//! nothing left to fire it, and hangs. The entry's tick stamp is what
+//! prevents it; these models check that whatever the interleaving around
+//! the entry table's lock, the reader either gets its bytes or has its
+//! waker woken.
+
+use std::io;
+use std::iter;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use loom::thread;
+
+use super::Registration;
+use crate::handle::Handle;
+use crate::reactor::readiness::READABLE;
+use crate::sync::harness::{self, Flag};
+use crate::sync::{AtomicUsize, Ordering};
+use crate::wake::wake_all;
+
+type Source = mio::unix::pipe::Receiver;
+
+/// The receiving side of a socket, as far as the reader can tell: how many
+/// bytes the kernel holds for it.
+#[derive(Default)]
+struct Kernel(AtomicUsize);
+
+impl Kernel {
+    /// `recv` into a buffer of `BUF` bytes. There is one reader, and the
+    /// peer only adds: what the reader saw queued is still there to take.
+    fn recv(&self) -> io::Result<usize> {
+        match self.0.load(Ordering::Acquire).min(BUF) {
+            0 => Err(io::ErrorKind::WouldBlock.into()),
+            n => {
+                self.0.fetch_sub(n, Ordering::AcqRel);
+                Ok(n)
+            }
+        }
+    }
+}
+
+/// The reader's buffer: a read of fewer bytes than this empties the
+/// kernel's queue, so `poll_read_stream` clears readiness after it too.
+const BUF: usize = 2;
+
+/// The reader task: reads until it has `want` bytes, or until a read
+/// returns `Pending` with its waker parked.
+fn read(
+    reg: &Registration<Source>,
+    kernel: &Kernel,
+    got: &mut usize,
+    want: usize,
+    waker: &Waker,
+) -> Poll<()> {
+    let mut cx = Context::from_waker(waker);
+    while *got < want {
+        match reg.poll_read_stream(&mut cx, BUF, |_| kernel.recv()) {
+            Poll::Ready(n) => *got += n.expect("the model's recv only fails with WouldBlock"),
+            Poll::Pending => return Poll::Pending,
+        }
+    }
+    Poll::Ready(())
+}
+
+/// The peer sends `sent` bytes, one at a time, each reported by its own
+/// poll of the OS (its own tick), while a reader task reads them all.
+fn reader_racing_events(sent: usize) {
+    loom::model(move || {
+        let shared = harness::shared();
+        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
+        let reg =
+            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        let kernel = Arc::new(Kernel::default());
+        let flag = Flag::new();
+
+        let reader = thread::spawn({
+            let (reg, kernel, flag) = (reg.clone(), kernel.clone(), flag.clone());
+            move || {
+                let mut got = 0;
+                let done = read(&reg, &kernel, &mut got, sent, &flag.waker()).is_ready();
+                (done, got)
+            }
+        });
+        // The loop: a byte lands in the socket, the poll reports the edge,
+        // and the wakers it fires are woken once the table is unlocked.
+        for _ in 0..sent {
+            kernel.0.fetch_add(1, Ordering::AcqRel);
+            let mut wakers = Vec::new();
+            shared
+                .reactor
+                .record(iter::once((reg.token, READABLE)), &mut wakers);
+            wake_all(&mut wakers);
+        }
+        let (mut done, mut got) = reader.join().unwrap();
+
+        // Every event has been dispatched: from here on, a reader that is
+        // left `Pending` and was not woken waits forever.
+        while !done {
+            assert!(
+                flag.take(),
+                "the reader waits on readiness that was cleared ({got} of {sent} bytes read)"
+            );
+            done = read(&reg, &kernel, &mut got, sent, &flag.waker()).is_ready();
+        }
+        assert_eq!(got, sent);
+    });
+}
+
+/// One byte: the reader's first try can fail (the source starts out
+/// ready), and its clear races the byte's event.
+#[test]
+fn loom_clear_racing_an_event() {
+    reader_racing_events(1);
+}
+
+/// Two bytes in two ticks: a clear after a short read, and a clear after
+/// `WouldBlock`, each racing an event.
+#[test]
+fn loom_clear_racing_two_events() {
+    reader_racing_events(2);
+}

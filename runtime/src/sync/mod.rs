@@ -1,0 +1,51 @@
+//! The atomics and locks the runtime's cross-thread protocols are built on,
+//! named in one place so the same code runs normally and under the
+//! [loom](https://docs.rs/loom) model checker.
+//!
+//! In a normal build every name here is a plain re-export (std's atomics,
+//! parking_lot's `Mutex`, mio's `Waker`): the code names the same types it
+//! named before this module existed, so the shim costs nothing.
+//!
+//! Built with `RUSTFLAGS="--cfg loom"`, the same names are loom's (see
+//! `mock`), and loom runs the models against them, exploring every
+//! interleaving of the threads in a model up to a bound. The models sit next
+//! to the code they check, in `loom_model` child modules: the task state
+//! machine (`task/cell/`), the park protocol and the injection queue's
+//! closing at shutdown (`shared/`), and a registration's readiness and
+//! waker slot (`reactor/registration/`); `harness` is what they share.
+//! Run them with:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 \
+//!     cargo test -p ioloop-runtime --release --lib loom --target-dir target/loom
+//! ```
+//!
+//! (`--target-dir` keeps the loom build from invalidating the normal one.)
+//!
+//! What goes through here: a task's state word and locks, `block_on`'s wake
+//! flag, the park state and the injection queue, the poller's waker, and
+//! the reactor's entry table. What does not, on purpose:
+//!
+//! - `Arc`. A task's `Arc` is its `Waker` (through `std::task::Wake`) and
+//!   coerces to `Arc<dyn Runnable>`; loom's `Arc` can do neither. Reference
+//!   counting is std's and not what the models are about: they count drops
+//!   of futures and outputs instead.
+//! - The metrics counters (relaxed, read for display only), the timer stamp
+//!   (a `static`, which loom's atomics cannot initialise), the blocking
+//!   pool, and the lock that holds a loop's `Core` between `block_on` calls:
+//!   no invariant of the runtime depends on how their accesses interleave
+//!   with anything else.
+
+#[cfg(not(loom))]
+pub(crate) use mio::Waker as PollWaker;
+#[cfg(not(loom))]
+pub(crate) use parking_lot::Mutex;
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+
+#[cfg(all(test, loom))]
+pub(crate) mod harness;
+#[cfg(loom)]
+mod mock;
+#[cfg(loom)]
+pub(crate) use mock::{AtomicBool, AtomicU8, AtomicUsize, Mutex, Ordering, PollWaker};

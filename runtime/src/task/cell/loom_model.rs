@@ -1,0 +1,263 @@
+//! loom models of the task state machine: a task's state word, its stage
+//! and its join waker, raced by a waker, `abort` or the `JoinHandle` on
+//! another thread while the loop runs the task.
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 \
+//!     cargo test -p ioloop-runtime --release --lib loom --target-dir target/loom
+//! ```
+//!
+//! The loop's side is `run` on the model's main thread, then running
+//! whatever was injected meanwhile (`harness::run_injected`): every
+//! schedule from another thread goes through the real `Shared::schedule`
+//! and the injection queue.
+
+use std::future::{Future, poll_fn};
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use loom::thread;
+
+use super::{COMPLETE, DETACHED, Runnable, Stage, TaskCell};
+use crate::core::Job;
+use crate::sync::harness::{self, Counted, Flag};
+use crate::sync::{AtomicBool, AtomicUsize, Mutex, Ordering};
+use crate::task::{JoinError, JoinHandle};
+
+/// Spawns `future` the way `ioloop::spawn` does, minus the task list.
+fn spawn<F>(future: F) -> (Arc<TaskCell<F>>, JoinHandle<F::Output>)
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let task = TaskCell::new(future, harness::shared());
+    let handle = JoinHandle::new(task.clone());
+    (task, handle)
+}
+
+/// Polls `handle` once with `waker`.
+fn poll_join<T>(handle: &mut JoinHandle<T>, waker: &Waker) -> Poll<Result<T, JoinError>> {
+    pin!(handle).poll(&mut Context::from_waker(waker))
+}
+
+/// A waker fired from another thread before, during or after the loop's
+/// poll of the task: the task is always polled again, and completes. The
+/// loop clears `SCHEDULED` before it polls, so that a wake landing during
+/// the poll queues the task again instead of finding the bit still set.
+#[test]
+fn loom_wake_while_running() {
+    loom::model(|| {
+        let ready = Arc::new(AtomicBool::new(false));
+        let slot = Arc::new(Mutex::new(None::<Waker>));
+        let polls = Arc::new(AtomicUsize::new(0));
+        let (task, mut handle) = spawn({
+            let (ready, slot, polls) = (ready.clone(), slot.clone(), polls.clone());
+            poll_fn(move |cx| {
+                polls.fetch_add(1, Ordering::Relaxed);
+                *slot.lock() = Some(cx.waker().clone());
+                if ready.load(Ordering::Acquire) {
+                    Poll::Ready(())
+                } else {
+                    Poll::Pending
+                }
+            })
+        });
+
+        let waker = thread::spawn(move || {
+            ready.store(true, Ordering::Release);
+            let waker = slot.lock().take();
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+        });
+        task.clone().run();
+        waker.join().unwrap();
+        harness::run_injected(&task.shared);
+
+        assert!(matches!(
+            poll_join(&mut handle, Waker::noop()),
+            Poll::Ready(Ok(()))
+        ));
+        // Woken at most once after a `Pending`: no spurious second entry.
+        assert!(polls.load(Ordering::Relaxed) <= 2);
+    });
+}
+
+/// A waker fired from another thread while the task completes, or after:
+/// nothing happens. A wake that slipped in before `COMPLETE` may leave one
+/// stale queue entry, and running it neither polls the future again nor
+/// reports a second completion; a wake after it queues nothing.
+#[test]
+fn loom_wake_after_completion() {
+    loom::model(|| {
+        let slot = Arc::new(Mutex::new(None::<Waker>));
+        let polls = Arc::new(AtomicUsize::new(0));
+        let (task, mut handle) = spawn({
+            let (slot, polls) = (slot.clone(), polls.clone());
+            poll_fn(move |cx| {
+                polls.fetch_add(1, Ordering::Relaxed);
+                *slot.lock() = Some(cx.waker().clone());
+                Poll::Ready(7)
+            })
+        });
+
+        let waker = thread::spawn(move || {
+            let waker = slot.lock().take();
+            if let Some(waker) = &waker {
+                waker.wake_by_ref();
+            }
+            waker
+        });
+        assert!(task.clone().run(), "the first run completes the task");
+        let waker = waker.join().unwrap();
+        let stale = harness::take_injected(&task.shared);
+        assert!(stale.len() <= 1);
+        for job in stale {
+            if let Job::Task(job) = job {
+                assert!(!job.run(), "a stale entry reports no second completion");
+            }
+        }
+        if let Some(waker) = waker {
+            waker.wake_by_ref();
+            waker.wake();
+            assert!(harness::take_injected(&task.shared).is_empty());
+        }
+
+        assert_eq!(polls.load(Ordering::Relaxed), 1);
+        assert!(matches!(
+            poll_join(&mut handle, Waker::noop()),
+            Poll::Ready(Ok(7))
+        ));
+    });
+}
+
+/// `abort` from another thread racing the loop's poll of the task, which
+/// either completes it (`completes`) or leaves it pending: exactly one
+/// outcome (the output if and only if the future produced it, cancelled
+/// otherwise), the future dropped exactly once whichever wins, and an
+/// abort that lands after the poll is never lost.
+fn abort_racing_poll(completes: bool) {
+    loom::model(move || {
+        let (future_guard, future_drops) = Counted::new();
+        let (output, output_drops) = Counted::new();
+        let mut output = Some(output);
+        let produced = Arc::new(AtomicBool::new(false));
+        let (task, handle) = spawn({
+            let produced = produced.clone();
+            poll_fn(move |_| {
+                let _hold = &future_guard;
+                if !completes {
+                    return Poll::Pending;
+                }
+                produced.store(true, Ordering::Relaxed);
+                Poll::Ready(output.take().expect("polled once"))
+            })
+        });
+
+        let aborter = thread::spawn(move || {
+            handle.abort();
+            handle
+        });
+        task.clone().run();
+        let mut handle = aborter.join().unwrap();
+        harness::run_injected(&task.shared);
+
+        assert_eq!(future_drops.load(Ordering::Acquire), 1);
+        match poll_join(&mut handle, Waker::noop()) {
+            Poll::Ready(Ok(output)) => {
+                assert!(produced.load(Ordering::Relaxed));
+                drop(output);
+            }
+            Poll::Ready(Err(err)) => {
+                assert!(err.is_cancelled());
+                assert!(!produced.load(Ordering::Relaxed), "the output was lost");
+            }
+            Poll::Pending => panic!("the abort was lost: the task never finished"),
+        }
+        // Dropped with the future if the abort won, by the handle's owner
+        // if the task did: once either way.
+        assert_eq!(output_drops.load(Ordering::Acquire), 1);
+    });
+}
+
+#[test]
+fn loom_abort_racing_completion() {
+    abort_racing_poll(true);
+}
+
+#[test]
+fn loom_abort_racing_a_pending_poll() {
+    abort_racing_poll(false);
+}
+
+/// The `JoinHandle` dropped on another thread while the loop runs the task
+/// to completion: whichever of the two sets the second of `COMPLETE` and
+/// `DETACHED` drops the output, so it is dropped exactly once, and before
+/// the task itself goes away (nobody keeps it alive for nothing).
+#[test]
+fn loom_detach_while_running() {
+    loom::model(|| {
+        let (future_guard, future_drops) = Counted::new();
+        let (output, output_drops) = Counted::new();
+        let mut output = Some(output);
+        let (task, handle) = spawn(poll_fn(move |_| {
+            let _hold = &future_guard;
+            Poll::Ready(output.take().expect("polled once"))
+        }));
+
+        let detacher = thread::spawn(move || drop(handle));
+        task.clone().run();
+        detacher.join().unwrap();
+
+        assert_eq!(
+            task.state.load(Ordering::Acquire) & (COMPLETE | DETACHED),
+            COMPLETE | DETACHED
+        );
+        assert_eq!(future_drops.load(Ordering::Acquire), 1);
+        assert_eq!(output_drops.load(Ordering::Acquire), 1);
+        assert!(matches!(*task.stage.lock(), Stage::Consumed));
+    });
+}
+
+/// The `JoinHandle` polled on another thread (once, or twice with a second
+/// waker replacing the first) while the loop completes the task: a poll
+/// that returned `Pending` is always followed by a wake of the last waker
+/// it registered, never a lost one.
+fn join_waker_racing_completion(polls: usize) {
+    loom::model(move || {
+        let (task, handle) = spawn(async { 5 });
+        let joiner = thread::spawn(move || {
+            let mut handle = handle;
+            let mut last = None;
+            for _ in 0..polls {
+                let flag = Flag::new();
+                if poll_join(&mut handle, &flag.waker()).is_ready() {
+                    return (handle, None);
+                }
+                last = Some(flag);
+            }
+            (handle, last)
+        });
+        task.clone().run();
+        let (mut handle, pending) = joiner.join().unwrap();
+
+        if let Some(flag) = pending {
+            assert!(flag.take(), "the join waker was never woken");
+            assert!(matches!(
+                poll_join(&mut handle, Waker::noop()),
+                Poll::Ready(Ok(5))
+            ));
+        }
+    });
+}
+
+#[test]
+fn loom_join_waker_racing_completion() {
+    join_waker_racing_completion(1);
+}
+
+#[test]
+fn loom_join_waker_replaced_racing_completion() {
+    join_waker_racing_completion(2);
+}
