@@ -67,11 +67,26 @@ impl Runtime {
     ///
     /// Fails if the OS refuses the epoll instance or the eventfd the
     /// runtime wakes itself through (typically `EMFILE`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::new()?;
+    /// assert_eq!(rt.block_on(async { 40 + 2 }), 42);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
     pub fn new() -> io::Result<Runtime> {
         Builder::new().build()
     }
 
     /// A [`Builder`] for a runtime with other settings.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::builder().event_interval(32).build().unwrap();
+    /// assert_eq!(rt.block_on(async { "built" }), "built");
+    /// ```
     pub fn builder() -> Builder {
         Builder::new()
     }
@@ -205,6 +220,15 @@ impl Runtime {
     }
 
     /// The runtime's [`Handle`], to clone and send to other threads.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::new().unwrap();
+    /// let handle = rt.handle().clone();
+    /// let task = std::thread::spawn(move || handle.spawn(async { 7 })).join().unwrap();
+    /// assert_eq!(rt.block_on(task).unwrap(), 7);
+    /// ```
     pub fn handle(&self) -> &Handle {
         &self.handle
     }
@@ -240,6 +264,18 @@ impl fmt::Debug for Runtime {
 }
 
 /// What [`Runtime::shutdown_timeout`] found.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let rt = ioloop::Runtime::new().unwrap();
+/// let _done = rt.spawn(async {});
+/// let report: ioloop::ShutdownReport = rt.shutdown_timeout(Duration::from_secs(1));
+/// assert!(report.finished);
+/// assert_eq!(report.cancelled_tasks, 0);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ShutdownReport {

@@ -71,6 +71,20 @@ impl<S: Source> Registration<S> {
     ///
     /// Fails if no ioloop runtime runs on this thread, if the runtime is
     /// shutting down, or if the poller refuses the source.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ioloop::io::Registration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, _b) = mio::net::UnixStream::pair()?;
+    ///     let a = Registration::new(a)?;
+    ///     assert!(a.get_ref().peer_addr().is_ok());
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn new(source: S) -> io::Result<Self> {
         let handle = Handle::try_current().ok_or_else(|| {
             io::Error::other("Registration::new called outside an ioloop runtime")
@@ -84,6 +98,20 @@ impl<S: Source> Registration<S> {
     ///
     /// Fails if the runtime is shutting down or the poller refuses the
     /// source.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ioloop::io::Registration;
+    ///
+    /// let rt = ioloop::Runtime::new().unwrap();
+    /// let (a, _b) = mio::net::UnixStream::pair().unwrap();
+    /// // From any thread: register with the runtime behind a handle.
+    /// let reg = Registration::with_handle(a, rt.handle()).unwrap();
+    /// assert_eq!(rt.handle().metrics().io_sources, 1);
+    /// drop(reg);
+    /// assert_eq!(rt.handle().metrics().io_sources, 0);
+    /// ```
     pub fn with_handle(mut source: S, handle: &Handle) -> io::Result<Self> {
         let shared = handle.shared().clone();
         let token = shared.reactor.register(&mut source)?;
@@ -95,11 +123,39 @@ impl<S: Source> Registration<S> {
     }
 
     /// The registered source.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ioloop::io::Registration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, _b) = mio::net::UnixStream::pair()?;
+    ///     let a = Registration::new(a)?;
+    ///     assert!(a.get_ref().take_error()?.is_none());
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn get_ref(&self) -> &S {
         &self.source
     }
 
     /// The registered source, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ioloop::io::Registration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, _b) = mio::net::UnixStream::pair()?;
+    ///     let mut a = Registration::new(a)?;
+    ///     let _source: &mut mio::net::UnixStream = a.get_mut();
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn get_mut(&mut self) -> &mut S {
         &mut self.source
     }
@@ -110,6 +166,24 @@ impl<S: Source> Registration<S> {
     /// # Errors
     ///
     /// Fails once the runtime has shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use std::io::Write;
+    /// use ioloop::io::Registration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
+    ///     let a = Registration::new(a)?;
+    ///     b.write_all(b"hello")?;
+    ///     let event = poll_fn(|cx| a.poll_read_ready(cx)).await?;
+    ///     assert!(event.is_readable());
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         ready!(budget::poll_proceed(cx));
         self.shared
@@ -123,6 +197,22 @@ impl<S: Source> Registration<S> {
     /// # Errors
     ///
     /// Fails once the runtime has shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use ioloop::io::Registration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, _b) = mio::net::UnixStream::pair()?;
+    ///     let a = Registration::new(a)?;
+    ///     let event = poll_fn(|cx| a.poll_write_ready(cx)).await?;
+    ///     assert!(event.is_writable());
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         ready!(budget::poll_proceed(cx));
         self.shared
@@ -139,6 +229,22 @@ impl<S: Source> Registration<S> {
     /// # Cancellation
     ///
     /// Cancel-safe: dropping the future loses no readiness.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// use ioloop::io::Registration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
+    ///     let a = Registration::new(a)?;
+    ///     b.write_all(b"x")?;
+    ///     assert!(a.readable().await?.is_readable());
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub async fn readable(&self) -> io::Result<ReadyEvent> {
         poll_fn(|cx| self.poll_read_ready(cx)).await
     }
@@ -152,12 +258,51 @@ impl<S: Source> Registration<S> {
     /// # Cancellation
     ///
     /// Cancel-safe: dropping the future loses no readiness.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ioloop::io::Registration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, _b) = mio::net::UnixStream::pair()?;
+    ///     let a = Registration::new(a)?;
+    ///     assert!(a.writable().await?.is_writable());
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub async fn writable(&self) -> io::Result<ReadyEvent> {
         poll_fn(|cx| self.poll_write_ready(cx)).await
     }
 
     /// Forgets the readiness in `event`, after an I/O call it allowed
     /// returned `WouldBlock`. Readiness reported by a later event is kept.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use std::io::{ErrorKind, Read};
+    /// use std::task::Poll;
+    /// use ioloop::io::Registration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, _b) = mio::net::UnixStream::pair()?;
+    ///     let a = Registration::new(a)?;
+    ///     // Registrations start out ready; nothing is there to read, though.
+    ///     let event = a.readable().await?;
+    ///     let mut buf = [0u8; 8];
+    ///     let err = (&mut &*a.get_ref()).read(&mut buf).unwrap_err();
+    ///     assert_eq!(err.kind(), ErrorKind::WouldBlock);
+    ///     a.clear_readiness(event);
+    ///     // Now the reader waits for a real event.
+    ///     let waiting = poll_fn(|cx| Poll::Ready(a.poll_read_ready(cx).is_pending())).await;
+    ///     assert!(waiting);
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn clear_readiness(&self, event: ReadyEvent) {
         self.shared.reactor.clear(self.token, event);
     }
@@ -172,6 +317,25 @@ impl<S: Source> Registration<S> {
     ///
     /// Whatever `f` returns other than `WouldBlock` and `Interrupted`, and
     /// the errors of [`poll_read_ready`](Self::poll_read_ready).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use std::io::{Read, Write};
+    /// use ioloop::io::Registration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
+    ///     let a = Registration::new(a)?;
+    ///     b.write_all(b"ping")?;
+    ///     let mut buf = [0u8; 4];
+    ///     let n = poll_fn(|cx| a.poll_read_io(cx, |mut s| s.read(&mut buf))).await?;
+    ///     assert_eq!(&buf[..n], b"ping");
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn poll_read_io<R>(
         &self,
         cx: &mut Context<'_>,
@@ -187,6 +351,26 @@ impl<S: Source> Registration<S> {
     ///
     /// Whatever `f` returns other than `WouldBlock` and `Interrupted`, and
     /// the errors of [`poll_write_ready`](Self::poll_write_ready).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use std::io::{Read, Write};
+    /// use ioloop::io::Registration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
+    ///     let a = Registration::new(a)?;
+    ///     let n = poll_fn(|cx| a.poll_write_io(cx, |mut s| s.write(b"pong"))).await?;
+    ///     assert_eq!(n, 4);
+    ///     let mut buf = [0u8; 4];
+    ///     b.read_exact(&mut buf)?;
+    ///     assert_eq!(&buf, b"pong");
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn poll_write_io<R>(
         &self,
         cx: &mut Context<'_>,
@@ -207,6 +391,26 @@ impl<S: Source> Registration<S> {
     /// # Errors
     ///
     /// As [`poll_read_io`](Self::poll_read_io).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use std::io::{Read, Write};
+    /// use ioloop::io::Registration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
+    ///     let a = Registration::new(a)?;
+    ///     b.write_all(b"short")?;
+    ///     let mut buf = [0u8; 64];
+    ///     // A short read: the buffer is drained, and readiness cleared with it.
+    ///     let n = poll_fn(|cx| a.poll_read_stream(cx, buf.len(), |mut s| s.read(&mut buf))).await?;
+    ///     assert_eq!(&buf[..n], b"short");
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn poll_read_stream(
         &self,
         cx: &mut Context<'_>,
@@ -223,6 +427,27 @@ impl<S: Source> Registration<S> {
     /// # Errors
     ///
     /// As [`poll_write_io`](Self::poll_write_io).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use std::io::{Read, Write};
+    /// use ioloop::io::Registration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
+    ///     let a = Registration::new(a)?;
+    ///     let data = b"all of it";
+    ///     let n = poll_fn(|cx| a.poll_write_stream(cx, data.len(), |mut s| s.write(data))).await?;
+    ///     assert_eq!(n, data.len());
+    ///     let mut buf = [0u8; 9];
+    ///     b.read_exact(&mut buf)?;
+    ///     assert_eq!(&buf, data);
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn poll_write_stream(
         &self,
         cx: &mut Context<'_>,
