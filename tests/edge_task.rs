@@ -263,9 +263,6 @@ fn spawn_blocking_after_shutdown_is_cancelled_at_once_not_a_hang() {
 }
 
 #[test]
-#[ignore = "BUG: Core::run (runtime/src/core.rs) publishes the counters after the poll, so a \
-            loop that goes to sleep keeps reporting the tick before the last one: tasks that \
-            finished in it still count as live until the next wake-up, however long"]
 fn the_metrics_of_a_sleeping_loop_are_current() {
     let rt = Arc::new(Runtime::new().unwrap());
     let handle = rt.handle().clone();

@@ -164,6 +164,10 @@ impl Core {
                 let timeout = if busy {
                     Some(Duration::ZERO)
                 } else {
+                    // About to sleep, perhaps for long: publish the counters
+                    // now, or another thread would read the state from
+                    // before this tick until the loop next wakes.
+                    self.publish_counters();
                     let next = self.timers.borrow().next_deadline();
                     next.zip(now)
                         .map(|(deadline, now)| poll_timeout(deadline, now))
