@@ -35,8 +35,9 @@ pub trait Rt: 'static {
 
     /// Runs `future` outside the runtime's cooperative budget. tokio's
     /// `Sleep` spends budget on every poll and, past 128 in one task poll,
-    /// returns `Pending` without arming; a workload that arms many timers
-    /// in one poll must opt out. ioloop's timers spend no budget.
+    /// returns `Pending` without arming; ioloop's spends it when it reports
+    /// an elapsed deadline. A workload that arms or completes many timers
+    /// in one poll must opt out on both.
     fn unbudgeted<F: Future + Send>(future: F) -> impl Future<Output = F::Output> + Send;
 }
 
@@ -87,7 +88,7 @@ impl Rt for Ioloop {
     }
 
     fn unbudgeted<F: Future + Send>(future: F) -> impl Future<Output = F::Output> + Send {
-        future
+        ioloop::task::unconstrained(future)
     }
 }
 

@@ -23,6 +23,10 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
         cx: &mut Context<'_>,
         delimiter: u8,
     ) -> Poll<io::Result<Option<Range<usize>>>> {
+        // One unit of the task's budget per record: a reader that is always
+        // ready (in memory, or a socket with a backlog) must not let a task
+        // that loops over it hold the loop.
+        ready!(ioloop_runtime::task::poll_budget(cx));
         ready!(self.poll_skip_overlong(cx))?;
         if self.scan_for != delimiter {
             // What was searched for another byte says nothing about this one.
@@ -67,6 +71,7 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
         cx: &mut Context<'_>,
         n: usize,
     ) -> Poll<io::Result<Range<usize>>> {
+        ready!(ioloop_runtime::task::poll_budget(cx));
         ready!(self.poll_skip_overlong(cx))?;
         while self.buf.len() < n {
             let hold = n.max(self.max_line);

@@ -39,6 +39,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for StreamReader<R> {
         if out.is_empty() {
             return Poll::Ready(Ok(0));
         }
+        ready!(ioloop_runtime::task::poll_budget(cx));
         ready!(this.poll_skip_overlong(cx))?;
         if this.buf.len() == 0 && out.len() >= READ_CHUNK {
             // Nothing buffered and the caller's buffer is at least a chunk:
@@ -73,6 +74,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for StreamReader<R> {
 impl<R: AsyncRead + Unpin> AsyncBufRead for StreamReader<R> {
     fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
         let this = self.get_mut();
+        ready!(ioloop_runtime::task::poll_budget(cx));
         ready!(this.poll_skip_overlong(cx))?;
         this.fill_if_empty(cx)
     }

@@ -42,6 +42,56 @@ pub(crate) fn lift() {
     LEFT.set(UNLIMITED);
 }
 
+/// Spends one unit of the current task's cooperative budget, or, if the
+/// budget is used up, wakes the task (which then runs again after the next
+/// poll of the OS) and returns `Pending`.
+///
+/// Every readiness check on a registration and every poll of a `Sleep`
+/// already does this. Call it from a future or a source of your own whose
+/// progress never depends on the reactor (an in-memory reader, a channel
+/// that is always full), so that a task looping over it still lets timers,
+/// I/O and other tasks run. Outside an ioloop task it always proceeds.
+///
+/// # Examples
+///
+/// ```
+/// use std::future::poll_fn;
+/// use std::task::Poll;
+///
+/// ioloop::block_on(async {
+///     // A source that is always ready: without the budget this loop would
+///     // never give the loop a turn, and the other task would never run.
+///     let other = ioloop::spawn(async { "ran" });
+///     while !other.is_finished() {
+///         poll_fn(|cx| ioloop::task::poll_budget(cx).map(|()| Poll::Ready(()))).await;
+///     }
+///     assert_eq!(other.await.unwrap(), "ran");
+/// });
+/// ```
+pub fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
+    poll_proceed(cx)
+}
+
+/// Spends one unit of the current task's budget, yielding to the loop if
+/// it is used up: the `async` form of [`poll_budget`].
+///
+/// # Examples
+///
+/// ```
+/// ioloop::block_on(async {
+///     let other = ioloop::spawn(async { 1 });
+///     let mut spins = 0;
+///     while !other.is_finished() {
+///         ioloop::task::consume_budget().await;
+///         spins += 1;
+///     }
+///     assert!(spins >= 128); // a whole budget, then a yield
+/// });
+/// ```
+pub async fn consume_budget() {
+    std::future::poll_fn(poll_budget).await
+}
+
 /// Spends one unit of the current task's budget, or, if it is used up,
 /// wakes the task, sends it behind the next poll of the OS, and returns
 /// `Pending`.
@@ -60,4 +110,51 @@ pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<()> {
         LEFT.set(left - 1);
     }
     Poll::Ready(())
+}
+
+pin_project_lite::pin_project! {
+    /// The future returned by [`unconstrained`].
+    #[derive(Debug)]
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct Unconstrained<F> {
+        #[pin]
+        inner: F,
+    }
+}
+
+/// Runs `future` without the cooperative budget: its readiness checks and
+/// elapsed sleeps never make it yield.
+///
+/// For a future that must do a bounded burst of work in one poll (arming
+/// a million timers, draining a known amount of buffered data) and would
+/// otherwise be cut into slices. A future that loops forever on ready
+/// sources inside it can starve the loop: use with care.
+///
+/// # Examples
+///
+/// ```
+/// use std::future::poll_fn;
+/// use std::task::Poll;
+///
+/// ioloop::block_on(ioloop::task::unconstrained(async {
+///     // Far more than one budget, in one poll: never told to yield.
+///     for _ in 0..1000 {
+///         assert!(poll_fn(|cx| Poll::Ready(ioloop::task::poll_budget(cx).is_ready())).await);
+///     }
+/// }));
+/// ```
+pub fn unconstrained<F: std::future::Future>(future: F) -> Unconstrained<F> {
+    Unconstrained { inner: future }
+}
+
+impl<F: std::future::Future> std::future::Future for Unconstrained<F> {
+    type Output = F::Output;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let before = LEFT.replace(UNLIMITED);
+        let output = self.project().inner.poll(cx);
+        // A panic above skips this; the next job's reset repairs it.
+        LEFT.set(before);
+        output
+    }
 }

@@ -7,6 +7,7 @@
 //! - `budget`: how much I/O a task may do per poll before it must yield.
 
 pub(crate) mod budget;
+pub use budget::{Unconstrained, consume_budget, poll_budget, unconstrained};
 mod cell;
 mod join;
 mod yield_now;

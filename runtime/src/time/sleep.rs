@@ -2,7 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
 use super::timers::TimerKey;
@@ -199,6 +199,11 @@ impl Future for Sleep {
         if pending {
             return Poll::Pending;
         }
+        // An elapsed sleep spends the task's budget like a readiness check:
+        // a loop of `sleep(ZERO)` would otherwise never yield. Only this
+        // path spends it: a poll that arms the timer is already a yield, and
+        // must arm it whatever the budget says.
+        ready!(crate::task::budget::poll_proceed(cx));
         this.disarm();
         Poll::Ready(())
     }
