@@ -1,6 +1,6 @@
 //! A connection's two buffers: `InBuf`, the bytes read and not yet
 //! consumed (the lesson's `inbuf`), and `OutBuf`, the bytes queued and not
-//! yet sent (its `outbuf`).
+//! yet sent (its `outbuf`: `StreamWriter`'s own buffer, shared).
 //!
 //! Both keep a cursor instead of shifting bytes on every consume or send:
 //! the lesson's `del conn.inbuf[:i + 1]` moves the whole rest of the buffer
@@ -21,9 +21,8 @@ const READ_CHUNK: usize = 8 * 1024;
 /// client that connects and says nothing costs no inbuf at all.
 const PROBE: usize = 1024;
 
-/// Capacity an emptied outbuf keeps; a larger one is given back, so a
-/// connection that once sent a burst does not keep its peak memory.
-const KEEP: usize = 64 * 1024;
+/// The outbuf: the same buffer `StreamWriter` queues its bytes in.
+pub(super) use crate::io::write_buf::WriteBuf as OutBuf;
 
 /// Storage with a read cursor (`start`) and a fill cursor (`end`):
 /// `[ consumed | unread: start..end | free: end.. ]`.
@@ -112,47 +111,6 @@ impl InBuf {
     }
 }
 
-/// Storage with a send cursor: `bytes[head..]` is still to be sent.
-#[derive(Debug, Default)]
-pub(super) struct OutBuf {
-    bytes: Vec<u8>,
-    head: usize,
-}
-
-impl OutBuf {
-    pub(super) fn unsent(&self) -> &[u8] {
-        &self.bytes[self.head..]
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.bytes.len() - self.head
-    }
-
-    /// Appends `data` after the unsent bytes. The sent prefix is dropped
-    /// first once it is at least as long as the rest, so each byte moves at
-    /// most once on average.
-    pub(super) fn push(&mut self, data: &[u8]) {
-        if self.head > 0 && self.head >= self.len() {
-            self.bytes.drain(..self.head);
-            self.head = 0;
-        }
-        self.bytes.extend_from_slice(data);
-    }
-
-    /// Marks the first `n` unsent bytes as sent.
-    pub(super) fn advance(&mut self, n: usize) {
-        self.head += n.min(self.len());
-        if self.head == self.bytes.len() {
-            self.head = 0;
-            if self.bytes.capacity() > KEEP {
-                self.bytes = Vec::new();
-            } else {
-                self.bytes.clear();
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,16 +143,5 @@ mod tests {
         buf.extend(&[0; 1000]);
         buf.make_room(100, 1100);
         assert_eq!(buf.bytes.capacity(), 1100);
-    }
-
-    #[test]
-    fn outbuf_sends_in_order_across_partial_sends() {
-        let mut out = OutBuf::default();
-        out.push(b"abcdef");
-        out.advance(4);
-        out.push(b"gh");
-        assert_eq!(out.unsent(), b"efgh");
-        out.advance(4);
-        assert_eq!((out.len(), out.head), (0, 0));
     }
 }

@@ -23,7 +23,7 @@ mod read_buf;
 mod reader;
 mod reader_access;
 mod reader_io;
-mod write_buf;
+pub(crate) mod write_buf;
 mod writer;
 mod writer_access;
 mod writer_io;
