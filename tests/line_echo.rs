@@ -231,6 +231,25 @@ fn a_silent_connection_is_closed_after_the_idle_timeout() -> io::Result<()> {
 }
 
 #[test]
+fn a_line_trickling_in_for_longer_than_the_idle_timeout_is_not_silence() -> io::Result<()> {
+    // Each byte comes well within the timeout (an eighth of it), the whole
+    // line takes longer than it: the lesson's `last_seen` counts from the
+    // last byte, not from the start of the line.
+    let config = Config {
+        idle_timeout: Duration::from_secs(2),
+        ..Config::default()
+    };
+    let server = Server::start(config);
+    let mut c = server.connect()?;
+    for &b in b"patience, please\n" {
+        c.send(&[b])?;
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert_eq!(c.line()?, "[echo] patience, please");
+    Ok(())
+}
+
+#[test]
 fn after_a_half_close_the_client_still_receives_every_reply() -> io::Result<()> {
     let server = Server::start(Config::default());
     let mut c = server.connect()?;

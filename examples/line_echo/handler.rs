@@ -17,6 +17,7 @@ use std::pin::pin;
 use std::task::Poll;
 use std::time::Duration;
 
+use futures_util::io::AsyncReadExt;
 use ioloop::io::{StreamReader, StreamWriter};
 use ioloop::net::{TcpListener, TcpStream};
 use ioloop::time::timeout;
@@ -28,7 +29,8 @@ use crate::stop::{Listener, Stop};
 pub struct Config {
     /// Longest accepted line, in bytes before the `\n`.
     pub max_line: usize,
-    /// A connection silent this long is closed.
+    /// A connection silent this long is closed: nothing received for at
+    /// least this long (a line trickling in slowly is not silence).
     pub idle_timeout: Duration,
 }
 
@@ -106,12 +108,15 @@ async fn converse(stream: &TcpStream, config: Config, stop: &mut Listener) -> io
     writer.drain().await?;
     // One reply buffer per connection, reused: no allocation per line.
     let mut reply = Vec::new();
+    // The lesson's `last_seen`: how much of a partial line had arrived when
+    // the current idle timeout was armed.
+    let mut seen = 0;
     loop {
         // Between lines, the stop notice ends the connection; in the middle
         // of one (bytes already in the inbuf), the line is finished first.
         let between_lines = reader.buffer().is_empty();
         if between_lines && stop.is_stopped() {
-            writer.close().await?;
+            close(&mut writer, stream).await?;
             return Ok(End::Stopped);
         }
         let read = timeout(config.idle_timeout, reader.read_line());
@@ -126,11 +131,8 @@ async fn converse(stream: &TcpStream, config: Config, stop: &mut Listener) -> io
             read.await
         };
         let line = match read {
-            Err(_elapsed) => {
-                writer.close().await?;
-                return Ok(End::Idle);
-            }
-            Ok(Ok(Some(line))) => line,
+            Err(_elapsed) => None,
+            Ok(Ok(Some(line))) => Some(line),
             Ok(Ok(None)) => {
                 writer.close().await?;
                 return Ok(End::Closed);
@@ -138,11 +140,22 @@ async fn converse(stream: &TcpStream, config: Config, stop: &mut Listener) -> io
             Ok(Err(err)) if err.kind() == io::ErrorKind::InvalidData => {
                 writer
                     .write(format!("ERR line longer than {} bytes\n", config.max_line).as_bytes());
-                writer.close().await?;
+                close(&mut writer, stream).await?;
                 return Ok(End::LineTooLong);
             }
             Ok(Err(err)) => return Err(err),
         };
+        let Some(line) = line else {
+            // The idle timeout passed. If part of a line arrived meanwhile,
+            // the client is not silent: wait on.
+            if reader.buffer().len() > seen {
+                seen = reader.buffer().len();
+                continue;
+            }
+            writer.close().await?;
+            return Ok(End::Idle);
+        };
+        seen = 0;
         reply.clear();
         reply.extend_from_slice(b"[echo] ");
         reply.extend_from_slice(line);
@@ -150,6 +163,32 @@ async fn converse(stream: &TcpStream, config: Config, stop: &mut Listener) -> io
         writer.write(&reply);
         writer.drain().await?;
     }
+}
+
+/// Closes our side (the client reads end of stream after our last line),
+/// then reads and drops what the client is still sending, for a moment.
+///
+/// Closing a socket with unread input makes the kernel answer with a reset,
+/// and a reset can destroy our last reply (the `ERR` line) before the
+/// client has read it. So, as HTTP servers do, linger: up to 64 KiB or one
+/// second, whichever comes first.
+async fn close(writer: &mut StreamWriter<&TcpStream>, stream: &TcpStream) -> io::Result<()> {
+    const LINGER: Duration = Duration::from_secs(1);
+    const LINGER_BYTES: usize = 64 * 1024;
+    writer.close().await?;
+    let mut scratch = [0u8; 4096];
+    let mut dropped = 0;
+    let drain_input = async {
+        while dropped < LINGER_BYTES {
+            match (&mut &*stream).read(&mut scratch).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => dropped += n,
+            }
+        }
+    };
+    // Elapsed is the normal end for a client that keeps sending.
+    let _ = timeout(LINGER, drain_input).await;
+    Ok(())
 }
 
 /// Which of two futures finished first.
