@@ -5,11 +5,13 @@
 
 #[path = "../examples/line_echo_callbacks/handler.rs"]
 mod handler;
+#[path = "util/line_client.rs"]
+mod line_client;
 mod util;
 
 use std::future::{Future, poll_fn};
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::io::{self, Write};
+use std::net::{Shutdown, SocketAddr};
 use std::pin::pin;
 use std::sync::{Arc, Mutex, mpsc};
 use std::task::Poll;
@@ -17,6 +19,7 @@ use std::time::Duration;
 
 use handler::Config;
 use ioloop::callbacks::Disconnect;
+use line_client::Client;
 use util::within;
 
 /// Safety net for blocking reads; never what a test measures.
@@ -68,14 +71,7 @@ impl Server {
     }
 
     fn connect(&self) -> io::Result<Client> {
-        let stream = TcpStream::connect(self.addr)?;
-        stream.set_read_timeout(Some(SAFETY))?;
-        let mut client = Client {
-            reader: BufReader::new(stream.try_clone()?),
-            stream,
-        };
-        assert_eq!(client.line()?, "Hello!");
-        Ok(client)
+        Client::connect(self.addr, SAFETY)
     }
 
     /// Waits until `n` connections have ended, and returns how.
@@ -102,39 +98,6 @@ impl Drop for Server {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-    }
-}
-
-/// A blocking client.
-struct Client {
-    stream: TcpStream,
-    reader: BufReader<TcpStream>,
-}
-
-impl Client {
-    /// The next line, without its newline; EOF is an `UnexpectedEof` error.
-    fn line(&mut self) -> io::Result<String> {
-        let mut line = String::new();
-        if self.reader.read_line(&mut line)? == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "server closed",
-            ));
-        }
-        assert!(line.ends_with('\n'), "unterminated reply {line:?}");
-        line.pop();
-        Ok(line)
-    }
-
-    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.stream.write_all(bytes)
-    }
-
-    /// Reads until the server closes; returns what was left.
-    fn rest(&mut self) -> io::Result<Vec<u8>> {
-        let mut rest = Vec::new();
-        self.reader.read_to_end(&mut rest)?;
-        Ok(rest)
     }
 }
 
@@ -307,37 +270,9 @@ fn a_thousand_concurrent_clients_each_get_their_echoes() -> io::Result<()> {
     let server = Server::start(Config::default());
     let addr = server.addr;
     let echoed = within(Duration::from_secs(120), move || {
-        ioloop::block_on(async move {
-            let clients: Vec<_> = (0..CLIENTS)
-                .map(|i| ioloop::spawn(client(addr, i, LINES)))
-                .collect();
-            let mut echoed = 0;
-            for c in clients {
-                echoed += c.await.unwrap()?;
-            }
-            Ok::<_, io::Error>(echoed)
-        })
+        line_client::many_clients(addr, CLIENTS, LINES)
     })?;
     assert_eq!(echoed, CLIENTS * LINES);
     assert_eq!(server.ends(CLIENTS).len(), CLIENTS);
     Ok(())
-}
-
-/// One ioloop client: greeting, `lines` echoes, close.
-async fn client(addr: SocketAddr, id: usize, lines: usize) -> io::Result<usize> {
-    let stream = ioloop::net::TcpStream::connect(addr).await?;
-    let mut reader = ioloop::io::StreamReader::new(&stream);
-    let mut writer = ioloop::io::StreamWriter::new(&stream);
-    assert_eq!(reader.read_line().await?, Some(&b"Hello!"[..]));
-    let mut echoed = 0;
-    for n in 0..lines {
-        writer.write(format!("client {id} line {n}\n").as_bytes());
-        writer.drain().await?;
-        let reply = reader.read_line().await?.expect("a reply");
-        assert_eq!(reply, format!("[echo] client {id} line {n}").as_bytes());
-        echoed += 1;
-    }
-    writer.close().await?;
-    assert_eq!(reader.read_line().await?, None);
-    Ok(echoed)
 }

@@ -8,13 +8,16 @@
 #[allow(dead_code)] // the example's server logs what the tests only name
 #[path = "../examples/line_echo_tokio/handler.rs"]
 mod handler;
+#[path = "util/line_client.rs"]
+mod line_client;
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use handler::Config;
+use line_client::Client;
 
 /// Safety net for blocking reads; never what a test measures.
 const SAFETY: Duration = Duration::from_secs(20);
@@ -67,14 +70,7 @@ impl Server {
     }
 
     fn connect(&self) -> io::Result<Client> {
-        let stream = TcpStream::connect(self.addr)?;
-        stream.set_read_timeout(Some(SAFETY))?;
-        let mut client = Client {
-            reader: BufReader::new(stream.try_clone()?),
-            stream,
-        };
-        assert_eq!(client.line()?, "Hello!");
-        Ok(client)
+        Client::connect(self.addr, SAFETY)
     }
 
     /// How the next connection to finish ended.
@@ -88,39 +84,6 @@ impl Server {
         self.cut_off
             .recv_timeout(SAFETY)
             .expect("the server stopped")
-    }
-}
-
-/// A blocking client.
-struct Client {
-    stream: TcpStream,
-    reader: BufReader<TcpStream>,
-}
-
-impl Client {
-    /// The next line, without its newline.
-    fn line(&mut self) -> io::Result<String> {
-        let mut line = String::new();
-        if self.reader.read_line(&mut line)? == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "server closed",
-            ));
-        }
-        assert!(line.ends_with('\n'), "unterminated reply {line:?}");
-        line.pop();
-        Ok(line)
-    }
-
-    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.stream.write_all(bytes)
-    }
-
-    /// Reads until the server closes; returns what was left.
-    fn rest(&mut self) -> io::Result<Vec<u8>> {
-        let mut rest = Vec::new();
-        self.reader.read_to_end(&mut rest)?;
-        Ok(rest)
     }
 }
 
