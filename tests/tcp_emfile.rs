@@ -122,7 +122,7 @@ fn child() -> io::Result<()> {
     });
     ioloop::block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
-        if let Err(err) = set_fd_limit(limit_leaving(FREE_FDS)?) {
+        if let Err(err) = net_proc::set_fd_limit(limit_leaving(FREE_FDS)?) {
             println!("{TAG} SKIP {err}");
             return Ok(());
         }
@@ -190,22 +190,4 @@ fn table_is_full() -> bool {
         Ok(_) => false,
         Err(err) => err.raw_os_error() == Some(libc::EMFILE),
     }
-}
-
-fn set_fd_limit(soft: u64) -> io::Result<()> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `limit` is a valid, writable rlimit for the call's duration.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    limit.rlim_cur = soft.min(limit.rlim_max);
-    // SAFETY: `limit` is a valid rlimit; lowering the soft limit affects
-    // only this (child) process.
-    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }

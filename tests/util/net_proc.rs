@@ -77,3 +77,23 @@ pub fn open_fds() -> io::Result<Vec<i32>> {
     fds.sort_unstable();
     Ok(fds)
 }
+
+/// Sets this process's soft RLIMIT_NOFILE to `soft` (at most the hard
+/// limit): a child lowers it to run out of descriptors on purpose.
+pub fn set_fd_limit(soft: u64) -> io::Result<()> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid, writable rlimit for the call's duration.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    limit.rlim_cur = soft.min(limit.rlim_max);
+    // SAFETY: `limit` is a valid rlimit; lowering the soft limit affects
+    // only this (child) process.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

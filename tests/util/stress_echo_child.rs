@@ -245,7 +245,7 @@ pub fn serve() -> io::Result<()> {
     let listener = rt.block_on(ioloop::net::TcpListener::bind("127.0.0.1:0"))?;
     let addr = listener.local_addr()?;
     if let Some(free) = settings.free_fds
-        && let Err(err) = limit_leaving(free).and_then(set_fd_limit)
+        && let Err(err) = limit_leaving(free).and_then(net_proc::set_fd_limit)
     {
         println!("{TAG} SKIP cannot lower RLIMIT_NOFILE: {err}");
         return Ok(());
@@ -334,22 +334,4 @@ fn limit_leaving(free: usize) -> io::Result<u64> {
         }
     }
     unreachable!()
-}
-
-fn set_fd_limit(soft: u64) -> io::Result<()> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `limit` is a valid, writable rlimit for the call's duration.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    limit.rlim_cur = soft.min(limit.rlim_max);
-    // SAFETY: `limit` is a valid rlimit; lowering the soft limit affects
-    // only this (child) process.
-    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }
