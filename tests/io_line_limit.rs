@@ -1,6 +1,7 @@
 //! The maximum line length: a line at the limit is accepted, one byte over
 //! is `InvalidData` naming the limit, the reader goes on with the next
-//! line, and memory stays within the limit plus one read chunk.
+//! line, and memory stays within the limit plus one read chunk. A limit
+//! (or a `read_exact`) near `usize::MAX` is no bound, never a panic.
 
 mod util;
 
@@ -178,4 +179,75 @@ fn a_limit_of_zero_accepts_only_empty_lines() -> io::Result<()> {
         assert_eq!(reader.read_line().await?, Some(&b""[..]));
         Ok(())
     })
+}
+
+#[test]
+fn max_line_length_of_usize_max_reads_lines_without_panicking() -> io::Result<()> {
+    run(|| async {
+        let lens = [0, 1, 100, CHUNK - 1, CHUNK, CHUNK + 1, 70_000, 200_000];
+        let pieces: Vec<Vec<u8>> = lens
+            .iter()
+            .flat_map(|&len| line_in_pieces(len, 5000))
+            .collect();
+        let (inner, _) = chunks(pieces);
+        let mut reader = StreamReader::new(inner);
+        // The natural way to say "no limit".
+        reader.set_max_line_length(usize::MAX);
+        for len in lens {
+            let line = reader.read_line().await?.expect("a line");
+            assert_eq!(line.len(), len);
+        }
+        assert_eq!(reader.read_line().await?, None);
+        Ok(())
+    })
+}
+
+#[test]
+fn a_limit_near_usize_max_does_not_overflow() -> io::Result<()> {
+    let limits = [
+        usize::MAX - 1,
+        usize::MAX - CHUNK / 2,
+        usize::MAX - CHUNK + 1,
+        usize::MAX - CHUNK,
+        usize::MAX - 2 * CHUNK,
+        isize::MAX as usize + 1,
+    ];
+    for limit in limits {
+        run(move || async move {
+            let mut pieces = line_in_pieces(70_000, 5000);
+            pieces.push(b"record;".to_vec());
+            pieces.push(vec![b'f'; 20_000]);
+            pieces.push(b"last\n".to_vec());
+            let (inner, _) = chunks(pieces);
+            let mut reader = StreamReader::new(inner);
+            reader.set_max_line_length(limit);
+            assert_eq!(reader.read_line().await?.map(<[u8]>::len), Some(70_000));
+            assert_eq!(reader.read_until(b';').await?, Some(&b"record;"[..]));
+            assert_eq!(reader.read_exact(20_000).await?, &[b'f'; 20_000][..]);
+            assert_eq!(reader.read_line().await?, Some(&b"last"[..]));
+            assert_eq!(reader.read_line().await?, None);
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+#[test]
+fn read_exact_of_a_huge_n_ends_with_unexpected_eof_not_a_panic() -> io::Result<()> {
+    // A short stream, and one long enough that the buffer has to grow.
+    for len in [6, 100_000] {
+        run(move || async move {
+            let sent: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            let (inner, _) = chunks(sent.chunks(4000).map(<[u8]>::to_vec).collect::<Vec<_>>());
+            let mut reader = StreamReader::new(inner);
+            for n in [usize::MAX, usize::MAX - 1, usize::MAX - CHUNK] {
+                let err = reader.read_exact(n).await.unwrap_err();
+                assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof, "{err}");
+                assert_eq!(reader.buffer(), &sent[..], "the bytes stay buffered");
+            }
+            assert_eq!(reader.read_exact(len).await?, &sent[..]);
+            Ok(())
+        })?;
+    }
+    Ok(())
 }

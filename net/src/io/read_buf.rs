@@ -149,7 +149,8 @@ impl ReadBuf {
     /// growing, doubling to keep a long `read_exact` linear, but capped at
     /// the bound so a long line costs at most `limit + READ_CHUNK`.
     fn reserve(&mut self, hold: usize) {
-        let bound = hold.max(self.len()) + READ_CHUNK;
+        // Saturating: `usize::MAX` is how a caller says "no limit".
+        let bound = hold.max(self.len()).saturating_add(READ_CHUNK);
         if self.len() == 0 && self.bytes.len() > bound {
             // A large read_exact is over: give its memory back instead of
             // keeping it for the life of the connection.
@@ -166,7 +167,12 @@ impl ReadBuf {
                 return;
             }
         }
-        let size = (self.bytes.len() * 2).clamp(self.end + READ_CHUNK, bound);
+        // `end == len()` after the move above, so the minimum is within `bound`.
+        let size = self
+            .bytes
+            .len()
+            .saturating_mul(2)
+            .clamp(self.end + READ_CHUNK, bound);
         // `resize` alone may over-allocate (amortized doubling); the bound is
         // a promise about memory, so ask for exactly `size`.
         self.bytes.reserve_exact(size - self.bytes.len());

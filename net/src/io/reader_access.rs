@@ -6,7 +6,8 @@ use std::fmt;
 use super::reader::StreamReader;
 
 impl<R> StreamReader<R> {
-    /// Sets the maximum line length, in bytes: 64 KiB by default.
+    /// Sets the maximum line length, in bytes: 64 KiB by default,
+    /// `usize::MAX` for none.
     ///
     /// The limit counts every byte before the `\n` (or the
     /// [`read_until`](StreamReader::read_until) delimiter), a `\r` before it
