@@ -1,13 +1,16 @@
 //! Resets and vanished peers: the task talking to that peer gets an
-//! `io::Error`, and everything else goes on.
+//! `io::Error`, and everything else goes on. Shutting down or closing
+//! after a reset is no error: there is nothing left to shut.
 
 #[path = "util/net_run.rs"]
 mod net_run;
 mod util;
 
 use std::io;
+use std::net::Shutdown;
 
-use futures_util::{AsyncReadExt, AsyncWriteExt};
+use futures_util::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use ioloop::io::StreamWriter;
 use ioloop::net::{TcpListener, TcpStream};
 use net_run::run;
 use socket2::SockRef;
@@ -18,6 +21,29 @@ fn reset(stream: TcpStream) -> io::Result<()> {
     SockRef::from(&stream).set_linger(Some(std::time::Duration::ZERO))?;
     drop(stream);
     Ok(())
+}
+
+/// A client whose peer has reset the connection, the reset already seen
+/// by a read: the kernel has processed it, so no race is left.
+async fn reset_by_the_peer(listener: &TcpListener) -> io::Result<TcpStream> {
+    let client = TcpStream::connect(listener.local_addr()?).await?;
+    let (server, _) = listener.accept().await?;
+    reset(server)?;
+    read_until_the_reset(&client).await?;
+    Ok(client)
+}
+
+/// Reads until `ConnectionReset`, or the end of stream reads give after it.
+async fn read_until_the_reset(mut reader: impl AsyncRead + Unpin) -> io::Result<()> {
+    let mut buf = [0; 64];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(err) if err.kind() == io::ErrorKind::ConnectionReset => return Ok(()),
+            Err(err) => return Err(err),
+        }
+    }
 }
 
 /// Echoes until end of file or an error, and returns which it was.
@@ -115,6 +141,44 @@ fn writing_to_a_peer_that_has_gone_is_an_error_not_a_crash() -> io::Result<()> {
         // And again: still an error, still no crash.
         let err = client.write_all(b"x").await.unwrap_err();
         assert!(is_gone(&err), "got {err:?}");
+        Ok(())
+    })
+}
+
+#[test]
+fn shutdown_write_after_the_peer_reset_is_ok() -> io::Result<()> {
+    run(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let client = reset_by_the_peer(&listener).await?;
+        // Linux says NotConnected here: nothing the caller could act on.
+        client.shutdown(Shutdown::Write)?;
+        client.shutdown(Shutdown::Write)?;
+        client.shutdown(Shutdown::Both)?;
+        Ok(())
+    })
+}
+
+#[test]
+fn close_after_the_peer_reset_is_ok() -> io::Result<()> {
+    run(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+
+        let mut client = reset_by_the_peer(&listener).await?;
+        AsyncWriteExt::close(&mut client).await?;
+
+        let client = reset_by_the_peer(&listener).await?;
+        let (_reader, mut writer) = TcpStream::split(&client);
+        writer.close().await?;
+
+        let (_reader, mut writer) = reset_by_the_peer(&listener).await?.into_split();
+        writer.close().await?;
+
+        let (_reader, writer) = reset_by_the_peer(&listener).await?.into_split();
+        let mut writer = StreamWriter::new(writer);
+        writer.close().await?;
+
+        let mut writer = StreamWriter::new(reset_by_the_peer(&listener).await?);
+        AsyncWriteExt::close(&mut writer).await?;
         Ok(())
     })
 }

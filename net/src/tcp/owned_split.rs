@@ -171,8 +171,7 @@ impl Drop for OwnedWriteHalf {
             return;
         }
         if let Err(err) = self.stream.shutdown(Shutdown::Write) {
-            // The connection is already gone (reset by the peer): there is
-            // no write side left to shut, and no one to tell.
+            // A drop has no one to tell.
             log::debug!("shutting down a dropped write half: {err}");
         }
     }

@@ -175,7 +175,8 @@ impl TcpStream {
     ///
     /// # Errors
     ///
-    /// `NotConnected` if the connection is already gone.
+    /// The OS's error from `shutdown(2)`. A connection the peer already
+    /// reset is not one: it is shut, and the call returns `Ok`.
     ///
     /// # Examples
     ///
@@ -202,7 +203,11 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        self.io.get_ref().shutdown(how)
+        match self.io.get_ref().shutdown(how) {
+            // A reset got there first (a race with the kernel): nothing left to shut.
+            Err(err) if err.kind() == io::ErrorKind::NotConnected => Ok(()),
+            result => result,
+        }
     }
 }
 
