@@ -15,15 +15,52 @@ use io_run::run;
 use ioloop::io::StreamReader;
 
 #[test]
-fn read_until_keeps_the_delimiter_and_ends_with_a_partial_record() -> io::Result<()> {
+fn read_until_keeps_the_delimiter_and_ends_after_the_last_one() -> io::Result<()> {
     run(|| async {
-        let (inner, _) = chunks(["a\0b", "c\0", "\0", "tail"]);
+        let (inner, _) = chunks(["a\0b", "c\0", "\0"]);
         let mut reader = StreamReader::new(inner);
         assert_eq!(reader.read_until(0).await?, Some(&b"a\0"[..]));
         assert_eq!(reader.read_until(0).await?, Some(&b"bc\0"[..]));
         assert_eq!(reader.read_until(0).await?, Some(&b"\0"[..]));
-        assert_eq!(reader.read_until(0).await?, Some(&b"tail"[..]));
         assert_eq!(reader.read_until(0).await?, None);
+        Ok(())
+    })
+}
+
+#[test]
+fn read_until_at_end_of_stream_with_a_partial_record_is_unexpected_eof() -> io::Result<()> {
+    run(|| async {
+        let (inner, _) = chunks(["a;b", "c;", "ta", "il"]);
+        let mut reader = StreamReader::new(inner);
+        assert_eq!(reader.read_until(b';').await?, Some(&b"a;"[..]));
+        assert_eq!(reader.read_until(b';').await?, Some(&b"bc;"[..]));
+        // asyncio's IncompleteReadError: an error, the partial bytes kept.
+        for _ in 0..2 {
+            let err = reader.read_until(b';').await.unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+            let msg = err.to_string();
+            assert!(msg.contains("4 bytes") && msg.contains("0x3b"), "{msg}");
+            assert_eq!(reader.buffer(), b"tail");
+        }
+        // read_line, like asyncio's readline, returns them as a last line.
+        assert_eq!(reader.read_line().await?, Some(&b"tail"[..]));
+        assert_eq!(reader.read_until(b';').await?, None);
+        Ok(())
+    })
+}
+
+#[test]
+fn read_until_goes_on_after_an_end_of_stream_that_was_not_final() -> io::Result<()> {
+    run(|| async {
+        let (inner, feed) = scripted();
+        feed.push("par");
+        feed.step(Step::Eof);
+        feed.push("t;");
+        feed.close();
+        let mut reader = StreamReader::new(inner);
+        let err = reader.read_until(b';').await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+        assert_eq!(reader.read_until(b';').await?, Some(&b"part;"[..]));
         Ok(())
     })
 }

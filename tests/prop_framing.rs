@@ -217,7 +217,7 @@ fn run(
             Some(Ok(answer)) => return Ok(answer),
             Some(Err(err)) => match err.kind() {
                 io::ErrorKind::InvalidData => return Ok(Answer::TooLong),
-                io::ErrorKind::UnexpectedEof if matches!(op, Op::Exact(_)) => {
+                io::ErrorKind::UnexpectedEof if matches!(op, Op::Exact(_) | Op::Until(_)) => {
                     return Ok(Answer::Short(reader.buffer().to_vec()));
                 }
                 // The inner reader's failure, passed up; the bytes read so

@@ -203,7 +203,8 @@ pub enum Answer {
     TooLong,
     /// `Ok(None)`: a clean end of stream.
     End,
-    /// `UnexpectedEof` from `read_exact`, with what was left buffered.
+    /// `UnexpectedEof` from `read_exact` or `read_until`, with what was
+    /// left buffered.
     Short(Vec<u8>),
 }
 
@@ -247,15 +248,17 @@ impl<'a> Model<'a> {
         }
     }
 
-    /// `read_until(delimiter)`: the bytes up to and including it, or the
-    /// unterminated rest; an overlong record is dropped whole, its
-    /// delimiter included, whenever the reader notices it.
+    /// `read_until(delimiter)`: the bytes up to and including it; an
+    /// overlong record is dropped whole, its delimiter included, whenever
+    /// the reader notices it; an unterminated rest within the limit is
+    /// `Short`, and stays.
     pub fn until(&mut self, delimiter: u8) -> Answer {
         if self.rest.is_empty() {
             return Answer::End;
         }
         let (len, taken) = match self.rest.iter().position(|&b| b == delimiter) {
             Some(at) => (at, at + 1),
+            None if self.rest.len() <= self.limit => return Answer::Short(self.rest.to_vec()),
             None => (self.rest.len(), self.rest.len()),
         };
         let record = &self.rest[..taken];
@@ -267,14 +270,19 @@ impl<'a> Model<'a> {
         }
     }
 
-    /// `read_line`: `read_until(b'\n')` without the `\n` or `\r\n`.
+    /// `read_line`: `read_until(b'\n')` without the `\n` or `\r\n`, and
+    /// an unterminated last line returned as it is.
     pub fn line(&mut self) -> Answer {
         match self.until(b'\n') {
-            Answer::Bytes(mut line) if line.ends_with(b"\n") => {
+            Answer::Bytes(mut line) => {
                 line.pop();
                 if line.ends_with(b"\r") {
                     line.pop();
                 }
+                Answer::Bytes(line)
+            }
+            Answer::Short(line) => {
+                self.rest = &[];
                 Answer::Bytes(line)
             }
             answer => answer,

@@ -14,6 +14,17 @@ use futures_io::AsyncRead;
 
 use super::reader::StreamReader;
 
+/// What [`StreamReader::poll_record`] makes of bytes the stream ends with
+/// before a delimiter.
+#[derive(Clone, Copy)]
+pub(super) enum Unterminated {
+    /// A last record, as it is: `read_line`, as asyncio's `readline`.
+    Record,
+    /// `UnexpectedEof`, the bytes left buffered: `read_until`, as asyncio's
+    /// `readuntil`.
+    Error,
+}
+
 impl<R: AsyncRead + Unpin> StreamReader<R> {
     /// Finds the next record ending in `delimiter`, consumes it, and returns
     /// where it sits in the buffer (delimiter included, if it came).
@@ -22,6 +33,7 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
         &mut self,
         cx: &mut Context<'_>,
         delimiter: u8,
+        unterminated: Unterminated,
     ) -> Poll<io::Result<Option<Range<usize>>>> {
         // One unit of the task's budget per record: a reader that is always
         // ready (in memory, or a socket with a backlog) must not let a task
@@ -56,11 +68,21 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
             // `scanned <= max_line` here, so the fill stays within
             // `max_line + READ_CHUNK`: the memory bound.
             if ready!(self.buf.poll_fill(cx, &mut self.inner, self.max_line))? == 0 {
-                if self.buf.len() == 0 {
+                let len = self.buf.len();
+                if len == 0 {
                     return Poll::Ready(Ok(None));
                 }
-                // The stream ended mid-record: hand out what there is.
-                return Poll::Ready(Ok(Some(self.consume(usize::MAX))));
+                return Poll::Ready(match unterminated {
+                    // The stream ended mid-record: hand out what there is.
+                    Unterminated::Record => Ok(Some(self.consume(usize::MAX))),
+                    // As in `poll_exact`, the partial bytes stay buffered.
+                    Unterminated::Error => {
+                        let msg = format!(
+                            "stream ended after {len} bytes without the delimiter {delimiter:#04x}"
+                        );
+                        Err(io::Error::new(io::ErrorKind::UnexpectedEof, msg))
+                    }
+                });
             }
         }
     }

@@ -6,6 +6,7 @@ use std::io;
 
 use futures_io::AsyncRead;
 
+use super::framing::Unterminated;
 use super::read_buf::ReadBuf;
 
 /// The default maximum line length of a [`StreamReader`]: 64 KiB, as
@@ -142,7 +143,8 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
     /// ```
     #[doc(alias = "readline")]
     pub async fn read_line(&mut self) -> io::Result<Option<&[u8]>> {
-        let Some(range) = poll_fn(|cx| self.poll_record(cx, b'\n')).await? else {
+        let record = poll_fn(|cx| self.poll_record(cx, b'\n', Unterminated::Record));
+        let Some(range) = record.await? else {
             return Ok(None);
         };
         let mut line = self.buf.get(range);
@@ -154,13 +156,16 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
 
     /// Reads up to and including the next `delimiter`.
     ///
-    /// Returns `Ok(None)` at a clean end of stream; bytes that the stream
-    /// ends with, without a delimiter, are returned without one.
+    /// Returns `Ok(None)` at a clean end of stream (no bytes pending).
     ///
     /// # Errors
     ///
-    /// As [`read_line`](Self::read_line): the same maximum length applies to
-    /// the bytes before the delimiter, and the same recovery after it.
+    /// - [`UnexpectedEof`](io::ErrorKind::UnexpectedEof) if the stream ends
+    ///   before the delimiter, as asyncio's `IncompleteReadError`. The bytes
+    ///   that did arrive stay in the [buffer](Self::buffer).
+    /// - As [`read_line`](Self::read_line) otherwise: the same maximum
+    ///   length applies to the bytes before the delimiter, and the same
+    ///   recovery after it.
     ///
     /// # Cancellation
     ///
@@ -169,21 +174,23 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
     /// # Examples
     ///
     /// ```
+    /// use std::io::ErrorKind;
     /// use ioloop::io::StreamReader;
     ///
     /// ioloop::block_on(async {
     ///     let mut reader = StreamReader::new(&b"a\0bc\0d"[..]);
     ///     assert_eq!(reader.read_until(0).await?, Some(&b"a\0"[..]));
     ///     assert_eq!(reader.read_until(0).await?, Some(&b"bc\0"[..]));
-    ///     assert_eq!(reader.read_until(0).await?, Some(&b"d"[..]));
-    ///     assert_eq!(reader.read_until(0).await?, None);
+    ///     let err = reader.read_until(0).await.unwrap_err();
+    ///     assert_eq!(err.kind(), ErrorKind::UnexpectedEof);
+    ///     assert_eq!(reader.buffer(), b"d");
     ///     Ok::<_, std::io::Error>(())
     /// })
     /// .unwrap();
     /// ```
     #[doc(alias = "readuntil")]
     pub async fn read_until(&mut self, delimiter: u8) -> io::Result<Option<&[u8]>> {
-        let record = poll_fn(|cx| self.poll_record(cx, delimiter)).await?;
+        let record = poll_fn(|cx| self.poll_record(cx, delimiter, Unterminated::Error)).await?;
         Ok(record.map(|range| self.buf.get(range)))
     }
 
