@@ -137,6 +137,34 @@ fn read_until_uses_the_same_limit() -> io::Result<()> {
 }
 
 #[test]
+fn read_until_overlong_record_is_discarded_unlike_asyncio() -> io::Result<()> {
+    // asyncio's LimitOverrunError leaves the record buffered; here it goes,
+    // as read_line's overlong line goes, and the next record reads.
+    run(|| async {
+        let (inner, feed) = scripted();
+        let mut reader = StreamReader::new(inner);
+        reader.set_max_line_length(4);
+        // Whole, delimiter included, in one read.
+        feed.push("toolong;ok;");
+        assert_too_long(reader.read_until(b';').await.unwrap_err(), 4);
+        assert_eq!(reader.buffer(), b"ok;");
+        assert_eq!(reader.read_until(b';').await?, Some(&b"ok;"[..]));
+        // Reported before its delimiter came; the rest is skipped later.
+        feed.push("abcdefgh");
+        assert_too_long(reader.read_until(b';').await.unwrap_err(), 4);
+        assert!(
+            reader.buffer().is_empty(),
+            "the overlong bytes were dropped"
+        );
+        feed.push("ij;next;");
+        feed.close();
+        assert_eq!(reader.read_until(b';').await?, Some(&b"next;"[..]));
+        assert_eq!(reader.read_until(b';').await?, None);
+        Ok(())
+    })
+}
+
+#[test]
 fn an_overlong_line_cut_off_by_end_of_stream_then_none() -> io::Result<()> {
     run(|| async {
         let (inner, _) = chunks(["abcdefgh", "ijkl"]);

@@ -163,9 +163,14 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
     /// - [`UnexpectedEof`](io::ErrorKind::UnexpectedEof) if the stream ends
     ///   before the delimiter, as asyncio's `IncompleteReadError`. The bytes
     ///   that did arrive stay in the [buffer](Self::buffer).
-    /// - As [`read_line`](Self::read_line) otherwise: the same maximum
-    ///   length applies to the bytes before the delimiter, and the same
-    ///   recovery after it.
+    /// - [`InvalidData`](io::ErrorKind::InvalidData) if the bytes before
+    ///   the delimiter pass the [maximum line length](Self::set_max_line_length).
+    ///   The record is dropped, as `read_line` and asyncio's `readline` drop
+    ///   an overlong line, and the next call returns the one after it.
+    ///   asyncio's `readuntil` keeps it buffered, failing every later call
+    ///   until the caller drains it by hand; dropping it keeps memory bounded
+    ///   and the reader usable without knowing how much to drain.
+    /// - Any error of the inner reader, as for `read_line`.
     ///
     /// # Cancellation
     ///
