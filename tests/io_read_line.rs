@@ -127,6 +127,36 @@ fn an_error_from_the_inner_reader_loses_no_bytes() -> io::Result<()> {
 }
 
 #[test]
+fn buffered_lines_come_before_a_read_error_unlike_asyncio() -> io::Result<()> {
+    // asyncio raises the stored error at once; here no line the peer sent
+    // before its reset is lost, and the error comes once they are read.
+    run(|| async {
+        let (inner, feed) = scripted();
+        feed.push("a\nb\npart");
+        feed.step(Step::Fail(io::ErrorKind::ConnectionReset));
+        feed.close();
+        let mut reader = StreamReader::new(inner);
+        assert_eq!(reader.read_line().await?, Some(&b"a"[..]));
+        assert_eq!(reader.read_line().await?, Some(&b"b"[..]));
+        let err = reader.read_line().await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionReset);
+        assert_eq!(reader.buffer(), b"part");
+
+        // read_until alike.
+        let (inner, feed) = scripted();
+        feed.push("x;y;part");
+        feed.step(Step::Fail(io::ErrorKind::ConnectionReset));
+        let mut reader = StreamReader::new(inner);
+        assert_eq!(reader.read_until(b';').await?, Some(&b"x;"[..]));
+        assert_eq!(reader.read_until(b';').await?, Some(&b"y;"[..]));
+        let err = reader.read_until(b';').await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionReset);
+        assert_eq!(reader.buffer(), b"part");
+        Ok(())
+    })
+}
+
+#[test]
 fn interrupted_reads_are_retried_quietly() -> io::Result<()> {
     run(|| async {
         let (inner, feed) = scripted();

@@ -117,8 +117,10 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
     ///   end of the line. The reader stays usable: the overlong line is
     ///   dropped (the part still to come is skipped by the next read), and
     ///   the next call returns the line after it.
-    /// - Any error of the inner reader; the bytes read so far stay buffered
-    ///   and a later call may go on.
+    /// - Any error of the inner reader, once the lines already buffered
+    ///   are returned: asyncio raises it at once, but lines the peer sent
+    ///   before a reset are data too. A partial line stays buffered, and a
+    ///   later call may go on.
     ///
     /// # Cancellation
     ///
@@ -170,7 +172,8 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
     ///   asyncio's `readuntil` keeps it buffered, failing every later call
     ///   until the caller drains it by hand; dropping it keeps memory bounded
     ///   and the reader usable without knowing how much to drain.
-    /// - Any error of the inner reader, as for `read_line`.
+    /// - Any error of the inner reader, as for `read_line`: once the
+    ///   records already buffered are returned.
     ///
     /// # Cancellation
     ///
