@@ -116,3 +116,66 @@ fn read_line_dropped_mid_line_by_a_timeout_loses_nothing_over_tcp() -> io::Resul
         client.join().expect("client thread")
     })
 }
+
+/// Bytes the kernel has received on the TCP socket `fd`, urgent data
+/// included (`tcpi_bytes_received`). `FIONREAD` would not do: it stops at
+/// the urgent mark.
+fn received(fd: std::os::fd::RawFd) -> u64 {
+    // SAFETY: tcp_info is plain data, valid when zeroed.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: `info` and `len` are valid and writable for the call, and
+    // `len` says how much of `info` the kernel may fill.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&raw mut info).cast(),
+            &mut len,
+        )
+    };
+    assert_eq!(rc, 0, "TCP_INFO: {}", io::Error::last_os_error());
+    info.tcpi_bytes_received
+}
+
+/// Item 4 of the correctness issue: `abc`, then `!` sent as urgent data
+/// (`MSG_OOB`), then `def`, all queued before the reader looks. `recv`
+/// stops at the urgent mark, so the first read is short with bytes still
+/// queued; clearing readiness on that short read left the reader waiting
+/// for an edge that never came.
+#[test]
+fn urgent_data_does_not_stall_the_reader() -> io::Result<()> {
+    use futures_util::AsyncReadExt;
+    use std::os::fd::AsRawFd;
+    util::within(Duration::from_secs(10), || {
+        ioloop::block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            let mut peer = StdStream::connect(listener.local_addr()?)?;
+            peer.set_nodelay(true)?;
+            let (conn, _) = listener.accept().await?;
+            let mut buf = [0u8; 64];
+            // A first read finds nothing and waits: readiness is cleared,
+            // as on a connection between two requests.
+            let waiting = timeout(Duration::from_millis(1), (&conn).read(&mut buf)).await;
+            assert!(waiting.is_err(), "nothing was sent yet");
+            peer.write_all(b"abc")?;
+            socket2::SockRef::from(&peer).send_out_of_band(b"!")?;
+            peer.write_all(b"def")?;
+            // All of it queued before the loop next polls the OS, so one
+            // event reports it all.
+            while received(conn.as_raw_fd()) < 7 {
+                thread::yield_now();
+            }
+            let mut got = Vec::new();
+            while got.len() < 6 {
+                let n = (&conn).read(&mut buf).await?;
+                assert!(n > 0, "end of stream after {got:?}");
+                got.extend_from_slice(&buf[..n]);
+            }
+            // Urgent data is not inline: the `!` is not in the stream.
+            assert_eq!(got, b"abcdef");
+            Ok(())
+        })
+    })
+}

@@ -540,3 +540,67 @@ fn a_registration_outliving_its_runtime_fails_instead_of_hanging() -> io::Result
     assert_eq!(handle.metrics().io_sources, 0);
     Ok(())
 }
+
+/// Collects the warnings the library logs, for the tests that expect one.
+struct Warnings(std::sync::Mutex<Vec<String>>);
+
+impl log::Log for Warnings {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.level() <= log::Level::Warn
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata()) {
+            self.0.lock().unwrap().push(record.args().to_string());
+        }
+    }
+    fn flush(&self) {}
+}
+
+static WARNINGS: Warnings = Warnings(std::sync::Mutex::new(Vec::new()));
+
+/// Installs the collector (once per test binary) and returns how many of
+/// the warnings so far contain `text`.
+fn warnings_containing(text: &str) -> usize {
+    if log::set_logger(&WARNINGS).is_ok() {
+        log::set_max_level(log::LevelFilter::Warn);
+    }
+    let warnings = WARNINGS.0.lock().unwrap();
+    warnings.iter().filter(|w| w.contains(text)).count()
+}
+
+/// Item 7 of the correctness issue: a second task waiting in the same
+/// direction displaced the first silently. It is still displaced (several
+/// waiters per source are for later), but the library says so, once per
+/// source, and the later waiter is the one woken.
+#[test]
+fn a_second_task_waiting_to_read_one_source_is_reported_at_warn_level() -> io::Result<()> {
+    const TEXT: &str = "two tasks wait to read one I/O source";
+    let before = warnings_containing(TEXT);
+    ioloop::block_on(async {
+        let (ours, mut peer) = pair()?;
+        let reg = Arc::new(Registration::new(ours)?);
+        // Registrations start out ready: spend that first.
+        let first_event = reg.readable().await?;
+        reg.clear_readiness(first_event);
+        let waiter = |reg: Arc<Registration<UnixStream>>| {
+            ioloop::spawn(async move { reg.readable().await.map(drop) })
+        };
+        let earlier = waiter(reg.clone());
+        yield_now().await; // the earlier waiter parks
+        assert_eq!(warnings_containing(TEXT), before);
+        let later = waiter(reg.clone());
+        let again = waiter(reg.clone());
+        yield_now().await; // both displace a waker; one warning
+        assert_eq!(warnings_containing(TEXT), before + 1);
+        peer.write_all(b"x")?;
+        timeout(SAFETY, again).await?.unwrap()?;
+        // The displaced waiters are not woken by the source.
+        for _ in 0..3 {
+            yield_now().await;
+        }
+        assert!(!earlier.is_finished() && !later.is_finished());
+        earlier.abort();
+        later.abort();
+        Ok(())
+    })
+}

@@ -1,4 +1,5 @@
-//! Entering the loop: block_on, nesting, panics in the main future.
+//! Entering the loop: block_on, nesting, panics in the main future, two
+//! threads taking turns.
 
 mod util;
 
@@ -56,13 +57,17 @@ fn a_panicking_main_future_propagates_and_the_runtime_stays_usable() {
     assert_eq!(rt.block_on(survivor).unwrap(), "survived");
 }
 
-#[test]
-fn block_on_from_two_threads_at_once_is_refused_with_a_message() {
-    let rt = std::sync::Arc::new(ioloop::Runtime::new().unwrap());
-    let gate = util::signal();
+/// Starts `rt.block_on(gate.wait())` on a thread and returns once that
+/// thread's loop runs (its main future parked on the gate).
+fn hold_the_loop(
+    rt: &std::sync::Arc<ioloop::Runtime>,
+    gate: &std::sync::Arc<util::parking::Signal>,
+) -> std::thread::JoinHandle<std::thread::ThreadId> {
     let (g, r) = (gate.clone(), rt.clone());
-    let first = std::thread::spawn(move || r.block_on(g.wait()));
-    // Wait until the first thread's loop is running (its main future parked).
+    let holder = std::thread::spawn(move || {
+        r.block_on(g.wait());
+        std::thread::current().id()
+    });
     within(Duration::from_secs(10), {
         let gate = gate.clone();
         move || {
@@ -71,12 +76,54 @@ fn block_on_from_two_threads_at_once_is_refused_with_a_message() {
             }
         }
     });
-    let panic = catch_unwind(AssertUnwindSafe(|| rt.block_on(async {}))).unwrap_err();
-    let message = util::panic_text(&*panic);
-    assert!(
-        message.contains("already running on another thread"),
-        "{message}"
-    );
+    holder
+}
+
+/// Item 9 of the correctness issue: a second `block_on` used to panic
+/// ("already running on another thread"). It waits its turn, and its
+/// future makes progress meanwhile: it spawns, sleeps and awaits a task
+/// through the loop running on the first thread, and it can be what
+/// releases the first thread (no deadlock).
+#[test]
+fn block_on_on_a_second_thread_waits_its_turn_and_its_future_runs_meanwhile() {
+    let rt = std::sync::Arc::new(ioloop::Runtime::new().unwrap());
+    let gate = util::signal();
+    let holder = hold_the_loop(&rt, &gate);
+    let (g, r) = (gate.clone(), rt.clone());
+    let second = within(Duration::from_secs(10), move || {
+        r.block_on(async move {
+            let task = ioloop::spawn(async { std::thread::current().id() });
+            ioloop::time::sleep(Duration::from_millis(5)).await;
+            let ran_on = task.await.unwrap();
+            g.set();
+            ran_on
+        })
+    });
+    let first = holder.join().unwrap();
+    // The task ran on the loop, which the first thread was running.
+    assert_eq!(second, first);
+}
+
+/// ... and once the first `block_on` returns, the waiting one runs the loop
+/// itself.
+#[test]
+fn block_on_on_a_second_thread_runs_the_loop_once_the_first_returns() {
+    let rt = std::sync::Arc::new(ioloop::Runtime::new().unwrap());
+    let gate = util::signal();
+    let holder = hold_the_loop(&rt, &gate);
+    let first_done = util::signal();
+    let (done, r) = (first_done.clone(), rt.clone());
+    let second = std::thread::spawn(move || {
+        r.block_on(async move {
+            done.wait().await;
+            let task = ioloop::spawn(async { std::thread::current().id() });
+            (task.await.unwrap(), std::thread::current().id())
+        })
+    });
     gate.set();
-    first.join().unwrap();
+    holder.join().unwrap();
+    first_done.set();
+    let (task_thread, second_thread) =
+        within(Duration::from_secs(10), move || second.join().unwrap());
+    assert_eq!(task_thread, second_thread);
 }

@@ -183,3 +183,91 @@ fn shutdown_timeout_returns_as_soon_as_every_task_has_finished() {
     assert!(report.finished);
     assert_eq!(report.cancelled_tasks, 0);
 }
+
+/// Item 2 of the correctness issue: a runtime kept in a `thread_local!`
+/// aborted the process when its thread exited ("cannot access a Thread
+/// Local Storage value during or after destruction"), because dropping it
+/// entered the thread's context after that context was destroyed.
+#[test]
+fn a_runtime_in_a_thread_local_is_dropped_cleanly_when_its_thread_exits() {
+    thread_local! {
+        static RT: ioloop::Runtime = ioloop::Runtime::new().unwrap();
+    }
+    let drops = Arc::new(AtomicUsize::new(0));
+    let counter = drops.clone();
+    std::thread::spawn(move || {
+        RT.with(|rt| {
+            let guard = DropCounter(counter);
+            // Still waiting on a timer and holding a socket when the thread
+            // exits: its future is dropped with the runtime.
+            drop(rt.spawn(async move {
+                let _guard = guard;
+                let _socket = ioloop::net::UdpSocket::bind("127.0.0.1:0").await;
+                ioloop::time::sleep(Duration::from_secs(3600)).await;
+            }));
+            rt.block_on(ioloop::yield_now());
+        });
+    })
+    .join()
+    .expect("the thread exits without a panic");
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+/// Item 5 of the correctness issue: a wake of an already registered task,
+/// waiting in the injection queue, counted as a second task.
+#[test]
+fn cancelled_tasks_counts_a_task_once_while_a_wake_for_it_is_queued() {
+    let rt = ioloop::Runtime::new().unwrap();
+    let parked = Arc::new(std::sync::Mutex::new(None::<std::task::Waker>));
+    let slot = parked.clone();
+    let _stuck = rt.spawn(poll_fn(move |cx| {
+        *slot.lock().unwrap() = Some(cx.waker().clone());
+        std::task::Poll::<()>::Pending
+    }));
+    rt.block_on(async {
+        // Until the task has run once and parked.
+        while parked.lock().unwrap().is_none() {
+            ioloop::yield_now().await;
+        }
+    });
+    // Woken from this thread, which runs no loop: the wake waits in the
+    // injection queue, and a zero timeout never takes it in.
+    parked.lock().unwrap().take().expect("parked").wake();
+    let report = rt.shutdown_timeout(Duration::ZERO);
+    assert!(!report.finished);
+    assert_eq!(report.cancelled_tasks, 1);
+}
+
+/// The same over-count could make `shutdown_timeout` wait out its whole
+/// timeout: a task's last poll races with a wake from another thread, whose
+/// queue entry (stale once the task completes) kept "tasks left" above 0.
+/// Many rounds of that race must all end as soon as the task does.
+#[test]
+fn shutdown_timeout_is_not_held_up_by_a_stale_wake_from_another_thread() {
+    within(Duration::from_secs(60), || {
+        for _ in 0..300 {
+            let rt = ioloop::Runtime::new().unwrap();
+            let (tx, rx) = std::sync::mpsc::channel::<std::task::Waker>();
+            let waker_thread = std::thread::spawn(move || {
+                for waker in rx {
+                    waker.wake();
+                }
+            });
+            let mut polls = 0;
+            drop(rt.spawn(poll_fn(move |cx| {
+                polls += 1;
+                // Hand the waker over and finish, racing the wake.
+                tx.send(cx.waker().clone()).unwrap();
+                if polls < 3 {
+                    std::task::Poll::Pending
+                } else {
+                    std::task::Poll::Ready(())
+                }
+            })));
+            let report = rt.shutdown_timeout(Duration::from_secs(3600));
+            assert!(report.finished);
+            assert_eq!(report.cancelled_tasks, 0);
+            waker_thread.join().unwrap();
+        }
+    });
+}

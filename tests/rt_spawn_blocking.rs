@@ -229,3 +229,107 @@ fn a_tcp_echo_answers_promptly_during_a_two_second_blocking_computation() -> std
     eprintln!("{pings} pings during the computation, worst round trip {worst:?}");
     Ok(())
 }
+
+/// Polls `future` to completion on this thread, parking between wakes: a
+/// foreign executor, as a blocking job might use.
+fn park_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        std::thread::park();
+    }
+}
+
+/// Item 8 of the correctness issue: inside `spawn_blocking`, `spawn`
+/// panicked and `Handle::current()` found no runtime.
+#[test]
+fn spawn_and_handle_current_inside_spawn_blocking_reach_the_runtime() {
+    within(Duration::from_secs(10), || {
+        ioloop::block_on(async {
+            let (on_loop, by_handle, nested) = ioloop::spawn_blocking(|| {
+                let handle = ioloop::Handle::current();
+                (
+                    ioloop::spawn(async { std::thread::current().id() }),
+                    handle.spawn(async { 2 }),
+                    ioloop::spawn_blocking(|| 3),
+                )
+            })
+            .await
+            .unwrap();
+            // The spawned task ran on the loop, not on the pool thread.
+            assert_eq!(on_loop.await.unwrap(), std::thread::current().id());
+            assert_eq!(by_handle.await.unwrap(), 2);
+            assert_eq!(nested.await.unwrap(), 3);
+        })
+    });
+}
+
+/// ... and a sleep polled there panicked, and a socket could not be made.
+/// Both now go through the runtime whose loop runs on another thread.
+#[test]
+fn a_sleep_and_a_socket_inside_spawn_blocking_use_the_runtime() -> std::io::Result<()> {
+    within(Duration::from_secs(10), || {
+        ioloop::block_on(async {
+            let timers_before = ioloop::Handle::current().metrics().live_timers;
+            let (listener, slept) = ioloop::spawn_blocking(|| {
+                let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+                let listener = ioloop::net::TcpListener::from_std(std_listener)?;
+                let start = Instant::now();
+                let deadline = start + Duration::from_millis(20);
+                park_on(ioloop::time::sleep_until(deadline));
+                assert!(Instant::now() >= deadline);
+                Ok::<_, std::io::Error>((listener, start.elapsed()))
+            })
+            .await
+            .unwrap()?;
+            assert!(slept >= Duration::from_millis(20));
+            // The sleep's timer fired in the loop's heap and left nothing.
+            ioloop::yield_now().await;
+            assert_eq!(
+                ioloop::Handle::current().metrics().live_timers,
+                timers_before
+            );
+            // The socket made on the pool thread serves on the loop.
+            let addr = listener.local_addr()?;
+            let client = std::thread::spawn(move || std::net::TcpStream::connect(addr));
+            let (mut conn, _) = listener.accept().await?;
+            let mut peer = client.join().unwrap()?;
+            peer.write_all(b"hi")?;
+            let mut got = [0u8; 2];
+            conn.read_exact(&mut got).await?;
+            assert_eq!(&got, b"hi");
+            Ok(())
+        })
+    })
+}
+
+/// `ioloop::block_on` inside a blocking job keeps starting a runtime of its
+/// own, as before.
+#[test]
+fn block_on_inside_spawn_blocking_still_runs_a_runtime_of_its_own() {
+    let got = within(Duration::from_secs(10), || {
+        ioloop::block_on(async {
+            ioloop::spawn_blocking(|| {
+                ioloop::block_on(async {
+                    ioloop::time::sleep(Duration::from_millis(1)).await;
+                    ioloop::spawn(async { std::thread::current().id() })
+                        .await
+                        .unwrap()
+                })
+            })
+            .await
+            .unwrap()
+        })
+    });
+    assert_ne!(got, std::thread::current().id());
+}

@@ -143,8 +143,8 @@ fn reset_moves_an_armed_sleep_earlier_and_disarms_the_old_timer() -> io::Result<
         let deadline = Instant::now() + Duration::from_millis(20);
         s.reset(deadline);
         assert_eq!(s.deadline(), deadline);
-        // The hour-long timer is gone at once, not when it would have fired.
-        assert_eq!(fresh_metrics().await.live_timers, 0);
+        // The timer moved: still one, not a second beside the hour-long one.
+        assert_eq!(fresh_metrics().await.live_timers, 1);
 
         timeout(SAFETY, &mut s).await?;
         assert!(Instant::now() >= deadline);
@@ -270,4 +270,77 @@ fn dropping_the_runtime_wakes_a_timer_waiter() -> io::Result<()> {
     );
     drop(s);
     Ok(())
+}
+
+/// A sleep shared between the task that waits on it and one that resets it.
+type SharedSleep = Arc<std::sync::Mutex<ioloop::time::Sleep>>;
+
+/// Waits on `sleep` from a task of its own; returns when it completed.
+fn wait_in_a_task(sleep: &SharedSleep) -> ioloop::JoinHandle<Instant> {
+    let sleep = sleep.clone();
+    ioloop::spawn(async move {
+        std::future::poll_fn(|cx| Pin::new(&mut *sleep.lock().unwrap()).poll(cx)).await;
+        Instant::now()
+    })
+}
+
+/// Item 6 of the correctness issue: a task waiting on a 10 s sleep, reset
+/// to 10 ms while it is parked, used to wake at 10 s.
+#[test]
+fn reset_while_the_task_is_parked_wakes_it_at_the_earlier_deadline() -> io::Result<()> {
+    ioloop::block_on(async {
+        let shared: SharedSleep = Arc::new(std::sync::Mutex::new(sleep(Duration::from_secs(3600))));
+        let waiter = wait_in_a_task(&shared);
+        yield_now().await; // the waiter arms the hour-long timer and parks
+        let deadline = Instant::now() + Duration::from_millis(10);
+        shared.lock().unwrap().reset(deadline);
+        // SAFETY (the constant) is far below an hour: only the reset wakes it.
+        let woke = timeout(SAFETY, waiter).await?.unwrap();
+        assert!(woke >= deadline);
+        Ok(())
+    })
+}
+
+#[test]
+fn reset_while_the_task_is_parked_wakes_it_at_the_later_deadline_not_before() -> io::Result<()> {
+    ioloop::block_on(async {
+        let shared: SharedSleep = Arc::new(std::sync::Mutex::new(sleep(Duration::from_millis(5))));
+        let waiter = wait_in_a_task(&shared);
+        yield_now().await;
+        let deadline = Instant::now() + Duration::from_millis(40);
+        shared.lock().unwrap().reset(deadline);
+        let woke = timeout(SAFETY, waiter).await?.unwrap();
+        assert!(woke >= deadline, "woke {:?} early", deadline - woke);
+        assert_eq!(fresh_metrics().await.live_timers, 0);
+        Ok(())
+    })
+}
+
+/// Item 12 of the correctness issue: `sleep` needs no runtime to be
+/// created, only to be polled (tokio panics at creation).
+#[test]
+fn sleep_made_outside_a_runtime_runs_inside_one_and_panics_polled_outside() {
+    let made_outside = sleep(Duration::from_millis(1));
+    let rt = Runtime::new().unwrap();
+    rt.block_on(made_outside);
+    let mut stray = sleep(Duration::from_secs(1));
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| poll_once(&mut stray)))
+        .unwrap_err();
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    assert!(message.contains("outside an ioloop runtime"), "{message}");
+}
+
+/// Item 12: `is_elapsed` says whether the deadline has passed, not whether
+/// the sleep has fired (tokio's meaning): a sleep never polled is elapsed
+/// once its deadline is past.
+#[test]
+fn is_elapsed_means_the_deadline_passed_not_that_the_timer_fired() {
+    let never_polled = sleep_until(Instant::now());
+    assert!(never_polled.is_elapsed());
+    let later = sleep(Duration::from_secs(3600));
+    assert!(!later.is_elapsed());
 }

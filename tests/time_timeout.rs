@@ -4,6 +4,7 @@
 
 #[path = "util/time_poll.rs"]
 mod time_poll;
+mod util;
 
 use std::future::{Future, pending, ready};
 use std::io;
@@ -136,4 +137,92 @@ fn into_inner_gives_the_future_back_unharmed() -> io::Result<()> {
         assert_eq!(t.into_inner().await, 9);
         Ok(())
     })
+}
+
+/// Wraps a future and notes when each of its polls began.
+struct PollTimes<F> {
+    inner: Pin<Box<F>>,
+    started: Vec<Instant>,
+}
+
+impl<F: Future> Future for PollTimes<F> {
+    type Output = F::Output;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        self.started.push(Instant::now());
+        self.inner.as_mut().poll(cx)
+    }
+}
+
+/// Runs `future` under a `timeout` of `limit` on a fresh runtime, on a
+/// watched thread (a `timeout` cannot be the safety net of a test about
+/// `timeout`), and checks that it elapsed at the first poll past the
+/// deadline: the inner future is polled once at most after it.
+fn assert_elapses_promptly<F>(limit: Duration, future: F)
+where
+    F: Future + Send + 'static,
+{
+    let late_polls = util::within(SAFETY, move || {
+        ioloop::block_on(async move {
+            let deadline = Instant::now() + limit;
+            let mut timed = timeout_at(
+                deadline,
+                PollTimes {
+                    inner: Box::pin(future),
+                    started: Vec::new(),
+                },
+            );
+            let out = (&mut timed).await;
+            assert!(out.is_err(), "the inner future finished");
+            let started = &timed.get_ref().started;
+            started.iter().filter(|&&at| at >= deadline).count()
+        })
+    });
+    assert!(late_polls <= 1, "{late_polls} polls after the deadline");
+}
+
+/// Item 1 of the correctness issue: the inner future spent the budget on
+/// every poll, then the elapsed sleep asked for budget too, and never got
+/// it: this hung forever.
+#[test]
+fn timeout_elapses_when_the_inner_future_spends_the_whole_budget() {
+    assert_elapses_promptly(Duration::from_millis(10), async {
+        loop {
+            ioloop::task::consume_budget().await;
+        }
+    });
+}
+
+#[test]
+fn timeout_elapses_around_a_copy_from_a_reader_that_is_always_ready() {
+    assert_elapses_promptly(Duration::from_millis(10), async {
+        let mut reader = ioloop::io::StreamReader::new(futures_util::io::repeat(b'x'));
+        futures_util::io::copy(&mut reader, &mut futures_util::io::sink()).await
+    });
+}
+
+/// A peer floods a socket: the reader always has data, yet its timeout
+/// fires at the first poll past the deadline.
+#[test]
+fn timeout_elapses_around_a_read_loop_on_a_flooded_socket() -> io::Result<()> {
+    use futures_util::AsyncReadExt;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let flooder = std::thread::spawn(move || {
+        use std::io::Write;
+        let (mut peer, _) = listener.accept().expect("accept");
+        let chunk = [b'y'; 64 * 1024];
+        // Until the reader hangs up.
+        while peer.write_all(&chunk).is_ok() {}
+    });
+    assert_elapses_promptly(Duration::from_millis(100), async move {
+        let mut stream = ioloop::net::TcpStream::connect(addr).await?;
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            if stream.read(&mut buf).await? == 0 {
+                return Ok::<_, io::Error>(());
+            }
+        }
+    });
+    flooder.join().expect("flooder");
+    Ok(())
 }

@@ -26,12 +26,11 @@ mod datagrams;
 /// `WouldBlock` clear readiness and wait; retry.
 ///
 /// The reactor keeps one waiting task per direction: one task receiving
-/// and one sending at a time. Several tasks sharing the socket (through an
-/// `Arc`) may each call it, but if two of them wait for room to send at
-/// the same moment, only the later is woken, and the earlier waits for a
-/// later writable edge. A datagram send waits only when the socket's send
-/// buffer is full, so sharing is fine for light senders; a heavy sender
-/// should own its socket, or funnel sends through one task.
+/// and one sending at a time. If two tasks sharing the socket (through an
+/// `Arc`) wait in the same direction at once, the earlier is displaced and
+/// never woken by the socket (a warning is logged). Receive from one task
+/// and hand the datagrams on; a send waits only when the send buffer is
+/// full, so light senders may share, and a heavy one should own the socket.
 ///
 /// # Examples
 ///

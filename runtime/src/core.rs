@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use slab::Slab;
 
 use crate::reactor::driver::Driver;
-use crate::shared::Shared;
+use crate::shared::{Inject, Shared};
 use crate::task::{Runnable, UNREGISTERED, budget};
 use crate::time::timers::Timers;
 use crate::wake::wake_all;
@@ -164,9 +164,11 @@ impl Core {
                 let timeout = if busy {
                     Some(Duration::ZERO)
                 } else {
-                    // About to sleep, perhaps for long: publish the counters
-                    // now, or another thread would read the state from
-                    // before this tick until the loop next wakes.
+                    // About to sleep, perhaps for long: give back what a
+                    // burst left behind, and publish the counters now, or
+                    // another thread would read the state from before this
+                    // tick until the loop next wakes.
+                    self.shrink_tables();
                     self.publish_counters();
                     let next = self.timers.borrow().next_deadline();
                     next.zip(now)
@@ -225,7 +227,8 @@ impl Core {
     }
 
     /// Spawned tasks not yet finished, counting those handed in from other
-    /// threads and not yet taken in.
+    /// threads and not yet taken in. A queued wake of a task already in the
+    /// list is not a second task.
     pub(crate) fn live_tasks(&self) -> usize {
         let injected = self
             .shared
@@ -233,7 +236,7 @@ impl Core {
             .lock()
             .queue
             .iter()
-            .filter(|job| matches!(job, Job::Task(_)))
+            .filter(|job| matches!(job, Job::Task(task) if task.key() == UNREGISTERED))
             .count();
         self.tasks.borrow().len() + injected
     }
@@ -249,7 +252,8 @@ impl Core {
         Poll::Pending
     }
 
-    /// Moves work handed in by other threads onto the run queue.
+    /// Moves work handed in by other threads onto the run queue, and
+    /// timers armed from other threads into the heap.
     fn take_injected(&self) {
         let mut inject = self.shared.inject.lock();
         for job in inject.queue.drain(..) {
@@ -258,6 +262,31 @@ impl Core {
                 job => self.push(job),
             }
         }
+        if !inject.timers.is_empty() {
+            let mut timers = self.timers.borrow_mut();
+            for (deadline, waker) in inject.timers.drain(..) {
+                // Fires once, which frees it; the sleep keeps no key.
+                timers.insert(deadline, waker);
+            }
+        }
+    }
+
+    /// Gives back the memory of tables a burst left mostly empty. Run when
+    /// the loop goes idle, so back-to-back bursts keep their capacity.
+    fn shrink_tables(&self) {
+        let mut tasks = self.tasks.borrow_mut();
+        // Tasks can move: the live ones go to the front, each told its new
+        // key. After a compaction the list must grow fourfold before the
+        // next, so this is amortized O(1).
+        if tasks.capacity() > SHRINK_MIN && tasks.len() <= tasks.capacity() / 4 {
+            tasks.compact(|task, _, to| {
+                task.set_key(to);
+                true
+            });
+        }
+        drop(tasks);
+        self.timers.borrow_mut().shrink_if_sparse();
+        self.shared.reactor.shrink_if_sparse();
     }
 
     fn publish_counters(&self) {
@@ -274,10 +303,10 @@ impl Core {
 
     /// Drops every task's future, wakes everyone still waiting on a timer
     /// or an I/O source, and refuses new work. Called when the runtime is
-    /// dropped, with `pending` the jobs left in the injection queue.
-    pub(crate) fn shutdown(&self, pending: VecDeque<Job>) {
+    /// dropped, with `pending` what was left in the injection queue.
+    pub(crate) fn shutdown(&self, pending: Inject) {
         self.closing.set(true);
-        for job in pending {
+        for job in pending.queue {
             if let Job::Task(task) = job {
                 // Registered tasks are in the task list and handled below;
                 // a task spawned from another thread and never taken in is
@@ -304,12 +333,16 @@ impl Core {
         // outside this runtime's tasks) is woken, to find the runtime gone
         // rather than to wait forever.
         let mut wakers = self.timers.borrow_mut().clear();
+        wakers.extend(pending.timers.into_iter().map(|(_, waker)| waker));
         self.shared.reactor.shutdown(&mut wakers);
         wake_all(&mut wakers);
         let queued = mem::take(&mut *self.run_queue.borrow_mut());
         drop(queued);
     }
 }
+
+/// Below this many slots a table is never shrunk: not worth the pass.
+const SHRINK_MIN: usize = 1024;
 
 /// The poll timeout that ends at `deadline`, in whole milliseconds rounded
 /// up: epoll counts milliseconds, and rounding a 300 µs wait down to 0 would
@@ -324,6 +357,92 @@ fn poll_timeout(deadline: Instant, now: Instant) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context;
+    use crate::io::Registration;
+
+    /// A source with no fd: the reactor gives it an entry, epoll never
+    /// sees it.
+    struct NoFd;
+
+    impl mio::event::Source for NoFd {
+        fn register(
+            &mut self,
+            _: &mio::Registry,
+            _: mio::Token,
+            _: mio::Interest,
+        ) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn reregister(
+            &mut self,
+            _: &mio::Registry,
+            _: mio::Token,
+            _: mio::Interest,
+        ) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn deregister(&mut self, _: &mio::Registry) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The task list's and the source table's allocated slots.
+    fn capacities() -> (usize, usize) {
+        context::with_core(|core| {
+            let core = core.expect("inside block_on");
+            (
+                core.tasks.borrow().capacity(),
+                core.shared.reactor.capacity(),
+            )
+        })
+    }
+
+    /// Item 12 of the correctness issue: the tables kept their peak size
+    /// forever. Once a burst is over and the loop goes idle, they shrink.
+    #[test]
+    fn tables_a_burst_left_mostly_empty_shrink_when_the_loop_goes_idle() {
+        let rt = crate::Runtime::new().unwrap();
+        rt.block_on(async {
+            let tasks: Vec<_> = (0..10_000)
+                .map(|_| crate::spawn(crate::yield_now()))
+                .collect();
+            let sources: Vec<_> = (0..10_000)
+                .map(|_| Registration::new(NoFd).unwrap())
+                .collect();
+            // A long-lived task and source, at the end of their tables.
+            let keeper = crate::spawn(std::future::pending::<()>());
+            let source = Registration::new(NoFd).unwrap();
+            let (peak_tasks, peak_sources) = capacities();
+            assert!(peak_tasks > 10_000 && peak_sources > 10_000);
+            for task in tasks {
+                task.await.unwrap();
+            }
+            drop(sources);
+            crate::time::sleep(Duration::from_millis(1)).await; // idle
+            let (tasks, sources) = capacities();
+            assert!(tasks <= 16, "task list: {tasks} slots");
+            // The long-lived source cannot move (its key is in its token):
+            // only the free entries after it could go.
+            assert!(sources > 10_000, "source table: {sources} entries");
+            // The long-lived task was moved and told its new key: it still
+            // runs to its end and leaves the list.
+            keeper.abort();
+            assert!(keeper.await.unwrap_err().is_cancelled());
+            crate::yield_now().await;
+            assert_eq!(crate::Handle::current().metrics().live_tasks, 0);
+            // With the last entry free, the table shrinks at the next idle
+            // moment, once a quarter of it has been freed since the last
+            // pass.
+            drop(source);
+            let more: Vec<_> = (0..3_000)
+                .map(|_| Registration::new(NoFd).unwrap())
+                .collect();
+            drop(more);
+            crate::time::sleep(Duration::from_millis(1)).await;
+            let (_, sources) = capacities();
+            assert!(sources <= 16, "source table: {sources} entries");
+        });
+    }
 
     #[test]
     fn poll_timeout_rounds_up_and_never_to_zero() {

@@ -57,7 +57,9 @@ impl Handle {
         Self::try_current().expect("ioloop::Handle::current called outside an ioloop runtime")
     }
 
-    /// The handle of the runtime running on this thread, if there is one.
+    /// The handle of the runtime this thread belongs to, if there is one:
+    /// the one whose loop it runs, or, on a blocking-pool thread during a
+    /// job, the one that started the job.
     ///
     /// # Examples
     ///
@@ -66,7 +68,7 @@ impl Handle {
     /// ioloop::block_on(async { assert!(ioloop::Handle::try_current().is_some()) });
     /// ```
     pub fn try_current() -> Option<Handle> {
-        context::with_core(|core| core.map(|core| Handle::new(core.shared.clone())))
+        context::current().map(Handle::new)
     }
 
     /// Spawns `future` onto this runtime's loop, from any thread.

@@ -3,16 +3,15 @@
 use std::fmt;
 use std::future::{Future, poll_fn};
 use std::io;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
-use std::task::{Context, Wake, Waker};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
-
-use parking_lot::Mutex;
 
 use crate::blocking::pool::{self, Pool};
 use crate::builder::Builder;
-use crate::context;
+use crate::context::{self, Home};
 use crate::core::{Core, Job};
 use crate::handle::Handle;
 use crate::reactor::Reactor;
@@ -30,9 +29,10 @@ use crate::task::JoinHandle;
 /// runs on the thread that calls `block_on`. Other threads reach it through
 /// a [`Handle`].
 ///
-/// `Runtime` is `Send` and `Sync`; `block_on` may be called from any thread,
-/// one call at a time. Tasks spawned while no `block_on` runs wait for the
-/// next one.
+/// `Runtime` is `Send` and `Sync`; `block_on` may be called from any
+/// thread. The loop runs on one thread at a time: a second `block_on`
+/// waits its turn (see [`block_on`](Runtime::block_on)). Tasks spawned while
+/// no `block_on` runs wait for the next one.
 ///
 /// Dropping the runtime drops every unfinished task's future (their
 /// destructors run, their sockets close), wakes anything still waiting on
@@ -57,7 +57,7 @@ use crate::task::JoinHandle;
 pub struct Runtime {
     handle: Handle,
     /// The loop's state; taken out by `block_on` while it runs.
-    core: Mutex<Option<Box<Core>>>,
+    home: Home,
 }
 
 impl Runtime {
@@ -105,7 +105,7 @@ impl Runtime {
         let core = Core::new(shared.clone(), driver, builder.event_interval);
         Ok(Runtime {
             handle: Handle::new(shared),
-            core: Mutex::new(Some(Box::new(core))),
+            home: Home::new(Box::new(core)),
         })
     }
 
@@ -115,11 +115,17 @@ impl Runtime {
     /// Tasks spawned onto the runtime run while `block_on` runs; those
     /// still unfinished when it returns resume at the next `block_on`.
     ///
+    /// The loop runs on one thread at a time. If another thread is running
+    /// it, this call waits its turn, as tokio's current-thread runtime
+    /// does: meanwhile `future` is polled on this thread whenever it is
+    /// woken (it can spawn, sleep and do I/O on this runtime, through the
+    /// loop running elsewhere), and if it completes first its output is
+    /// returned without this thread ever running the loop.
+    ///
     /// # Panics
     ///
     /// - If called from inside a runtime (a task, or another `block_on`):
     ///   the inner loop would stall the outer one. Await the future instead.
-    /// - If another thread is running `block_on` on this runtime.
     /// - If `future` panics: the panic propagates, and the runtime stays
     ///   usable.
     ///
@@ -132,14 +138,29 @@ impl Runtime {
     #[doc(alias = "run_until_complete")]
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        let _entered = context::enter(&self.core);
+        if context::is_inside() {
+            panic!(
+                "ioloop: block_on called from inside a running runtime; it would block the loop \
+                 that runs this task. Use `.await` on the future, or `ioloop::spawn` it."
+            );
+        }
+        let mut future = pin!(future);
+        let core = match self.home.take_or_wait() {
+            Some(core) => core,
+            None => match self.wait_turn(future.as_mut()) {
+                Ok(core) => core,
+                Err(output) => return output,
+            },
+        };
+        let _entered = context::enter(&self.home, core).unwrap_or_else(|_| {
+            panic!("ioloop: block_on called while this thread's thread-locals are being destroyed")
+        });
         let main = Arc::new(MainWaker {
             shared: self.handle.shared().clone(),
             woken: AtomicBool::new(true),
         });
         let waker = Waker::from(main.clone());
         let mut cx = Context::from_waker(&waker);
-        let mut future = pin!(future);
         context::with_core(|core| {
             let core = core.expect("entered above");
             core.push(Job::Main);
@@ -148,6 +169,27 @@ impl Runtime {
                 future.as_mut().poll(&mut cx)
             })
         })
+    }
+
+    /// While another thread runs the loop: polls `future` on this thread
+    /// each time it is woken, until it completes (`Err(output)`) or the core
+    /// comes back for this thread to run (`Ok(core)`).
+    fn wait_turn<F: Future>(&self, mut future: Pin<&mut F>) -> Result<Box<Core>, F::Output> {
+        let _working = context::work_for(self.handle.shared().clone());
+        let waker = Waker::from(Arc::new(Unparker(thread::current())));
+        let mut cx = Context::from_waker(&waker);
+        loop {
+            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                self.home.stop_waiting();
+                return Err(output);
+            }
+            // Parked until the future's waker fires or the core comes back;
+            // an unpark that came first makes `park` return at once.
+            thread::park();
+            if let Some(core) = self.home.take_or_wait() {
+                return Ok(core);
+            }
+        }
     }
 
     /// Spawns `future` onto this runtime, from any thread, whether or not
@@ -198,11 +240,7 @@ impl Runtime {
                 poll_fn(|cx| context::with_core(|core| core.expect("inside").poll_all_done(cx))),
             ))
             .is_ok();
-        let live = self
-            .core
-            .lock()
-            .as_ref()
-            .map_or(0, |core| core.live_tasks());
+        let live = self.home.with_core(Core::live_tasks).unwrap_or(0);
         let pool = self.handle.shared().pool.stats();
         let report = ShutdownReport {
             finished,
@@ -236,7 +274,7 @@ impl Runtime {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        let Some(core) = self.core.get_mut().take() else {
+        let Some(core) = self.home.take() else {
             return;
         };
         let pending = self.handle.shared().close();
@@ -245,14 +283,17 @@ impl Drop for Runtime {
         self.handle.shared().pool.shutdown();
         // Shut down with the core installed as this thread's runtime, so a
         // destructor that spawns or sleeps finds it (and is refused
-        // politely) instead of panicking. If another runtime is running on
-        // this thread, shut down without.
+        // politely) instead of panicking. Without, if another runtime is
+        // running on this thread, or if the thread is exiting and its
+        // thread-locals are gone (a runtime kept in a `thread_local!`).
         if context::is_inside() {
             core.shutdown(pending);
-        } else {
-            let home = Mutex::new(Some(core));
-            let _entered = context::enter(&home);
-            context::with_core(|core| core.expect("entered above").shutdown(pending));
+            return;
+        }
+        let home = Home::default();
+        match context::enter(&home, core) {
+            Ok(_entered) => context::with_core(|core| core.expect("entered").shutdown(pending)),
+            Err(core) => core.shutdown(pending),
         }
     }
 }
@@ -304,6 +345,19 @@ impl Wake for MainWaker {
         if !self.woken.swap(true, Ordering::AcqRel) {
             self.shared.schedule(Job::Main);
         }
+    }
+}
+
+/// Wakes a thread parked in [`Runtime::wait_turn`].
+struct Unparker(Thread);
+
+impl Wake for Unparker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
     }
 }
 

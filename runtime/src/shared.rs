@@ -26,6 +26,8 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::task::Waker;
+use std::time::Instant;
 
 use crate::blocking::pool::Pool;
 use crate::context;
@@ -43,6 +45,9 @@ const NOTIFIED: u8 = 2;
 pub(crate) struct Inject {
     /// Wakes and spawns from other threads, in the order they happened.
     pub(crate) queue: VecDeque<Job>,
+    /// Timers armed by sleeps polled off the loop thread: deadline, and
+    /// the waker to fire.
+    pub(crate) timers: Vec<(Instant, Waker)>,
     /// Set when the runtime shuts down: from then on, a task handed in is
     /// cancelled on the spot instead of queued.
     pub(crate) closed: bool,
@@ -90,13 +95,27 @@ impl Shared {
         self.unpark();
     }
 
-    /// Closes the injection queue, when the runtime shuts down: from now
-    /// on a task handed in is cancelled on the spot. Returns the jobs that
-    /// were handed in and not yet taken.
-    pub(crate) fn close(&self) -> VecDeque<Job> {
+    /// Hands the loop a timer, from a thread that does not run it.
+    /// Fails once the runtime has shut down.
+    pub(crate) fn arm_remote(&self, deadline: Instant, waker: Waker) -> Result<(), Waker> {
         let mut inject = self.inject.lock();
+        if inject.closed {
+            return Err(waker);
+        }
+        inject.timers.push((deadline, waker));
+        drop(inject);
+        self.unpark();
+        Ok(())
+    }
+
+    /// Closes the injection queue, when the runtime shuts down: from now
+    /// on a task handed in is cancelled on the spot. Returns what was
+    /// handed in and not yet taken.
+    pub(crate) fn close(&self) -> Inject {
+        let mut inject = self.inject.lock();
+        let pending = std::mem::take(&mut *inject);
         inject.closed = true;
-        std::mem::take(&mut inject.queue)
+        pending
     }
 
     /// Makes sure the loop looks at the injection queue soon, waking it from

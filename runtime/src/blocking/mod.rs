@@ -6,10 +6,12 @@ pub(crate) mod pool;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::context;
 use crate::handle::Handle;
+use crate::shared::Shared;
 use crate::task::{JoinHandle, TaskCell};
 
 /// Runs `f` on a thread of the runtime's blocking pool and returns a handle
@@ -20,6 +22,14 @@ use crate::task::{JoinHandle, TaskCell};
 /// file I/O. While it runs the loop serves everything else, and sleeps in
 /// the poller if there is nothing else; the closure's completion wakes the
 /// task awaiting the handle.
+///
+/// The closure runs with the runtime as its context:
+/// [`Handle::current`], [`spawn`](crate::spawn), `spawn_blocking` and
+/// sockets reach the runtime that started the job. A future it polls itself
+/// (with `futures::executor::block_on`, or a [`Runtime::block_on`] waiting
+/// its turn) can sleep and do I/O on that runtime.
+///
+/// [`Runtime::block_on`]: crate::Runtime::block_on
 ///
 /// # Panics
 ///
@@ -65,8 +75,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let handle = context::with_core(|core| core.map(|core| Handle::new(core.shared.clone())));
-    match handle {
+    match Handle::try_current() {
         Some(handle) => handle.spawn_blocking(f),
         None => panic!(
             "ioloop::spawn_blocking called outside an ioloop runtime: call it from inside \
@@ -92,7 +101,8 @@ impl Handle {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let task = TaskCell::new(Blocking(Some(f)), self.shared().clone());
+        let job = Blocking(Some((f, self.shared().clone())));
+        let task = TaskCell::new(job, self.shared().clone());
         let handle = JoinHandle::new(task.clone());
         self.shared().pool.spawn(task);
         handle
@@ -101,7 +111,8 @@ impl Handle {
 
 /// A closure dressed as a future that completes on its first poll, so a
 /// blocking job is the same single-allocation task as a spawned future.
-struct Blocking<F>(Option<F>);
+/// It runs working for its runtime (see `context::work_for`).
+struct Blocking<F>(Option<(F, Arc<Shared>)>);
 
 // The closure is never pinned: it is moved out and called.
 impl<F> Unpin for Blocking<F> {}
@@ -110,7 +121,8 @@ impl<F: FnOnce() -> T, T> Future for Blocking<F> {
     type Output = T;
 
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<T> {
-        let f = self.0.take().expect("a blocking job runs once");
+        let (f, shared) = self.0.take().expect("a blocking job runs once");
+        let _working = context::work_for(shared);
         Poll::Ready(f())
     }
 }

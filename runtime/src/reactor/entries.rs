@@ -29,6 +29,8 @@ struct Entry {
     readiness: u8,
     /// The tick of the last event that set bits here.
     tick: u32,
+    /// A second waiter has been reported once for this source.
+    warned: bool,
     reader: Option<Waker>,
     writer: Option<Waker>,
 }
@@ -42,7 +44,12 @@ struct Entries {
     /// Set when the runtime shuts down: no new registrations, and every
     /// readiness poll fails.
     shutdown: bool,
+    /// Entries freed since the table was last checked for shrinking.
+    freed: usize,
 }
+
+/// Below this many entries the table is never shrunk: not worth the pass.
+const SHRINK_MIN: usize = 1024;
 
 /// Which side of a source a task waits on.
 #[derive(Clone, Copy)]
@@ -56,6 +63,13 @@ impl Direction {
         match self {
             Direction::Read => readiness::READ_MASK,
             Direction::Write => readiness::WRITE_MASK,
+        }
+    }
+
+    fn verb(self) -> &'static str {
+        match self {
+            Direction::Read => "read",
+            Direction::Write => "write",
         }
     }
 }
@@ -85,6 +99,7 @@ impl Reactor {
                 next_generation: 0,
                 tick: 0,
                 shutdown: false,
+                freed: 0,
             }),
         }
     }
@@ -116,11 +131,17 @@ impl Reactor {
                 generation,
                 readiness: READABLE | WRITABLE,
                 tick,
+                warned: false,
                 reader: None,
                 writer: None,
             });
             token
         };
+        // PRIORITY too, where epoll has it: TCP urgent data stops a read
+        // short, and the reader must know a short read did not drain it.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let interest = Interest::READABLE | Interest::WRITABLE | Interest::PRIORITY;
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
         let interest = Interest::READABLE | Interest::WRITABLE;
         if let Err(err) = self.registry.register(source, token, interest) {
             self.release(token);
@@ -143,8 +164,30 @@ impl Reactor {
     /// Frees the entry of `token`, dropping its wakers outside the lock.
     fn release(&self, token: Token) {
         let (key, _) = token::unpack(token);
-        let entry = self.entries.lock().slab.try_remove(key);
+        let entry = {
+            let mut entries = self.entries.lock();
+            entries.freed += 1;
+            entries.slab.try_remove(key)
+        };
         drop(entry);
+    }
+
+    /// Gives back the memory a burst of sources left behind, once three
+    /// quarters of the table is free. A key is in its source's token, so
+    /// live entries cannot move: `shrink_to_fit` drops the free entries at
+    /// the end and relinks the free list lowest first, so new sources fill
+    /// the front and the next pass drops more. Done at most once per
+    /// quarter-table of entries freed: amortized O(1).
+    pub(crate) fn shrink_if_sparse(&self) {
+        let mut entries = self.entries.lock();
+        let capacity = entries.slab.capacity();
+        if capacity > SHRINK_MIN
+            && entries.slab.len() <= capacity / 4
+            && entries.freed >= capacity / 4
+        {
+            entries.freed = 0;
+            entries.slab.shrink_to_fit();
+        }
     }
 
     /// Ready bits for `direction`, or parks `cx`'s waker until there are.
@@ -175,7 +218,21 @@ impl Reactor {
             Some(waker) if waker.will_wake(cx.waker()) => None,
             _ => slot.replace(cx.waker().clone()),
         };
+        // One waker per direction: a waiter of another task displaced here
+        // is never woken by this source. Say so, once per source. (A waker
+        // with no data, such as `Waker::noop`, stands for no task.)
+        let displaced = old
+            .as_ref()
+            .is_some_and(|old| !old.data().is_null() && !cx.waker().data().is_null());
+        let warn = displaced && !std::mem::replace(&mut entry.warned, true);
         drop(entries);
+        if warn {
+            log::warn!(
+                "ioloop: two tasks wait to {} one I/O source; the earlier waiter was \
+                 displaced and will not be woken by it (one waiter per direction is supported)",
+                direction.verb()
+            );
+        }
         // A waker's drop can run arbitrary code, even code that takes this
         // lock: drop it only after the lock is released.
         drop(old);
@@ -254,5 +311,11 @@ impl Reactor {
     /// Number of registered sources.
     pub(crate) fn len(&self) -> usize {
         self.entries.lock().slab.len()
+    }
+
+    /// Entries allocated, registered or free.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.entries.lock().slab.capacity()
     }
 }

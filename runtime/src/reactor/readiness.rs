@@ -9,10 +9,11 @@
 //! | 2 | `READ_CLOSED` | peer shut down its write side, or hang-up | never: a closed direction stays closed |
 //! | 3 | `WRITE_CLOSED` | hang-up, or an error on a writable socket | never |
 //! | 4 | `ERROR` | `EPOLLERR` | `clear_readiness` (the caller has read the error by then) |
+//! | 5 | `PRIORITY` | `EPOLLPRI`: TCP urgent data is pending | `clear_readiness`, with `READABLE` |
 //!
-//! A reader waits for any of `READABLE | READ_CLOSED | ERROR`, a writer for
-//! any of `WRITABLE | WRITE_CLOSED | ERROR`; a hang-up sets both closed bits
-//! and so wakes both.
+//! A reader waits for any of `READABLE | READ_CLOSED | ERROR | PRIORITY`, a
+//! writer for any of `WRITABLE | WRITE_CLOSED | ERROR`; a hang-up sets both
+//! closed bits and so wakes both.
 
 use std::fmt;
 
@@ -21,9 +22,10 @@ pub(crate) const WRITABLE: u8 = 1 << 1;
 pub(crate) const READ_CLOSED: u8 = 1 << 2;
 pub(crate) const WRITE_CLOSED: u8 = 1 << 3;
 pub(crate) const ERROR: u8 = 1 << 4;
+pub(crate) const PRIORITY: u8 = 1 << 5;
 
 /// The bits that satisfy a reader.
-pub(crate) const READ_MASK: u8 = READABLE | READ_CLOSED | ERROR;
+pub(crate) const READ_MASK: u8 = READABLE | READ_CLOSED | ERROR | PRIORITY;
 /// The bits that satisfy a writer.
 pub(crate) const WRITE_MASK: u8 = WRITABLE | WRITE_CLOSED | ERROR;
 /// The bits that never clear.
@@ -46,6 +48,9 @@ pub(crate) fn from_event(event: &mio::event::Event) -> u8 {
     }
     if event.is_error() {
         bits |= ERROR;
+    }
+    if event.is_priority() {
+        bits |= PRIORITY;
     }
     bits
 }
@@ -193,6 +198,26 @@ impl ReadyEvent {
     pub fn is_error(&self) -> bool {
         self.bits & ERROR != 0
     }
+
+    /// TCP urgent data is pending (`EPOLLPRI`): a read stops short at the
+    /// urgent mark, so a short read does not prove the socket drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ioloop::io::Registration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, _b) = mio::net::UnixStream::pair()?;
+    ///     let a = Registration::new(a)?;
+    ///     assert!(!a.writable().await?.is_priority());
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn is_priority(&self) -> bool {
+        self.bits & PRIORITY != 0
+    }
 }
 
 impl fmt::Debug for ReadyEvent {
@@ -203,6 +228,7 @@ impl fmt::Debug for ReadyEvent {
             .field("read_closed", &self.is_read_closed())
             .field("write_closed", &self.is_write_closed())
             .field("error", &self.is_error())
+            .field("priority", &self.is_priority())
             .field("tick", &self.tick)
             .finish()
     }

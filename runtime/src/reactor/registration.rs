@@ -27,8 +27,9 @@ use crate::task::budget;
 /// [`poll_read_io`](Self::poll_read_io) and
 /// [`poll_write_io`](Self::poll_write_io) are that pattern, written once.
 ///
-/// One task may wait on each direction at a time: a second reader replaces
-/// the first reader's waker.
+/// One task may wait on each direction at a time: a second task waiting to
+/// read (or to write) replaces the first one's waker, and the first is
+/// then not woken by this source (logged at warn level, once per source).
 ///
 /// Each readiness check spends one unit of the task's cooperative budget
 /// (128 per poll); when it runs out the check returns `Pending` and the task
@@ -341,7 +342,7 @@ impl<S: Source> Registration<S> {
         cx: &mut Context<'_>,
         f: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io(cx, Direction::Read, f, |_| false)
+        self.poll_io(cx, Direction::Read, f, |_, _| false)
     }
 
     /// Runs the write-side I/O call `f` until it does not return
@@ -376,7 +377,7 @@ impl<S: Source> Registration<S> {
         cx: &mut Context<'_>,
         f: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io(cx, Direction::Write, f, |_| false)
+        self.poll_io(cx, Direction::Write, f, |_, _| false)
     }
 
     /// [`poll_read_io`](Self::poll_read_io) for a byte-stream source (TCP,
@@ -386,7 +387,10 @@ impl<S: Source> Registration<S> {
     /// emptied the kernel's receive buffer, so readiness is cleared then and
     /// there: the next read waits for the next edge instead of paying for a
     /// `recv` that can only say `EAGAIN`. Data that arrives meanwhile raises
-    /// a new edge, and the tick stamp keeps the clear from erasing it.
+    /// a new edge, and the tick stamp keeps the clear from erasing it. The
+    /// one exception is TCP urgent data ([`ReadyEvent::is_priority`]): a
+    /// read stops short at the urgent mark with bytes still queued, so then
+    /// readiness is kept until a read says `WouldBlock`.
     ///
     /// # Errors
     ///
@@ -417,7 +421,9 @@ impl<S: Source> Registration<S> {
         len: usize,
         f: impl FnMut(&S) -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
-        self.poll_io(cx, Direction::Read, f, |&n| n > 0 && n < len)
+        self.poll_io(cx, Direction::Read, f, |&n, event| {
+            n > 0 && n < len && !event.is_priority()
+        })
     }
 
     /// [`poll_write_io`](Self::poll_write_io) for a byte-stream source,
@@ -454,18 +460,19 @@ impl<S: Source> Registration<S> {
         len: usize,
         f: impl FnMut(&S) -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
-        self.poll_io(cx, Direction::Write, f, |&n| n < len)
+        self.poll_io(cx, Direction::Write, f, |&n, _| n < len)
     }
 
     /// The pattern: wait for readiness, try `f`; on `WouldBlock` clear the
     /// readiness that allowed it and wait again. `drained` says whether a
-    /// successful result shows the kernel buffer is exhausted as well.
+    /// successful result, under that readiness, shows the kernel buffer is
+    /// exhausted as well.
     fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
         mut f: impl FnMut(&S) -> io::Result<R>,
-        drained: impl Fn(&R) -> bool,
+        drained: impl Fn(&R, &ReadyEvent) -> bool,
     ) -> Poll<io::Result<R>> {
         ready!(budget::poll_proceed(cx));
         loop {
@@ -474,7 +481,7 @@ impl<S: Source> Registration<S> {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(event),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Ok(value) => {
-                    if drained(&value) {
+                    if drained(&value, &event) {
                         self.clear_readiness(event);
                     }
                     return Poll::Ready(Ok(value));

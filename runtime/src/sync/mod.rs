@@ -32,9 +32,10 @@
 //!   of futures and outputs instead.
 //! - The metrics counters (relaxed, read for display only), the timer stamp
 //!   (a `static`, which loom's atomics cannot initialise), the blocking
-//!   pool, and the lock that holds a loop's `Core` between `block_on` calls:
-//!   no invariant of the runtime depends on how their accesses interleave
-//!   with anything else.
+//!   pool, the lock that holds a loop's `Core` between `block_on` calls, and
+//!   the waker slot of a sleep polled off the loop thread: no invariant of
+//!   the runtime depends on how their accesses interleave with anything
+//!   else.
 
 #[cfg(not(loom))]
 pub(crate) use mio::Waker as PollWaker;

@@ -42,6 +42,20 @@ pub(crate) fn lift() {
     LEFT.set(UNLIMITED);
 }
 
+/// Whether the running task may still spend budget.
+pub(crate) fn has_remaining() -> bool {
+    LEFT.get() != 0
+}
+
+/// Runs `f` with no limit, then restores the budget as it was.
+pub(crate) fn without_limit<R>(f: impl FnOnce() -> R) -> R {
+    let before = LEFT.replace(UNLIMITED);
+    let output = f();
+    // A panic in `f` skips this; the next job's reset repairs it.
+    LEFT.set(before);
+    output
+}
+
 /// Spends one unit of the current task's cooperative budget, or, if the
 /// budget is used up, wakes the task (which then runs again after the next
 /// poll of the OS) and returns `Pending`.
@@ -151,10 +165,7 @@ impl<F: std::future::Future> std::future::Future for Unconstrained<F> {
     type Output = F::Output;
 
     fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let before = LEFT.replace(UNLIMITED);
-        let output = self.project().inner.poll(cx);
-        // A panic above skips this; the next job's reset repairs it.
-        LEFT.set(before);
-        output
+        let inner = self.project().inner;
+        without_limit(|| inner.poll(cx))
     }
 }

@@ -68,7 +68,8 @@ pub(crate) trait Runnable: Send + Sync {
     fn fail(&self, error: JoinError);
     /// The task's slot in the loop's task list.
     fn key(&self) -> usize;
-    /// Records the task's slot in the loop's task list.
+    /// Records the task's slot in the loop's task list: when it enters the
+    /// list, and when the list is compacted.
     fn set_key(&self, key: usize);
 }
 
@@ -241,13 +242,20 @@ where
     }
 
     fn set_key(&self, key: usize) {
-        // The key bits are all set until now (UNREGISTERED); and-ing leaves
-        // `key` there and the state bits, which wakers may be changing
-        // concurrently, as they are. Set once, on the loop thread.
-        debug_assert_eq!(self.key(), UNREGISTERED);
+        // Only the loop thread sets the key bits; wakers may be changing the
+        // state bits concurrently, and keep their changes.
         debug_assert!(key < UNREGISTERED);
-        self.state
-            .fetch_and(BITS_MASK | (key << KEY_SHIFT), Ordering::Relaxed);
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            let new = (state & BITS_MASK) | (key << KEY_SHIFT);
+            match self
+                .state
+                .compare_exchange_weak(state, new, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(actual) => state = actual,
+            }
+        }
     }
 }
 

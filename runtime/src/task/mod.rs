@@ -29,8 +29,9 @@ use crate::context;
 ///
 /// # Panics
 ///
-/// If called outside an ioloop runtime (outside `block_on` and its tasks).
-/// From another thread, use [`Handle::spawn`](crate::Handle::spawn).
+/// If called outside an ioloop runtime: outside `block_on`, its tasks and
+/// the runtime's blocking jobs. From another thread, use
+/// [`Handle::spawn`](crate::Handle::spawn).
 ///
 /// # Examples
 ///
@@ -47,16 +48,24 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    context::with_core(|core| {
-        let Some(core) = core else {
-            panic!(
-                "ioloop::spawn called outside an ioloop runtime: call it from inside \
-                 block_on or a task, or use Handle::spawn from other threads"
-            );
-        };
-        let task = TaskCell::new(future, core.shared.clone());
+    let mut future = Some(future);
+    let local = context::with_core(|core| {
+        let core = core?;
+        let task = TaskCell::new(future.take()?, core.shared.clone());
         let handle = JoinHandle::new(task.clone());
         core.register(task);
-        handle
-    })
+        Some(handle)
+    });
+    match local {
+        Some(handle) => handle,
+        None => match context::working_for() {
+            // A blocking job (or a `block_on` waiting its turn): hand the
+            // task to the loop, wherever it runs.
+            Some(shared) => crate::Handle::new(shared).spawn(future.take().expect("not spawned")),
+            None => panic!(
+                "ioloop::spawn called outside an ioloop runtime: call it from inside \
+                 block_on, a task or a blocking job, or use Handle::spawn from other threads"
+            ),
+        },
+    }
 }

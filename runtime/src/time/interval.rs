@@ -36,9 +36,9 @@ pub enum MissedTickBehavior {
     /// between ticks, lets the schedule drift.
     Delay,
     /// Drop the missed ticks and resume on the original schedule at the
-    /// next instant still in the future. The default: periodic housekeeping
-    /// (the lesson's idle sweep) wants neither a burst after a stall nor a
-    /// drifting schedule.
+    /// next instant still in the future. The default (tokio's is `Burst`):
+    /// periodic housekeeping (the lesson's idle sweep) wants neither a burst
+    /// after a stall nor a drifting schedule.
     #[default]
     Skip,
 }

@@ -1,12 +1,18 @@
 //! `sleep`, `sleep_until` and their future, `Sleep`.
 
 use std::future::Future;
+use std::mem;
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker, ready};
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use super::timers::TimerKey;
 use crate::context;
+use crate::core::Core;
+use crate::task::budget;
 
 /// Waits until `duration` has passed.
 ///
@@ -15,9 +21,15 @@ use crate::context;
 /// a millisecond after it when the loop is idle (the poller's timeout is in
 /// whole milliseconds, rounded up).
 ///
+/// Creating the future needs no runtime: only polling it does, so a
+/// `Sleep` (or a [`timeout`](super::timeout)) may be made before it is
+/// handed to `block_on`. tokio's `sleep` panics outside a runtime at once.
+///
 /// # Panics
 ///
-/// The returned future panics if polled outside an ioloop runtime.
+/// The returned future panics if polled outside an ioloop runtime (a
+/// loop, a blocking job, or a `block_on` waiting its turn), or after its
+/// runtime has shut down.
 ///
 /// # Cancellation
 ///
@@ -71,7 +83,7 @@ pub(crate) fn saturating_add(instant: Instant, duration: Duration) -> Instant {
 pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep {
         deadline,
-        timer: None,
+        timer: Timer::Unarmed,
     }
 }
 
@@ -81,6 +93,10 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 /// clock (read each tick that has timers to fire, and never ahead of the
 /// real time), so it never completes early, whatever woke it. It arms a
 /// timer in the runtime's heap only when polled before its deadline.
+///
+/// Polled off the loop thread (in a blocking job, or by a `block_on`
+/// waiting its turn), it hands its timer to the loop through the injection
+/// queue, at the cost of one allocation.
 ///
 /// `Sleep` is `Unpin`: it can be polled in place and
 /// [`reset`](Sleep::reset) without pinning.
@@ -99,7 +115,18 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Sleep {
     deadline: Instant,
-    timer: Option<TimerKey>,
+    timer: Timer,
+}
+
+/// Where a `Sleep`'s timer is armed.
+#[derive(Debug)]
+enum Timer {
+    /// Nowhere: never polled before its deadline, fired, or disarmed.
+    Unarmed,
+    /// In the heap of the loop running on this thread.
+    Local(TimerKey),
+    /// In the heap of a loop running on another thread.
+    Remote(Arc<RemoteTimer>),
 }
 
 impl Sleep {
@@ -117,7 +144,12 @@ impl Sleep {
         self.deadline
     }
 
-    /// Returns `true` if the deadline has passed.
+    /// Returns `true` if the deadline has passed by the real clock, whether
+    /// or not the future has been polled since.
+    ///
+    /// tokio's `is_elapsed` means "the timer has fired", which lags the
+    /// clock until the loop gets round to it and stays `false` for a sleep
+    /// never polled; this answers "is it time?" at once, without a runtime.
     ///
     /// # Examples
     ///
@@ -131,8 +163,14 @@ impl Sleep {
         Instant::now() >= self.deadline
     }
 
-    /// Moves the deadline, whether or not the old one has passed. The next
-    /// poll arms a timer for the new one.
+    /// Moves the deadline, earlier or later, whether or not the old one has
+    /// passed. A task already waiting on this sleep wakes at the new
+    /// deadline.
+    ///
+    /// On the loop thread the armed timer moves at once. Reset from another
+    /// thread, a timer armed in the loop's heap cannot be reached: the task
+    /// wakes at the old deadline (if that is earlier), polls, and waits on
+    /// from there.
     ///
     /// # Examples
     ///
@@ -147,23 +185,116 @@ impl Sleep {
     /// });
     /// ```
     pub fn reset(&mut self, deadline: Instant) {
-        self.disarm();
         self.deadline = deadline;
+        self.timer = match mem::replace(&mut self.timer, Timer::Unarmed) {
+            Timer::Unarmed => Timer::Unarmed,
+            Timer::Local(timer) => {
+                let moved = context::with_core(|core| {
+                    core.and_then(|core| core.timers.borrow_mut().reset(timer, deadline))
+                });
+                // Not moved: it fired already (the task was woken and will
+                // arm a new one), or this is not the loop thread.
+                moved.map_or(Timer::Unarmed, Timer::Local)
+            }
+            Timer::Remote(remote) => {
+                // Wake the waiter to arm a timer for the new deadline.
+                remote.wake_by_ref();
+                Timer::Unarmed
+            }
+        };
+    }
+
+    /// Ready once the deadline has passed; else arms a timer that wakes
+    /// `cx` then. Spends no budget.
+    pub(super) fn poll_deadline(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        match context::with_core(|core| core.map(|core| self.poll_local(core, cx))) {
+            Some(poll) => poll,
+            None => self.poll_remote(cx),
+        }
+    }
+
+    /// `poll_deadline` on the loop thread.
+    fn poll_local(&mut self, core: &Core, cx: &mut Context<'_>) -> Poll<()> {
+        // First the loop's clock, read when it last fired timers: never
+        // ahead of the real time, so it cannot end a sleep early, and it
+        // answers without a `clock_gettime` for a sleep its timer woke.
+        // Only if that says "not yet" is the real clock asked.
+        if core.now() >= self.deadline || Instant::now() >= self.deadline {
+            return Poll::Ready(());
+        }
+        let mut timers = core.timers.borrow_mut();
+        let updated = match &self.timer {
+            Timer::Local(timer) => timers.update(*timer, cx.waker()),
+            _ => Err(()),
+        };
+        let old_waker = match updated {
+            Ok(old) => old,
+            // Never armed here, or already fired (the timer fires once its
+            // deadline is past the loop's clock). Arm a fresh one.
+            Err(()) => {
+                let timer = timers.insert(self.deadline, cx.waker().clone());
+                if let Timer::Remote(remote) = mem::replace(&mut self.timer, Timer::Local(timer)) {
+                    remote.cancel();
+                }
+                None
+            }
+        };
+        drop(timers);
+        // A waker's drop may run code that reaches the timers.
+        drop(old_waker);
+        Poll::Pending
+    }
+
+    /// `poll_deadline` off the loop thread, working for a runtime whose
+    /// loop runs elsewhere.
+    fn poll_remote(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if Instant::now() >= self.deadline {
+            return Poll::Ready(());
+        }
+        let fired = match &self.timer {
+            Timer::Remote(remote) => remote.set_waker(cx.waker()),
+            _ => {
+                let shared = context::working_for()
+                    .expect("ioloop: a Sleep was polled outside an ioloop runtime");
+                let remote = Arc::new(RemoteTimer::new(cx.waker().clone()));
+                if shared
+                    .arm_remote(self.deadline, Waker::from(remote.clone()))
+                    .is_err()
+                {
+                    panic!("ioloop: a Sleep was polled after its runtime shut down");
+                }
+                // A timer in the heap of another loop (this thread's, once)
+                // cannot be removed from here; it fires into a stale waker.
+                self.timer = Timer::Remote(remote);
+                false
+            }
+        };
+        // The loop fires a timer only past its deadline, so a fired timer
+        // means the deadline has passed, or the runtime shut down.
+        if fired {
+            if Instant::now() >= self.deadline {
+                return Poll::Ready(());
+            }
+            panic!("ioloop: a Sleep was polled after its runtime shut down");
+        }
+        Poll::Pending
     }
 
     /// Removes the armed timer, if any, from the runtime on this thread.
     fn disarm(&mut self) {
-        let Some(timer) = self.timer.take() else {
-            return;
-        };
-        context::with_core(|core| {
-            // Off the loop thread (dropped elsewhere, or after the runtime
-            // is gone) the timer stays armed until it fires, which frees it.
-            if let Some(core) = core {
-                let waker = core.timers.borrow_mut().remove(timer);
-                drop(waker);
-            }
-        });
+        match mem::replace(&mut self.timer, Timer::Unarmed) {
+            Timer::Unarmed => {}
+            Timer::Local(timer) => context::with_core(|core| {
+                // Off the loop thread (dropped elsewhere, or after the
+                // runtime is gone) the timer stays armed until it fires,
+                // which frees it.
+                if let Some(core) = core {
+                    let waker = core.timers.borrow_mut().remove(timer);
+                    drop(waker);
+                }
+            }),
+            Timer::Remote(remote) => remote.cancel(),
+        }
     }
 }
 
@@ -172,38 +303,12 @@ impl Future for Sleep {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        let pending = context::with_core(|core| {
-            // First the loop's clock, read when it last fired timers: never
-            // ahead of the real time, so it cannot end a sleep early, and it
-            // answers without a `clock_gettime` for a sleep its timer woke.
-            // Only if that says "not yet" is the real clock asked.
-            let loop_now = core.map(|core| core.now());
-            if loop_now.is_some_and(|now| now >= this.deadline) || Instant::now() >= this.deadline {
-                return false;
-            }
-            let core = core.expect("ioloop: a Sleep was polled outside an ioloop runtime");
-            let mut timers = core.timers.borrow_mut();
-            let old = match this.timer.map(|t| timers.update(t, cx.waker())) {
-                Some(Ok(old)) => old,
-                // Never armed, or already fired (the timer fires once its
-                // deadline is past the loop's clock). Arm a fresh one.
-                None | Some(Err(())) => {
-                    this.timer = Some(timers.insert(this.deadline, cx.waker().clone()));
-                    None
-                }
-            };
-            drop(timers);
-            drop(old);
-            true
-        });
-        if pending {
-            return Poll::Pending;
-        }
+        ready!(this.poll_deadline(cx));
         // An elapsed sleep spends the task's budget like a readiness check:
         // a loop of `sleep(ZERO)` would otherwise never yield. Only this
         // path spends it: a poll that arms the timer is already a yield, and
         // must arm it whatever the budget says.
-        ready!(crate::task::budget::poll_proceed(cx));
+        ready!(budget::poll_proceed(cx));
         this.disarm();
         Poll::Ready(())
     }
@@ -212,5 +317,67 @@ impl Future for Sleep {
 impl Drop for Sleep {
     fn drop(&mut self) {
         self.disarm();
+    }
+}
+
+/// A timer armed from off the loop thread: the loop's heap holds a waker
+/// made from it, which passes the wake on to the waiting task's waker.
+#[derive(Debug)]
+struct RemoteTimer {
+    state: Mutex<RemoteState>,
+}
+
+#[derive(Debug)]
+struct RemoteState {
+    waker: Option<Waker>,
+    fired: bool,
+}
+
+impl RemoteTimer {
+    fn new(waker: Waker) -> Self {
+        RemoteTimer {
+            state: Mutex::new(RemoteState {
+                waker: Some(waker),
+                fired: false,
+            }),
+        }
+    }
+
+    /// Points the timer at `waker`; returns whether it has fired already.
+    fn set_waker(&self, waker: &Waker) -> bool {
+        let mut state = self.state.lock();
+        if state.fired {
+            return true;
+        }
+        let old = match &state.waker {
+            Some(old) if old.will_wake(waker) => None,
+            _ => state.waker.replace(waker.clone()),
+        };
+        drop(state);
+        drop(old);
+        false
+    }
+
+    /// The sleep is gone or re-armed: whoever fires this wakes nobody.
+    fn cancel(&self) {
+        let waker = self.state.lock().waker.take();
+        drop(waker);
+    }
+}
+
+impl Wake for RemoteTimer {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let waker = {
+            let mut state = self.state.lock();
+            state.fired = true;
+            state.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
     }
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::error::Elapsed;
 use super::sleep::{Sleep, sleep, sleep_until};
+use crate::task::budget;
 
 /// Runs `future`, giving up once `duration` has passed.
 ///
@@ -14,6 +15,10 @@ use super::sleep::{Sleep, sleep, sleep_until};
 /// deadline passes first. The future is polled before the deadline is
 /// checked, so a future that is already ready wins even with a zero
 /// duration.
+///
+/// The deadline is checked on every poll even when the future has spent
+/// the task's whole [budget](crate::task::poll_budget): a future that is
+/// always busy still times out, at the first poll past the deadline.
 ///
 /// # Cancellation
 ///
@@ -128,9 +133,20 @@ impl<F: Future> Future for Timeout<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
+        let had_budget = budget::has_remaining();
         if let Poll::Ready(output) = this.future.poll(cx) {
             return Poll::Ready(Ok(output));
         }
-        Pin::new(this.sleep).poll(cx).map(|()| Err(Elapsed(())))
+        let elapsed = if had_budget && !budget::has_remaining() {
+            // The future spent the last of the budget (and has arranged to
+            // run again). Its deadline must not need budget too, or a
+            // future that is busy on every poll would never time out.
+            budget::without_limit(|| Pin::new(&mut *this.sleep).poll(cx))
+        } else {
+            // Elapsing spends budget as any completed sleep does, so a loop
+            // of `timeout(ZERO, ..)` still yields.
+            Pin::new(this.sleep).poll(cx)
+        };
+        elapsed.map(|()| Err(Elapsed(())))
     }
 }

@@ -9,6 +9,11 @@
 //! a server arming a million per-request timeouts and cancelling nearly all
 //! of them does not grow the heap without bound, the heap is rebuilt from
 //! the live slots whenever dead entries outnumber live ones.
+//!
+//! After a burst, once three quarters of the slots are free, the loop (when
+//! it goes idle) drops the free slots at the end of the table and rebuilds
+//! the heap, so memory follows the number of armed timers down as well as
+//! up (see `shrink_if_sparse`).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -92,6 +97,8 @@ pub(crate) struct Timers {
     /// Head of the free-slot list; `u32::MAX` when empty.
     free: u32,
     armed: usize,
+    /// Slots freed since the table was last checked for shrinking.
+    freed: usize,
 }
 
 impl Default for Timers {
@@ -102,6 +109,7 @@ impl Default for Timers {
             slots: Vec::new(),
             free: u32::MAX,
             armed: 0,
+            freed: 0,
         }
     }
 }
@@ -165,6 +173,28 @@ impl Timers {
         }
     }
 
+    /// Moves an armed timer to `deadline`, keeping its slot and waker.
+    /// Returns its new key, or `None` if it already fired or was removed.
+    ///
+    /// The old heap entry is left behind, dead (its stamp no longer
+    /// matches), as a removal's is.
+    pub(crate) fn reset(&mut self, timer: TimerKey, deadline: Instant) -> Option<TimerKey> {
+        self.slot(timer)?;
+        let stamp = next_stamp();
+        self.slots[timer.key as usize].stamp = stamp.get();
+        let at = self.ticks(deadline);
+        self.heap.push(Entry {
+            at,
+            key: timer.key,
+            stamp: stamp.get(),
+        });
+        self.sweep_if_sparse();
+        Some(TimerKey {
+            key: timer.key,
+            stamp,
+        })
+    }
+
     /// Frees the slot of an armed timer and returns its waker.
     fn release(&mut self, key: u32) -> Option<Waker> {
         let slot = &mut self.slots[key as usize];
@@ -172,6 +202,7 @@ impl Timers {
         slot.next_free = self.free;
         self.free = key;
         self.armed -= 1;
+        self.freed += 1;
         slot.waker.take()
     }
 
@@ -180,11 +211,17 @@ impl Timers {
     pub(crate) fn remove(&mut self, timer: TimerKey) -> Option<Waker> {
         self.slot(timer)?;
         let waker = self.release(timer.key);
+        self.sweep_if_sparse();
+        waker
+    }
+
+    /// Rebuilds the heap from the live timers once dead entries outnumber
+    /// them.
+    fn sweep_if_sparse(&mut self) {
         if self.heap.len() > COMPACT_MIN && self.heap.len() > 2 * self.armed {
             let slots = &self.slots;
             self.heap.retain(|e| slots[e.key as usize].stamp == e.stamp);
         }
-        waker
     }
 
     /// Moves the wakers of every timer due at `now` into `out`.
@@ -199,6 +236,46 @@ impl Timers {
                 out.extend(self.release(entry.key));
             }
         }
+    }
+
+    /// Gives back the memory a burst of timers left behind, once three
+    /// quarters of the slots are free. A slot's index is in its timer's
+    /// key, so live slots cannot move: the free slots at the end are
+    /// dropped, the free list is rebuilt lowest first (new timers then fill
+    /// the front, and the next pass can drop more), and the heap is rebuilt
+    /// from the live timers. Done at most once per quarter-table of slots
+    /// freed, which keeps the O(n) pass amortized O(1).
+    pub(crate) fn shrink_if_sparse(&mut self) {
+        let len = self.slots.len();
+        if len <= COMPACT_MIN || self.armed > len / 4 || self.freed < len / 4 {
+            return;
+        }
+        self.freed = 0;
+        while self.slots.last().is_some_and(|slot| slot.stamp == 0) {
+            self.slots.pop();
+        }
+        self.slots.shrink_to_fit();
+        self.free = u32::MAX;
+        for (key, slot) in self.slots.iter_mut().enumerate().rev() {
+            if slot.stamp == 0 {
+                slot.next_free = self.free;
+                self.free = key as u32;
+            }
+        }
+        // Dead entries may name dropped slots: keep only the live ones.
+        let slots = &self.slots;
+        self.heap.retain(|e| {
+            slots
+                .get(e.key as usize)
+                .is_some_and(|s| s.stamp == e.stamp)
+        });
+        self.heap.shrink_to_fit();
+    }
+
+    /// Slots in the table, armed and free.
+    #[cfg(test)]
+    fn slots_len(&self) -> usize {
+        self.slots.len()
     }
 
     /// The deadline the loop should wake at: the heap's earliest entry, or
@@ -281,5 +358,33 @@ mod tests {
             assert!(timers.heap_len() <= (2 * timers.len()).max(COMPACT_MIN) + 1);
         }
         assert_eq!(timers.len(), keep.len());
+    }
+
+    #[test]
+    fn the_tables_shrink_when_a_burst_is_over() {
+        let mut timers = Timers::default();
+        let t0 = Instant::now();
+        let keep = timers.insert(t0 + Duration::from_secs(3600), Waker::noop().clone());
+        let burst: Vec<_> = (0..100_000)
+            .map(|i| timers.insert(t0 + Duration::from_millis(i), Waker::noop().clone()))
+            .collect();
+        assert!(timers.slots_len() > 100_000);
+        // Half are cancelled, the rest fire.
+        for timer in burst.iter().step_by(2) {
+            timers.remove(*timer);
+        }
+        let mut out = Vec::new();
+        timers.fire(t0 + Duration::from_secs(200), &mut out);
+        assert_eq!(out.len(), 50_000);
+        assert_eq!(timers.len(), 1);
+        timers.shrink_if_sparse();
+        assert!(timers.slots_len() <= 1, "{} slots", timers.slots_len());
+        assert!(timers.heap_len() <= 1);
+        // The survivor still fires, and the table still works.
+        assert!(timers.update(keep, Waker::noop()).is_ok());
+        let again = timers.insert(t0, Waker::noop().clone());
+        timers.fire(t0 + Duration::from_secs(3600), &mut out);
+        assert_eq!(out.len(), 50_002);
+        assert!(timers.remove(again).is_none());
     }
 }

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# What one echoed message costs line_echo, in numbers that do not depend on
+# how noisy the machine is (see BENCHMARKS.md):
+#
+#   benches/echo_cost.sh                 # instructions and syscalls
+#   benches/echo_cost.sh --connections 100 --duration 5
+#
+# - user-space instructions per echoed message: the server runs under
+#   valgrind's callgrind, the load generator sends 64-byte lines on 100
+#   connections with no warm-up; every instruction the server ran (start-up,
+#   greetings and shutdown included) over every message echoed;
+# - syscalls per echoed message: the same load against the release server
+#   traced with `strace -c -f`.
+#
+# Installs valgrind, strace and taskset if they are missing. Server on
+# core 0, load generator on core 1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+conns=100
+secs=5
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --connections) conns="$2"; shift 2 ;;
+        --duration) secs="$2"; shift 2 ;;
+        *) echo "usage: $0 [--connections N] [--duration SECONDS]" >&2; exit 2 ;;
+    esac
+done
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+need() {
+    command -v "$1" >/dev/null 2>&1 && return 0
+    echo "installing $2 ..." >&2
+    $sudo apt-get install -y "$2" >/dev/null 2>&1 \
+        || { $sudo apt-get update >/dev/null 2>&1 && $sudo apt-get install -y "$2" >/dev/null 2>&1; }
+}
+need valgrind valgrind
+need strace strace
+need taskset util-linux
+
+cargo build --release --example line_echo --example loadgen --quiet
+server=target/release/examples/line_echo
+loadgen=target/release/examples/loadgen
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# A free port: bind 0, read it back, let it go.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+
+wait_for_port() {
+    for _ in $(seq 1 200); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "the server never listened on $port" >&2
+    exit 1
+}
+
+# The load; prints the number of messages echoed.
+load() {
+    taskset -c 1 "$loadgen" --addr "127.0.0.1:$port" --protocol line \
+        --connections "$conns" --duration "$secs" --warmup 0 --json \
+        2>/dev/null | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["messages"])'
+}
+
+# 1. Instructions, under callgrind.
+taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
+    "$server" --port "$port" >/dev/null 2>"$work/valgrind.log" &
+pid=$!
+wait_for_port
+messages=$(load)
+kill -INT "$pid"
+wait "$pid" || true
+instructions=$(sed -n 's/^summary: *//p; s/^totals: *//p' "$work/callgrind.out" | head -n 1)
+echo "instructions per echoed message: $((instructions / messages))  ($instructions over $messages messages)"
+
+# 2. Syscalls, under strace.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+taskset -c 0 "$server" --port "$port" >/dev/null 2>&1 &
+pid=$!
+wait_for_port
+strace -c -f -q -o "$work/strace.txt" -p "$pid" &
+tracer=$!
+sleep 0.5 # let strace attach to every thread before the load starts
+messages=$(load)
+kill -INT "$tracer"
+wait "$tracer" || true
+kill -INT "$pid"
+wait "$pid" || true
+calls=$(awk '$NF == "total" { print $3 }' "$work/strace.txt")
+python3 -c "print(f'syscalls per echoed message: {$calls / $messages:.3f}  ($calls over $messages messages)')"
+awk 'NR > 2 && $NF != "total" && $4 ~ /^[0-9]+$/ { print "  " $NF, $4 }' "$work/strace.txt" | sort -k2 -n -r | head -n 4
