@@ -88,6 +88,6 @@ kill -INT "$tracer"
 wait "$tracer" || true
 kill -INT "$pid"
 wait "$pid" || true
-calls=$(awk '$NF == "total" { print $3 }' "$work/strace.txt")
+calls=$(awk '$NF == "total" { print $4 }' "$work/strace.txt")
 python3 -c "print(f'syscalls per echoed message: {$calls / $messages:.3f}  ($calls over $messages messages)')"
 awk 'NR > 2 && $NF != "total" && $4 ~ /^[0-9]+$/ { print "  " $NF, $4 }' "$work/strace.txt" | sort -k2 -n -r | head -n 4
