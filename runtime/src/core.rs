@@ -31,7 +31,7 @@ use slab::Slab;
 use crate::reactor::driver::Driver;
 use crate::shared::{Inject, Shared};
 use crate::task::{Runnable, UNREGISTERED, budget};
-use crate::time::timers::Timers;
+use crate::time::timers::{self, Timers};
 use crate::wake::wake_all;
 
 /// A spawned task, as the loop sees it.
@@ -61,8 +61,9 @@ pub(crate) struct Core {
     event_interval: usize,
     /// Woken when the last task finishes (`Runtime::shutdown_timeout`).
     all_done: RefCell<Option<Waker>>,
-    /// The loop's clock: when it last read the time to fire timers.
-    now: Cell<Instant>,
+    /// The loop's clock, in timer ticks: when it last read the time to fire
+    /// timers.
+    now: Cell<u64>,
     /// Jobs run since the OS was last polled.
     since_poll: Cell<usize>,
     /// A task yielded (or ran out of budget) since the OS was last polled:
@@ -88,7 +89,7 @@ impl Core {
             wakers: Cell::new(Vec::new()),
             event_interval,
             all_done: RefCell::new(None),
-            now: Cell::new(Instant::now()),
+            now: Cell::new(timers::ticks(Instant::now())),
             since_poll: Cell::new(0),
             yielded: Cell::new(false),
             closing: Cell::new(false),
@@ -144,7 +145,7 @@ impl Core {
             let now = if self.timers.borrow().is_empty() {
                 None
             } else {
-                let now = Instant::now();
+                let now = timers::ticks(Instant::now());
                 self.now.set(now);
                 self.timers.borrow_mut().fire(now, &mut wakers);
                 Some(now)
@@ -195,8 +196,8 @@ impl Core {
         }
     }
 
-    /// The loop's clock; see [`Sleep`](crate::time::Sleep).
-    pub(crate) fn now(&self) -> Instant {
+    /// The loop's clock, in timer ticks; see [`Sleep`](crate::time::Sleep).
+    pub(crate) fn now(&self) -> u64 {
         self.now.get()
     }
 
@@ -347,9 +348,9 @@ const SHRINK_MIN: usize = 1024;
 /// The poll timeout that ends at `deadline`, in whole milliseconds rounded
 /// up: epoll counts milliseconds, and rounding a 300 µs wait down to 0 would
 /// spin the loop until the deadline.
-fn poll_timeout(deadline: Instant, now: Instant) -> Duration {
+fn poll_timeout(deadline: u64, now: u64) -> Duration {
     const MAX: Duration = Duration::from_secs(24 * 3600);
-    let wait = deadline.saturating_duration_since(now).min(MAX);
+    let wait = Duration::from_nanos(deadline.saturating_sub(now)).min(MAX);
     let millis = wait.as_nanos().div_ceil(1_000_000).max(1);
     Duration::from_millis(millis as u64)
 }
@@ -452,14 +453,15 @@ mod tests {
 
     #[test]
     fn poll_timeout_rounds_up_and_never_to_zero() {
-        let now = Instant::now();
+        let now = 1_000_000_000u64;
         let ms = |n| Duration::from_millis(n);
-        assert_eq!(poll_timeout(now + Duration::from_micros(300), now), ms(1));
-        assert_eq!(poll_timeout(now + Duration::from_micros(1001), now), ms(2));
-        assert_eq!(poll_timeout(now + ms(5), now), ms(5));
+        let later = |d: Duration| now + d.as_nanos() as u64;
+        assert_eq!(poll_timeout(later(Duration::from_micros(300)), now), ms(1));
+        assert_eq!(poll_timeout(later(Duration::from_micros(1001)), now), ms(2));
+        assert_eq!(poll_timeout(later(ms(5)), now), ms(5));
         assert_eq!(poll_timeout(now, now), ms(1));
         assert_eq!(
-            poll_timeout(now + ms(1) * 100_000_000, now),
+            poll_timeout(later(ms(1) * 100_000_000), now),
             ms(24 * 3600 * 1000)
         );
     }

@@ -27,7 +27,6 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::Waker;
-use std::time::Instant;
 
 use crate::blocking::pool::Pool;
 use crate::context;
@@ -45,9 +44,9 @@ const NOTIFIED: u8 = 2;
 pub(crate) struct Inject {
     /// Wakes and spawns from other threads, in the order they happened.
     pub(crate) queue: VecDeque<Job>,
-    /// Timers armed by sleeps polled off the loop thread: deadline, and
-    /// the waker to fire.
-    pub(crate) timers: Vec<(Instant, Waker)>,
+    /// Timers armed by sleeps polled off the loop thread: deadline (in
+    /// timer ticks), and the waker to fire.
+    pub(crate) timers: Vec<(u64, Waker)>,
     /// Set when the runtime shuts down: from then on, a task handed in is
     /// cancelled on the spot instead of queued.
     pub(crate) closed: bool,
@@ -97,7 +96,7 @@ impl Shared {
 
     /// Hands the loop a timer, from a thread that does not run it.
     /// Fails once the runtime has shut down.
-    pub(crate) fn arm_remote(&self, deadline: Instant, waker: Waker) -> Result<(), Waker> {
+    pub(crate) fn arm_remote(&self, deadline: u64, waker: Waker) -> Result<(), Waker> {
         let mut inject = self.inject.lock();
         if inject.closed {
             return Err(waker);

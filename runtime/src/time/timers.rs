@@ -18,9 +18,35 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::num::NonZeroU32;
+use std::sync::OnceLock;
 use std::sync::atomic::{self, AtomicU32};
 use std::task::Waker;
 use std::time::{Duration, Instant};
+
+/// The instant timer ticks count from: a century before the first use, so
+/// any instant a program can name, past or future, is a tick.
+fn origin() -> Instant {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    *ORIGIN.get_or_init(|| {
+        let now = Instant::now();
+        now.checked_sub(Duration::from_secs(100 * 365 * 86_400))
+            .unwrap_or(now)
+    })
+}
+
+/// `instant` in ticks: nanoseconds since the process-wide origin, 8 bytes
+/// where an `Instant` takes 16 (a `Sleep` holds one). Saturates at the
+/// ends, 584 years apart.
+pub(crate) fn ticks(instant: Instant) -> u64 {
+    let nanos = instant.saturating_duration_since(origin()).as_nanos();
+    u64::try_from(nanos).unwrap_or(u64::MAX)
+}
+
+/// Ticks back as an `Instant`: exact for every instant `ticks` did not
+/// saturate.
+pub(crate) fn instant(ticks: u64) -> Instant {
+    origin() + Duration::from_nanos(ticks)
+}
 
 /// Heaps smaller than this are never compacted: not worth the pass.
 const COMPACT_MIN: usize = 1024;
@@ -54,8 +80,7 @@ struct Slot {
     waker: Option<Waker>,
 }
 
-/// A heap entry, 16 bytes: the deadline in nanoseconds since the heap's
-/// origin, and the slot and stamp of its timer. Ordered so the
+/// A heap entry, 16 bytes: the deadline in ticks, and the slot and stamp of its timer. Ordered so the
 /// `BinaryHeap` (a max-heap) yields the earliest deadline first, and timers
 /// with equal deadlines in the order they were armed.
 struct Entry {
@@ -90,8 +115,6 @@ impl Eq for Entry {}
 /// the heap and 24 in the slot table (their sum was 64 with `Instant`s and
 /// 64-bit ids, and a million armed timers showed it).
 pub(crate) struct Timers {
-    /// Deadlines are kept as nanoseconds since this instant.
-    origin: Instant,
     heap: BinaryHeap<Entry>,
     slots: Vec<Slot>,
     /// Head of the free-slot list; `u32::MAX` when empty.
@@ -104,7 +127,6 @@ pub(crate) struct Timers {
 impl Default for Timers {
     fn default() -> Self {
         Timers {
-            origin: Instant::now(),
             heap: BinaryHeap::new(),
             slots: Vec::new(),
             free: u32::MAX,
@@ -115,26 +137,14 @@ impl Default for Timers {
 }
 
 impl Timers {
-    /// `instant` as nanoseconds since the origin: 0 before it, saturating
-    /// after 584 years.
-    fn ticks(&self, instant: Instant) -> u64 {
-        let nanos = instant.saturating_duration_since(self.origin).as_nanos();
-        u64::try_from(nanos).unwrap_or(u64::MAX)
-    }
-
-    /// The deadline of a heap entry, back as an `Instant`.
-    fn instant(&self, at: u64) -> Instant {
-        self.origin + Duration::from_nanos(at)
-    }
-
     fn slot(&self, timer: TimerKey) -> Option<&Slot> {
         self.slots
             .get(timer.key as usize)
             .filter(|slot| slot.stamp == timer.stamp.get())
     }
 
-    /// Arms a timer that wakes `waker` once `deadline` has passed.
-    pub(crate) fn insert(&mut self, deadline: Instant, waker: Waker) -> TimerKey {
+    /// Arms a timer that wakes `waker` once `at` (in ticks) has passed.
+    pub(crate) fn insert(&mut self, at: u64, waker: Waker) -> TimerKey {
         let stamp = next_stamp();
         let slot = Slot {
             stamp: stamp.get(),
@@ -152,7 +162,6 @@ impl Timers {
             key
         };
         self.armed += 1;
-        let at = self.ticks(deadline);
         self.heap.push(Entry {
             at,
             key,
@@ -173,16 +182,15 @@ impl Timers {
         }
     }
 
-    /// Moves an armed timer to `deadline`, keeping its slot and waker.
+    /// Moves an armed timer to `at` (in ticks), keeping its slot and waker.
     /// Returns its new key, or `None` if it already fired or was removed.
     ///
     /// The old heap entry is left behind, dead (its stamp no longer
     /// matches), as a removal's is.
-    pub(crate) fn reset(&mut self, timer: TimerKey, deadline: Instant) -> Option<TimerKey> {
+    pub(crate) fn reset(&mut self, timer: TimerKey, at: u64) -> Option<TimerKey> {
         self.slot(timer)?;
         let stamp = next_stamp();
         self.slots[timer.key as usize].stamp = stamp.get();
-        let at = self.ticks(deadline);
         self.heap.push(Entry {
             at,
             key: timer.key,
@@ -224,9 +232,8 @@ impl Timers {
         }
     }
 
-    /// Moves the wakers of every timer due at `now` into `out`.
-    pub(crate) fn fire(&mut self, now: Instant, out: &mut Vec<Waker>) {
-        let now = self.ticks(now);
+    /// Moves the wakers of every timer due at `now` (in ticks) into `out`.
+    pub(crate) fn fire(&mut self, now: u64, out: &mut Vec<Waker>) {
         while let Some(top) = self.heap.peek() {
             if top.at > now {
                 break;
@@ -287,11 +294,11 @@ impl Timers {
     /// largest item in an echo server's profile whose every read has a
     /// timeout; left in place, most are swept in bulk by the compaction in
     /// `remove` long before their deadline.
-    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+    pub(crate) fn next_deadline(&self) -> Option<u64> {
         if self.armed == 0 {
             return None;
         }
-        self.heap.peek().map(|top| self.instant(top.at))
+        self.heap.peek().map(|top| top.at)
     }
 
     /// Whether no timer is armed.
@@ -327,19 +334,25 @@ mod tests {
     fn fires_in_deadline_order_and_skips_removed() {
         let mut timers = Timers::default();
         let t0 = Instant::now();
-        let late = timers.insert(t0 + Duration::from_millis(20), Waker::noop().clone());
-        let early = timers.insert(t0 + Duration::from_millis(10), Waker::noop().clone());
-        assert_eq!(timers.next_deadline(), Some(t0 + Duration::from_millis(10)));
+        let late = timers.insert(ticks(t0 + Duration::from_millis(20)), Waker::noop().clone());
+        let early = timers.insert(ticks(t0 + Duration::from_millis(10)), Waker::noop().clone());
+        assert_eq!(
+            timers.next_deadline(),
+            Some(ticks(t0 + Duration::from_millis(10)))
+        );
         assert!(timers.remove(early).is_some());
         assert!(timers.remove(early).is_none());
         // The cancelled entry may still set the wake-up; firing drops it.
         let mut out = Vec::new();
-        timers.fire(t0 + Duration::from_millis(10), &mut out);
+        timers.fire(ticks(t0 + Duration::from_millis(10)), &mut out);
         assert!(out.is_empty());
-        assert_eq!(timers.next_deadline(), Some(t0 + Duration::from_millis(20)));
-        timers.fire(t0 + Duration::from_millis(19), &mut out);
+        assert_eq!(
+            timers.next_deadline(),
+            Some(ticks(t0 + Duration::from_millis(20)))
+        );
+        timers.fire(ticks(t0 + Duration::from_millis(19)), &mut out);
         assert!(out.is_empty());
-        timers.fire(t0 + Duration::from_millis(20), &mut out);
+        timers.fire(ticks(t0 + Duration::from_millis(20)), &mut out);
         assert_eq!(out.len(), 1);
         assert!(timers.update(late, Waker::noop()).is_err());
         assert_eq!(timers.len(), 0);
@@ -348,7 +361,7 @@ mod tests {
     #[test]
     fn dead_entries_never_outnumber_live_ones_for_long() {
         let mut timers = Timers::default();
-        let far = Instant::now() + Duration::from_secs(3600);
+        let far = ticks(Instant::now() + Duration::from_secs(3600));
         let keep: Vec<_> = (0..100)
             .map(|_| timers.insert(far, Waker::noop().clone()))
             .collect();
@@ -364,9 +377,9 @@ mod tests {
     fn the_tables_shrink_when_a_burst_is_over() {
         let mut timers = Timers::default();
         let t0 = Instant::now();
-        let keep = timers.insert(t0 + Duration::from_secs(3600), Waker::noop().clone());
+        let keep = timers.insert(ticks(t0 + Duration::from_secs(3600)), Waker::noop().clone());
         let burst: Vec<_> = (0..100_000)
-            .map(|i| timers.insert(t0 + Duration::from_millis(i), Waker::noop().clone()))
+            .map(|i| timers.insert(ticks(t0 + Duration::from_millis(i)), Waker::noop().clone()))
             .collect();
         assert!(timers.slots_len() > 100_000);
         // Half are cancelled, the rest fire.
@@ -374,7 +387,7 @@ mod tests {
             timers.remove(*timer);
         }
         let mut out = Vec::new();
-        timers.fire(t0 + Duration::from_secs(200), &mut out);
+        timers.fire(ticks(t0 + Duration::from_secs(200)), &mut out);
         assert_eq!(out.len(), 50_000);
         assert_eq!(timers.len(), 1);
         timers.shrink_if_sparse();
@@ -382,8 +395,8 @@ mod tests {
         assert!(timers.heap_len() <= 1);
         // The survivor still fires, and the table still works.
         assert!(timers.update(keep, Waker::noop()).is_ok());
-        let again = timers.insert(t0, Waker::noop().clone());
-        timers.fire(t0 + Duration::from_secs(3600), &mut out);
+        let again = timers.insert(ticks(t0), Waker::noop().clone());
+        timers.fire(ticks(t0 + Duration::from_secs(3600)), &mut out);
         assert_eq!(out.len(), 50_002);
         assert!(timers.remove(again).is_none());
     }
