@@ -128,7 +128,7 @@ impl Program {
     /// than the high mark; from above the high mark, down to the low one.
     fn drain(&mut self, mut cancel: Option<usize>) -> Result<(), TestCaseError> {
         let (high, low) = self.writer.write_buffer_limits();
-        for _ in 0..RETRIES {
+        for _ in 0..retries(self.writer.buffered()) {
             let before = self.writer.buffered();
             let polls = cancel.take().unwrap_or(usize::MAX);
             match drive_counting(self.writer.drain(), polls) {
@@ -153,7 +153,7 @@ impl Program {
     /// `flush`: nothing left queued, and the inner writer flushed.
     fn flush(&mut self, mut cancel: Option<usize>) -> Result<(), TestCaseError> {
         let flushes = self.probe.flushes();
-        for _ in 0..RETRIES {
+        for _ in 0..retries(self.writer.buffered()) {
             let polls = cancel.take().unwrap_or(usize::MAX);
             match drive_at_most(self.writer.flush(), polls) {
                 None => {}
@@ -172,7 +172,7 @@ impl Program {
     /// `close`, retried past transient errors: afterwards everything
     /// written was received, in order, before the inner writer was closed.
     fn close(&mut self) -> Result<(), TestCaseError> {
-        for _ in 0..RETRIES {
+        for _ in 0..retries(self.writer.buffered()) {
             match drive(self.writer.close()) {
                 Ok(()) => {
                     prop_assert_eq!(self.writer.buffered(), 0);
@@ -189,7 +189,12 @@ impl Program {
 
 /// Far more retries than a plan can refuse in a row: each pass over the
 /// plan ends with a take, so every few tries make progress.
-const RETRIES: usize = 100_000;
+/// How many failed tries a program makes before giving up: enough for the
+/// slowest plan, which moves one byte per pass over at most 13 acts, 12 of
+/// them errors (a fixed count once failed on 120,000 bytes queued).
+fn retries(queued: usize) -> usize {
+    13 * (queued + 1)
+}
 
 /// The errors a program retries: `WouldBlock` from the inner writer (a
 /// futures-io `drain` passes it up rather than waiting) and the injected
