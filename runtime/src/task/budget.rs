@@ -43,6 +43,7 @@ pub(crate) fn lift() {
 }
 
 /// Whether the running task may still spend budget.
+#[inline]
 pub(crate) fn has_remaining() -> bool {
     LEFT.get() != 0
 }

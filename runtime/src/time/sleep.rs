@@ -48,15 +48,28 @@ use crate::task::budget;
 /// ```
 #[doc(alias = "call_later")]
 pub fn sleep(duration: Duration) -> Sleep {
-    sleep_until(saturating_add(Instant::now(), duration))
+    // In ticks straight away: one conversion, not an `Instant` sum and a
+    // conversion (a server makes a sleep per request).
+    let nanos = duration.min(NEVER).as_nanos() as u64;
+    Sleep {
+        deadline: ticks(Instant::now()).saturating_add(nanos),
+        timer: Timer::Unarmed,
+    }
 }
+
+/// A wait this long means "never": durations are capped here rather than
+/// overflow the clock.
+const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
 
 /// `instant + duration`, saturating at thirty years from `instant` instead
 /// of panicking on overflow: a deadline that far out means "never".
 pub(crate) fn saturating_add(instant: Instant, duration: Duration) -> Instant {
-    const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
     instant.checked_add(duration.min(NEVER)).unwrap_or(instant)
 }
+
+/// How far past the loop's clock a deadline may be and still have the real
+/// clock asked whether it has passed; see `Sleep::poll_local`.
+const CLOCK_SLACK: u64 = 1_000_000_000;
 
 /// Waits until `deadline`.
 ///
@@ -221,8 +234,15 @@ impl Sleep {
         // First the loop's clock, read when it last fired timers: never
         // ahead of the real time, so it cannot end a sleep early, and it
         // answers without a `clock_gettime` for a sleep its timer woke.
-        // Only if that says "not yet" is the real clock asked.
-        if core.now() >= self.deadline || ticks(Instant::now()) >= self.deadline {
+        // Only if that says "not yet", and the deadline is within a second
+        // of it, is the real clock asked. A deadline further out is taken
+        // as not reached: the timer armed for it fires on the next tick if
+        // the loop's clock lagged that much (one tick late, never early),
+        // and a per-request timeout of seconds costs no clock read.
+        let now = core.now();
+        if now >= self.deadline
+            || (self.deadline - now <= CLOCK_SLACK && ticks(Instant::now()) >= self.deadline)
+        {
             return Poll::Ready(());
         }
         let mut timers = core.timers.borrow_mut();

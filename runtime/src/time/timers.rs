@@ -38,8 +38,13 @@ fn origin() -> Instant {
 /// where an `Instant` takes 16 (a `Sleep` holds one). Saturates at the
 /// ends, 584 years apart.
 pub(crate) fn ticks(instant: Instant) -> u64 {
-    let nanos = instant.saturating_duration_since(origin()).as_nanos();
-    u64::try_from(nanos).unwrap_or(u64::MAX)
+    // u64 arithmetic, not `as_nanos`'s u128: this runs a few times per
+    // echoed message (a timeout per line).
+    let since = instant.saturating_duration_since(origin());
+    since
+        .as_secs()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(u64::from(since.subsec_nanos()))
 }
 
 /// Ticks back as an `Instant`: exact for every instant `ticks` did not
