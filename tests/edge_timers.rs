@@ -64,7 +64,12 @@ fn ten_thousand_timers_fire_in_deadline_order_fifo_among_equals_never_early() ->
             }
             // Every task has run once, in spawn order: every timer is armed.
             let armed = fresh_metrics().await;
-            if Instant::now() < base {
+            // On a loaded machine the 30 ms head start may not last: a
+            // sleep first polled after its deadline completes at once, in
+            // poll order. The order checks need every timer armed in time;
+            // the rest of the test holds either way.
+            let armed_in_time = Instant::now() < base;
+            if armed_in_time {
                 assert_eq!(armed.live_timers - before.live_timers, TIMERS as u64);
                 assert!(
                     fired.lock().unwrap().is_empty(),
@@ -82,16 +87,20 @@ fn ten_thousand_timers_fire_in_deadline_order_fifo_among_equals_never_early() ->
             }
             let kept = cancelled.iter().filter(|c| !**c).count();
             let m = fresh_metrics().await;
-            // The count holds only if no deadline passed meanwhile; on a
-            // loaded machine the 30 ms head start may not last, and the
-            // rest of the test does not depend on it.
+            // The count holds only if no deadline passed meanwhile.
             if Instant::now() < base {
                 assert_eq!(m.live_timers - before.live_timers, kept as u64);
             }
 
+            // The aborts were issued by now: a cancelled timer may have
+            // fired only if its deadline came first (a loaded machine).
+            let aborted_by = Instant::now();
             for (i, task) in tasks.into_iter().enumerate() {
                 match task.await {
-                    Ok(()) => assert!(!cancelled[i], "timer {i} was cancelled, yet fired"),
+                    Ok(()) => assert!(
+                        !cancelled[i] || deadlines[i] <= aborted_by,
+                        "timer {i} was cancelled before its deadline, yet fired"
+                    ),
                     Err(err) => assert!(err.is_cancelled() && cancelled[i], "timer {i}: {err}"),
                 }
             }
@@ -99,9 +108,15 @@ fn ten_thousand_timers_fire_in_deadline_order_fifo_among_equals_never_early() ->
 
             // Deadline order; among equal deadlines, the order armed.
             let fired = fired.lock().unwrap().clone();
-            let mut expected: Vec<usize> = (0..TIMERS).filter(|&i| !cancelled[i]).collect();
+            let mut expected = fired.clone();
             expected.sort_by_key(|&i| (deadlines[i], i));
             assert_eq!(fired.len(), expected.len());
+            if !armed_in_time {
+                println!(
+                    "too loaded to arm every timer before the first deadline: order not checked"
+                );
+                return Ok(());
+            }
             if let Some(at) = fired.iter().zip(&expected).position(|(a, b)| a != b) {
                 panic!(
                     "out of order at {at}: timer {} (deadline +{:?}) fired where timer {} \
@@ -119,8 +134,9 @@ fn ten_thousand_timers_fire_in_deadline_order_fifo_among_equals_never_early() ->
             let m = fresh_metrics().await;
             assert_eq!(m.live_timers, before.live_timers);
             println!(
-                "{kept} timers fired in order ({ties} ties kept in arming order), {} cancelled",
-                TIMERS - kept
+                "{} timers fired in order ({ties} ties kept in arming order), {} cancelled",
+                fired.len(),
+                TIMERS - fired.len()
             );
             io::Result::Ok(())
         })
