@@ -104,8 +104,11 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 ///
 /// It checks its own deadline whenever it is polled, against the loop's
 /// clock (read each tick that has timers to fire, and never ahead of the
-/// real time), so it never completes early, whatever woke it. It arms a
-/// timer in the runtime's heap only when polled before its deadline.
+/// real time), so it never completes early, whatever woke it; and against
+/// the real clock when the deadline is within a second of the loop's, so a
+/// deadline that has just passed completes at once. Otherwise it arms a
+/// timer in the runtime's heap, which fires on the next tick if the
+/// deadline had in fact passed.
 ///
 /// Polled off the loop thread (in a blocking job, or by a `block_on`
 /// waiting its turn), it hands its timer to the loop through the injection
