@@ -1,6 +1,6 @@
 //! The loop thread's state, and the tick.
 //!
-//! One tick is the four steps of DESIGN.md, asyncio's `_run_once`:
+//! One tick is asyncio's `_run_once`, in four steps:
 //!
 //! 1. run the jobs that were ready when the tick began (a job woken during
 //!    the tick waits for the next one, behind an I/O poll), at most
@@ -29,21 +29,88 @@ use std::time::{Duration, Instant};
 use slab::Slab;
 
 use crate::reactor::driver::Driver;
-use crate::shared::{Inject, Shared};
-use crate::task::{Runnable, UNREGISTERED, budget};
+use crate::shared::{Inject, Job, Shared};
+use crate::task::budget;
+use crate::task::cell::{Schedule, Task, UNREGISTERED};
+use crate::task::join::JoinError;
 use crate::time::timers::{self, Timers};
 use crate::wake::wake_all;
 
-/// A spawned task, as the loop sees it.
-pub(crate) type Task = Arc<dyn Runnable>;
+thread_local! {
+    /// The loop running on this thread, while `block_on` runs it.
+    static CURRENT: RefCell<Option<Box<Core>>> = const { RefCell::new(None) };
+}
 
-/// An entry in a run queue.
-pub(crate) enum Job {
-    /// The future passed to `block_on`. It lives on `block_on`'s stack, so
-    /// the queue holds a marker; keeping it in the queue (rather than in a
-    /// flag) keeps it in wake order with the tasks.
-    Main,
-    Task(Task),
+/// Runs `f` with the core of the loop running on this thread, or `None`.
+///
+/// The slot is only borrowed mutably to put a core in or take it out;
+/// everything in between takes shared borrows, so a task's poll can reach
+/// the core while the loop that polls it also holds it.
+pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
+    let mut f = Some(f);
+    // `try_with` fails only while the thread's locals are being destroyed
+    // (a runtime kept in a `thread_local!` is dropped then); no loop runs.
+    match CURRENT.try_with(|slot| {
+        let core = slot.borrow();
+        (f.take().expect("called once"))(core.as_deref())
+    }) {
+        Ok(r) => r,
+        Err(_) => (f.take().expect("called once"))(None),
+    }
+}
+
+/// Makes `core` this thread's loop; gives it back if this thread's locals
+/// are already destroyed (the thread is exiting).
+pub(crate) fn install(core: Box<Core>) -> Result<(), Box<Core>> {
+    let mut core = Some(core);
+    match CURRENT.try_with(|slot| *slot.borrow_mut() = core.take()) {
+        Ok(()) => Ok(()),
+        Err(_) => Err(core.take().expect("not moved on failure")),
+    }
+}
+
+/// Takes this thread's loop out of its slot.
+pub(crate) fn uninstall() -> Option<Box<Core>> {
+    CURRENT
+        .try_with(|slot| slot.borrow_mut().take())
+        .ok()
+        .flatten()
+}
+
+/// Queues `job` on `shared`'s loop: the one place that decides between the
+/// local run queue (this thread runs that loop) and the injection queue.
+pub(crate) fn schedule(shared: &Shared, job: Job) {
+    let job = with_core(|core| match core {
+        Some(core) if std::ptr::eq(&*core.shared, shared) => {
+            core.push(job);
+            None
+        }
+        _ => Some(job),
+    });
+    if let Some(job) = job {
+        shared.inject(job);
+    }
+}
+
+/// Enters a new task into `shared`'s loop: into its task list at once if
+/// this thread runs it, else through the injection queue.
+pub(crate) fn submit(shared: &Shared, task: Task) {
+    let task = with_core(|core| match core {
+        Some(core) if std::ptr::eq(&*core.shared, shared) => {
+            core.register(task);
+            None
+        }
+        _ => Some(task),
+    });
+    if let Some(task) = task {
+        shared.inject(Job::Task(task));
+    }
+}
+
+impl Schedule for Shared {
+    fn schedule(&self, task: Task) {
+        schedule(self, Job::Task(task));
+    }
 }
 
 /// Everything only the loop thread touches.
@@ -66,16 +133,8 @@ pub(crate) struct Core {
     now: Cell<u64>,
     /// Jobs run since the OS was last polled.
     since_poll: Cell<usize>,
-    /// A task yielded (or ran out of budget) since the OS was last polled:
-    /// it asked to go behind the next poll.
-    yielded: Cell<bool>,
     /// Set during shutdown: new tasks are cancelled on the spot.
     closing: Cell<bool>,
-    /// Loop-local counters, published to `shared.counters` every tick.
-    ticks: Cell<u64>,
-    jobs_run: Cell<u64>,
-    io_events: Cell<u64>,
-    stale_io_events: Cell<u64>,
 }
 
 impl Core {
@@ -91,12 +150,7 @@ impl Core {
             all_done: RefCell::new(None),
             now: Cell::new(timers::ticks(Instant::now())),
             since_poll: Cell::new(0),
-            yielded: Cell::new(false),
             closing: Cell::new(false),
-            ticks: Cell::new(0),
-            jobs_run: Cell::new(0),
-            io_events: Cell::new(0),
-            stale_io_events: Cell::new(0),
         }
     }
 
@@ -108,7 +162,7 @@ impl Core {
     /// Enters a new task into the task list and the run queue.
     pub(crate) fn register(&self, task: Task) {
         if self.closing.get() {
-            task.shutdown();
+            task.cancel(JoinError::cancelled());
             return;
         }
         let key = self.tasks.borrow_mut().insert(task.clone());
@@ -122,7 +176,7 @@ impl Core {
         loop {
             // 1. Run what was ready when the tick began.
             let ready = self.run_queue.borrow().len().min(self.event_interval);
-            self.jobs_run.set(self.jobs_run.get() + ready as u64);
+            self.shared.counters.jobs_run.bump(ready as u64);
             self.since_poll.set(self.since_poll.get() + ready);
             for _ in 0..ready {
                 let job = self.run_queue.borrow_mut().pop_front();
@@ -156,7 +210,10 @@ impl Core {
             // while jobs stay ready and the last poll was recent, only take
             // in what other threads handed over.
             let busy = !self.run_queue.borrow().is_empty();
-            if busy && self.since_poll.get() < self.event_interval && !self.yielded.get() {
+            // A task that yielded (or ran out of budget) asked to go behind
+            // the next poll.
+            let yielded = budget::take_yielded();
+            if busy && self.since_poll.get() < self.event_interval && !yielded {
                 self.wakers.set(wakers);
                 if self.shared.take_notified() {
                     self.take_injected();
@@ -166,45 +223,45 @@ impl Core {
                     Some(Duration::ZERO)
                 } else {
                     // About to sleep, perhaps for long: give back what a
-                    // burst left behind, and publish the counters now, or
+                    // burst left behind, and publish the sizes now, or
                     // another thread would read the state from before this
                     // tick until the loop next wakes.
                     self.shrink_tables();
-                    self.publish_counters();
+                    self.publish_sizes();
                     let next = self.timers.borrow().next_deadline();
                     next.zip(now)
                         .map(|(deadline, now)| poll_timeout(deadline, now))
                 };
-                let waited = self
-                    .driver
-                    .borrow_mut()
-                    .wait(&self.shared, timeout, &mut wakers);
+                // A wait that may block announces itself first, so a
+                // foreign wake knows to write to the eventfd; if one came in
+                // meanwhile, it must not block.
+                let timeout = match timeout {
+                    Some(Duration::ZERO) => timeout,
+                    _ if self.shared.try_park() => timeout,
+                    _ => Some(Duration::ZERO),
+                };
+                let mut driver = self.driver.borrow_mut();
+                let events = driver.wait(timeout);
+                let notified = self.shared.unpark_after_poll();
+                let dispatched = self.shared.reactor.dispatch(events, &mut wakers);
+                drop(driver);
                 wake_all(&mut wakers);
                 self.wakers.set(wakers);
-                if waited.notified {
+                if notified {
                     self.take_injected();
                 }
                 self.since_poll.set(0);
-                self.yielded.set(false);
-                self.io_events
-                    .set(self.io_events.get() + waited.dispatched.events);
-                self.stale_io_events
-                    .set(self.stale_io_events.get() + waited.dispatched.stale);
+                self.shared.counters.io_events.bump(dispatched.events);
+                self.shared.counters.stale_io_events.bump(dispatched.stale);
             }
-            self.ticks.set(self.ticks.get() + 1);
-            self.publish_counters();
+            self.shared.counters.ticks.bump(1);
+            self.publish_sizes();
         }
     }
 
     /// The loop's clock, in timer ticks; see [`Sleep`](crate::time::Sleep).
     pub(crate) fn now(&self) -> u64 {
         self.now.get()
-    }
-
-    /// Notes that the running task yielded: the OS is polled before the
-    /// next tick, so the task resumes behind whatever I/O is pending.
-    pub(crate) fn note_yield(&self) {
-        self.yielded.set(true);
     }
 
     /// Polls one task, and takes it off the task list if that completed it.
@@ -290,12 +347,10 @@ impl Core {
         self.shared.reactor.shrink_if_sparse();
     }
 
-    fn publish_counters(&self) {
+    /// Publishes the sizes of the loop's own tables for the metrics (the
+    /// counters live in `shared.counters` already).
+    fn publish_sizes(&self) {
         let c = &self.shared.counters;
-        c.ticks.set(self.ticks.get());
-        c.jobs_run.set(self.jobs_run.get());
-        c.io_events.set(self.io_events.get());
-        c.stale_io_events.set(self.stale_io_events.get());
         c.live_tasks.set(self.tasks.borrow().len() as u64);
         let timers = self.timers.borrow();
         c.live_timers.set(timers.len() as u64);
@@ -313,7 +368,7 @@ impl Core {
                 // a task spawned from another thread and never taken in is
                 // only here.
                 if task.key() == UNREGISTERED {
-                    task.shutdown();
+                    task.cancel(JoinError::cancelled());
                 }
             }
         }
@@ -325,7 +380,7 @@ impl Core {
                 break;
             }
             for task in tasks {
-                task.shutdown();
+                task.cancel(JoinError::cancelled());
             }
         }
         let queued = mem::take(&mut *self.run_queue.borrow_mut());
@@ -358,8 +413,7 @@ fn poll_timeout(deadline: u64, now: u64) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context;
-    use crate::io::Registration;
+    use crate::reactor::registration::Registration;
 
     /// A source with no fd: the reactor gives it an entry, epoll never
     /// sees it.
@@ -390,12 +444,12 @@ mod tests {
     /// What the loop does when it goes idle (called directly: waiting for
     /// the loop to go idle would depend on the clock).
     fn go_idle() {
-        context::with_core(|core| core.expect("inside block_on").shrink_tables());
+        with_core(|core| core.expect("inside block_on").shrink_tables());
     }
 
     /// The task list's and the source table's allocated slots.
     fn capacities() -> (usize, usize) {
-        context::with_core(|core| {
+        with_core(|core| {
             let core = core.expect("inside block_on");
             (
                 core.tasks.borrow().capacity(),

@@ -1,14 +1,28 @@
-//! `Handle`: a way into a runtime from anywhere.
+//! `Handle`, a way into a runtime from anywhere, and the one path by which
+//! tasks and blocking jobs are spawned: [`spawn`] and [`spawn_blocking`]
+//! are `Handle::current()`'s methods.
+//!
+//! A thread belongs to a runtime when it runs the runtime's loop, or when
+//! it works *for* the runtime without running it: a blocking-pool thread
+//! during a job, or a `block_on` waiting for another thread's turn to end.
+//! The second kind is recorded here, in `WORKING_FOR`.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use crate::context;
-use crate::core::Job;
+use crate::core;
 use crate::metrics::Metrics;
 use crate::shared::Shared;
-use crate::task::{JoinHandle, TaskCell};
+use crate::task::cell::TaskCell;
+use crate::task::join::JoinHandle;
+
+thread_local! {
+    static WORKING_FOR: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
+}
 
 /// A cloneable reference to a runtime, usable from any thread: to spawn
 /// onto its loop or read its counters.
@@ -37,21 +51,12 @@ impl Handle {
         &self.shared
     }
 
-    /// The handle of the runtime running on this thread.
+    /// The handle of the runtime this thread belongs to.
     ///
     /// # Panics
     ///
     /// If called outside an ioloop runtime; see
     /// [`try_current`](Self::try_current).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// ioloop::block_on(async {
-    ///     let handle = ioloop::Handle::current();
-    ///     assert_eq!(handle.spawn(async { 3 }).await.unwrap(), 3);
-    /// });
-    /// ```
     #[track_caller]
     pub fn current() -> Handle {
         Self::try_current().expect("ioloop::Handle::current called outside an ioloop runtime")
@@ -68,15 +73,22 @@ impl Handle {
     /// ioloop::block_on(async { assert!(ioloop::Handle::try_current().is_some()) });
     /// ```
     pub fn try_current() -> Option<Handle> {
-        context::current().map(Handle::new)
+        core::with_core(|core| core.map(|core| core.shared.clone()))
+            .or_else(|| {
+                WORKING_FOR
+                    .try_with(|slot| slot.borrow().clone())
+                    .ok()
+                    .flatten()
+            })
+            .map(Handle::new)
     }
 
     /// Spawns `future` onto this runtime's loop, from any thread.
     ///
-    /// On the loop thread this is [`spawn`](crate::spawn). From elsewhere
-    /// the task is handed to the loop through its injection queue, waking
-    /// it if it sleeps; if the runtime has shut down, the task is cancelled
-    /// at once and its handle reports so.
+    /// On the loop thread this is [`spawn`]. From elsewhere the task is
+    /// handed to the loop through its injection queue, waking it if it
+    /// sleeps; if the runtime has shut down, the task is cancelled at once
+    /// and its handle reports so.
     ///
     /// # Examples
     ///
@@ -93,16 +105,21 @@ impl Handle {
     {
         let task = TaskCell::new(future, self.shared.clone());
         let handle = JoinHandle::new(task.clone());
-        let local = context::with_core(|core| match core {
-            Some(core) if Arc::ptr_eq(&core.shared, &self.shared) => {
-                core.register(task.clone());
-                true
-            }
-            _ => false,
-        });
-        if !local {
-            self.shared.schedule(Job::Task(task));
-        }
+        core::submit(&self.shared, task);
+        handle
+    }
+
+    /// Runs `f` on this runtime's blocking pool, from any thread. See
+    /// [`spawn_blocking`].
+    pub fn spawn_blocking<F, T>(&self, f: F) -> JoinHandle<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let job = Blocking(Some((f, self.shared.clone())));
+        let task = TaskCell::new(job, self.shared.clone());
+        let handle = JoinHandle::new(task.clone());
+        self.shared.pool.spawn(task);
         handle
     }
 
@@ -112,34 +129,157 @@ impl Handle {
     ///
     /// ```
     /// let rt = ioloop::Runtime::new().unwrap();
-    /// let before = rt.handle().metrics();
     /// rt.block_on(async { ioloop::spawn(async {}).await.unwrap() });
-    /// let after = rt.handle().metrics();
-    /// assert!(after.jobs_run > before.jobs_run);
-    /// assert_eq!(after.live_tasks, 0);
+    /// let metrics = rt.handle().metrics();
+    /// assert!(metrics.jobs_run > 0);
+    /// assert_eq!(metrics.live_tasks, 0);
     /// ```
     pub fn metrics(&self) -> Metrics {
-        let c = &self.shared.counters;
         let pool = self.shared.pool.stats();
-        Metrics {
-            ticks: c.ticks.get(),
-            jobs_run: c.jobs_run.get(),
-            io_events: c.io_events.get(),
-            stale_io_events: c.stale_io_events.get(),
-            poller_wakeups: c.poller_wakeups.get(),
-            live_tasks: c.live_tasks.get(),
-            live_timers: c.live_timers.get(),
-            timer_heap_len: c.timer_heap_len.get(),
-            io_sources: self.shared.reactor.len() as u64,
-            blocking_threads: pool.threads as u64,
-            blocking_idle: pool.idle as u64,
-            blocking_queued: pool.queued as u64,
-        }
+        self.shared
+            .counters
+            .snapshot(self.shared.reactor.len(), &pool)
     }
 }
 
 impl fmt::Debug for Handle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Handle").finish_non_exhaustive()
+    }
+}
+
+/// Runs `future` as a new task on the runtime this thread belongs to, and
+/// returns a handle to await its output.
+///
+/// The task starts on the loop's next tick; it runs concurrently with the
+/// caller and every other task, on the same thread. Dropping the handle
+/// detaches the task (it keeps running).
+///
+/// # Panics
+///
+/// If called outside an ioloop runtime: outside `block_on`, its tasks and
+/// the runtime's blocking jobs. From another thread, use
+/// [`Handle::spawn`].
+///
+/// # Examples
+///
+/// ```
+/// ioloop::block_on(async {
+///     let task = ioloop::spawn(async { 6 * 7 });
+///     assert_eq!(task.await.unwrap(), 42);
+/// });
+/// ```
+#[doc(alias = "create_task")]
+#[track_caller]
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    current("spawn").spawn(future)
+}
+
+/// Runs `f` on a thread of the runtime's blocking pool and returns a handle
+/// to await its result, without blocking the loop.
+///
+/// For work that would stall every task if it ran on the loop thread: a
+/// slow computation (the cookbook's `fib(n)`), a blocking library call,
+/// file I/O. The closure's completion wakes the task awaiting the handle.
+///
+/// The closure runs working for the runtime: [`Handle::current`],
+/// [`spawn`], `spawn_blocking` and sockets reach it, and a future the
+/// closure polls itself can sleep and do I/O on it.
+///
+/// # Panics
+///
+/// If called outside an ioloop runtime; use [`Handle::spawn_blocking`]
+/// from other threads.
+///
+/// # Cancellation
+///
+/// A closure that has started cannot be stopped. [`JoinHandle::abort`]
+/// before it starts means it never runs; after, it runs to the end and its
+/// result is dropped. Dropping the handle lets the closure finish.
+///
+/// # Errors
+///
+/// The handle gives a [`JoinError`](crate::JoinError) if `f` panics, if
+/// the handle was aborted, or if no pool thread could be started to run it
+/// (the error's `source()` is the OS error).
+///
+/// # Examples
+///
+/// ```
+/// fn fib(n: u64) -> u64 {
+///     if n < 2 { n } else { fib(n - 1) + fib(n - 2) }
+/// }
+///
+/// ioloop::block_on(async {
+///     let slow = ioloop::spawn_blocking(|| fib(25));
+///     // The loop is free meanwhile: other tasks run.
+///     assert_eq!(ioloop::spawn(async { 1 }).await.unwrap(), 1);
+///     assert_eq!(slow.await.unwrap(), 75_025);
+/// });
+/// ```
+#[doc(alias = "run_in_executor")]
+#[doc(alias = "to_thread")]
+#[track_caller]
+pub fn spawn_blocking<F, T>(f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    current("spawn_blocking").spawn_blocking(f)
+}
+
+/// The current handle, for the free function `what`.
+#[track_caller]
+fn current(what: &str) -> Handle {
+    Handle::try_current().unwrap_or_else(|| {
+        panic!(
+            "ioloop::{what} called outside an ioloop runtime: call it from inside block_on, \
+             a task or a blocking job, or use the Handle's method from other threads"
+        )
+    })
+}
+
+/// Makes this thread work for `shared` until the guard drops: a blocking
+/// job, or a `block_on` waiting its turn.
+pub(crate) fn work_for(shared: Arc<Shared>) -> WorkingFor {
+    let previous = WORKING_FOR
+        .try_with(|slot| slot.borrow_mut().replace(shared))
+        .ok()
+        .flatten();
+    WorkingFor { previous }
+}
+
+/// Restores the runtime this thread worked for before [`work_for`].
+pub(crate) struct WorkingFor {
+    previous: Option<Arc<Shared>>,
+}
+
+impl Drop for WorkingFor {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        // Fails only while the thread's locals are destroyed: nothing to restore.
+        let _ = WORKING_FOR.try_with(|slot| *slot.borrow_mut() = previous);
+    }
+}
+
+/// A blocking closure dressed as a future that completes on its first
+/// poll, so a blocking job is the same single-allocation task as a spawned
+/// future. It runs working for its runtime.
+struct Blocking<F>(Option<(F, Arc<Shared>)>);
+
+// The closure is never pinned: it is moved out and called.
+impl<F> Unpin for Blocking<F> {}
+
+impl<F: FnOnce() -> T, T> Future for Blocking<F> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<T> {
+        let (f, shared) = self.0.take().expect("a blocking job runs once");
+        let _working = work_for(shared);
+        Poll::Ready(f())
     }
 }

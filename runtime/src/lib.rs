@@ -31,14 +31,14 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | `runtime`, `builder`, `handle` | [`Runtime`], [`Builder`], [`Handle`], [`block_on`] |
-//! | `core` | the loop's own state and the tick |
+//! | `runtime` | [`Runtime`], [`Builder`], [`block_on`]; where the loop's state waits between turns |
+//! | `handle` | [`Handle`], [`spawn`], [`spawn_blocking`]: the one way work reaches a runtime |
+//! | `core` | the loop's own state, the tick, and where a woken task queues |
 //! | `shared` | what other threads reach: injection queue, park state |
-//! | `context` | which runtime runs on this thread |
-//! | [`task`] | [`spawn`], [`JoinHandle`], [`JoinError`], [`yield_now`] |
-//! | `reactor` | [`io::Registration`] and the per-source readiness table |
-//! | [`time`] | [`time::sleep`], [`time::timeout`], [`time::interval`] |
-//! | `blocking` | [`spawn_blocking`] and the thread pool behind it |
+//! | [`task`] | the task cell, [`JoinHandle`], [`JoinError`], [`yield_now`], the budget |
+//! | `reactor` | the per-source readiness table, [`io::Registration`] |
+//! | [`time`] | [`time::sleep`], [`time::timeout`], [`time::interval`] and the timer heap |
+//! | `blocking` | the thread pool behind [`spawn_blocking`] |
 //! | [`signal`] | [`signal::ctrl_c`] and other Unix signals, through the reactor |
 //! | `metrics` | [`Metrics`]: what the loop did, for tests and benchmarks |
 //! | `sync` | the atomics and locks, swapped for loom's under `--cfg loom` |
@@ -47,8 +47,6 @@
 #![warn(missing_docs)]
 
 mod blocking;
-mod builder;
-mod context;
 mod core;
 mod handle;
 mod metrics;
@@ -61,14 +59,13 @@ pub mod task;
 pub mod time;
 mod wake;
 
-pub use blocking::spawn_blocking;
-pub use builder::Builder;
-pub use handle::Handle;
+pub use handle::{Handle, spawn, spawn_blocking};
 pub use metrics::Metrics;
-pub use runtime::{Runtime, ShutdownReport, block_on};
-pub use task::{JoinError, JoinHandle, YieldNow, spawn, yield_now};
+pub use runtime::{Builder, Runtime, ShutdownReport, block_on};
+pub use task::{JoinError, JoinHandle, YieldNow, yield_now};
 
 /// Registering I/O sources with the reactor: what sockets are built on.
 pub mod io {
-    pub use crate::reactor::{ReadyEvent, Registration};
+    pub use crate::reactor::readiness::ReadyEvent;
+    pub use crate::reactor::registration::Registration;
 }

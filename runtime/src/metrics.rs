@@ -3,16 +3,23 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::blocking::Stats;
+
 /// A counter, readable from any thread.
 #[derive(Default)]
 pub(crate) struct Counter(AtomicU64);
 
 impl Counter {
-    /// Overwrites the value. Used for counters only the loop thread keeps,
-    /// which it counts in plain cells and publishes once per tick: a store
-    /// is cheaper than a read-modify-write per event.
+    /// Overwrites the value: a size the loop publishes.
     pub(crate) fn set(&self, value: u64) {
         self.0.store(value, Ordering::Relaxed);
+    }
+
+    /// Adds to a counter only the loop thread writes: a load and a store,
+    /// cheaper than the read-modify-write `add` needs for many writers.
+    pub(crate) fn bump(&self, n: u64) {
+        self.0
+            .store(self.0.load(Ordering::Relaxed) + n, Ordering::Relaxed);
     }
 
     /// Adds to the value, from any thread.
@@ -25,7 +32,8 @@ impl Counter {
     }
 }
 
-/// The counters behind [`Metrics`].
+/// The counters behind [`Metrics`], stored once: the loop bumps them in
+/// place, and other threads read them as they are.
 #[derive(Default)]
 pub(crate) struct Counters {
     pub(crate) ticks: Counter,
@@ -38,11 +46,31 @@ pub(crate) struct Counters {
     pub(crate) timer_heap_len: Counter,
 }
 
+impl Counters {
+    /// The counters as they are now, with the figures kept elsewhere.
+    pub(crate) fn snapshot(&self, io_sources: usize, pool: &Stats) -> Metrics {
+        Metrics {
+            ticks: self.ticks.get(),
+            jobs_run: self.jobs_run.get(),
+            io_events: self.io_events.get(),
+            stale_io_events: self.stale_io_events.get(),
+            poller_wakeups: self.poller_wakeups.get(),
+            live_tasks: self.live_tasks.get(),
+            live_timers: self.live_timers.get(),
+            timer_heap_len: self.timer_heap_len.get(),
+            io_sources: io_sources as u64,
+            blocking_threads: pool.threads as u64,
+            blocking_idle: pool.idle as u64,
+            blocking_queued: pool.queued as u64,
+        }
+    }
+}
+
 /// A snapshot of a runtime's counters, from
 /// [`Handle::metrics`](crate::Handle::metrics).
 ///
-/// Loop-side figures are published once per tick, so a snapshot taken from
-/// another thread (or from a task, mid-tick) lags by at most one tick.
+/// The counters are current; the sizes of the loop's own tables (tasks,
+/// timers) are published once per tick, so they lag by at most one tick.
 ///
 /// # Examples
 ///

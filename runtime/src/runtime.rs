@@ -9,17 +9,18 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
-use crate::blocking::pool::{self, Pool};
-use crate::builder::Builder;
-use crate::context::{self, Home};
-use crate::core::{Core, Job};
-use crate::handle::Handle;
+use parking_lot::Mutex;
+
+use crate::blocking::{self, Pool};
+use crate::core::{self, Core};
+use crate::handle::{self, Handle};
 use crate::reactor::Reactor;
 use crate::reactor::driver::Driver;
 use crate::reactor::token;
-use crate::shared::Shared;
+use crate::shared::{Job, Shared};
 use crate::sync::{AtomicBool, Ordering, PollWaker};
-use crate::task::JoinHandle;
+use crate::task::join::JoinHandle;
+use crate::time;
 
 /// An event loop: a run queue of tasks, a timer heap and an epoll instance,
 /// driven by [`block_on`](Runtime::block_on) on the calling thread.
@@ -91,11 +92,11 @@ impl Runtime {
         Builder::new()
     }
 
-    pub(crate) fn from_builder(builder: &Builder) -> io::Result<Runtime> {
+    fn from_builder(builder: &Builder) -> io::Result<Runtime> {
         let poll = mio::Poll::new()?;
         let waker = PollWaker::new(poll.registry(), token::WAKER)?;
         let reactor = Reactor::new(poll.registry().try_clone()?);
-        let pool = Pool::new(pool::Config {
+        let pool = Pool::new(blocking::Config {
             max_threads: builder.max_blocking_threads,
             keep_alive: builder.keep_alive,
             stack_size: builder.stack_size,
@@ -138,12 +139,7 @@ impl Runtime {
     #[doc(alias = "run_until_complete")]
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        if context::is_inside() {
-            panic!(
-                "ioloop: block_on called from inside a running runtime; it would block the loop \
-                 that runs this task. Use `.await` on the future, or `ioloop::spawn` it."
-            );
-        }
+        refuse_nesting();
         let mut future = pin!(future);
         let core = match self.home.take_or_wait() {
             Some(core) => core,
@@ -152,7 +148,7 @@ impl Runtime {
                 Err(output) => return output,
             },
         };
-        let _entered = context::enter(&self.home, core).unwrap_or_else(|_| {
+        let _entered = Entered::new(&self.home, core).unwrap_or_else(|_| {
             panic!("ioloop: block_on called while this thread's thread-locals are being destroyed")
         });
         let main = Arc::new(MainWaker {
@@ -161,7 +157,7 @@ impl Runtime {
         });
         let waker = Waker::from(main.clone());
         let mut cx = Context::from_waker(&waker);
-        context::with_core(|core| {
+        core::with_core(|core| {
             let core = core.expect("entered above");
             core.push(Job::Main);
             core.run(|| {
@@ -175,7 +171,7 @@ impl Runtime {
     /// each time it is woken, until it completes (`Err(output)`) or the core
     /// comes back for this thread to run (`Ok(core)`).
     fn wait_turn<F: Future>(&self, mut future: Pin<&mut F>) -> Result<Box<Core>, F::Output> {
-        let _working = context::work_for(self.handle.shared().clone());
+        let _working = handle::work_for(self.handle.shared().clone());
         let waker = Waker::from(Arc::new(Unparker(thread::current())));
         let mut cx = Context::from_waker(&waker);
         loop {
@@ -233,14 +229,20 @@ impl Runtime {
     /// assert_eq!(report.cancelled_tasks, 1); // the pending one; the sleeper finished
     /// ```
     pub fn shutdown_timeout(self, timeout: Duration) -> ShutdownReport {
-        let deadline = crate::time::saturating_add(Instant::now(), timeout);
+        let deadline = time::saturating_add(Instant::now(), timeout);
         let finished = self
-            .block_on(crate::time::timeout_at(
+            .block_on(time::timeout_at(
                 deadline,
-                poll_fn(|cx| context::with_core(|core| core.expect("inside").poll_all_done(cx))),
+                poll_fn(|cx| core::with_core(|core| core.expect("inside").poll_all_done(cx))),
             ))
             .is_ok();
-        let live = self.home.with_core(Core::live_tasks).unwrap_or(0);
+        let live = self
+            .home
+            .slot
+            .lock()
+            .core
+            .as_ref()
+            .map_or(0, |core| core.live_tasks());
         let pool = self.handle.shared().pool.stats();
         let report = ShutdownReport {
             finished,
@@ -274,7 +276,7 @@ impl Runtime {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        let Some(core) = self.home.take() else {
+        let Some(core) = self.home.slot.get_mut().core.take() else {
             return;
         };
         let pending = self.handle.shared().close();
@@ -286,14 +288,90 @@ impl Drop for Runtime {
         // politely) instead of panicking. Without, if another runtime is
         // running on this thread, or if the thread is exiting and its
         // thread-locals are gone (a runtime kept in a `thread_local!`).
-        if context::is_inside() {
+        if core::with_core(|core| core.is_some()) {
             core.shutdown(pending);
             return;
         }
         let home = Home::default();
-        match context::enter(&home, core) {
-            Ok(_entered) => context::with_core(|core| core.expect("entered").shutdown(pending)),
+        match Entered::new(&home, core) {
+            Ok(_entered) => core::with_core(|core| core.expect("entered").shutdown(pending)),
             Err(core) => core.shutdown(pending),
+        }
+    }
+}
+
+/// Where a runtime's core lives while no thread runs its loop, and the
+/// threads waiting for it.
+#[derive(Default)]
+struct Home {
+    slot: Mutex<Slot>,
+}
+
+#[derive(Default)]
+struct Slot {
+    core: Option<Box<Core>>,
+    /// Threads in `block_on` waiting for the core; unparked when it returns.
+    waiting: Vec<Thread>,
+}
+
+impl Home {
+    fn new(core: Box<Core>) -> Self {
+        let home = Home::default();
+        home.slot.lock().core = Some(core);
+        home
+    }
+
+    /// Takes the core if it is home; else notes that this thread waits for
+    /// it, to be unparked when it comes back.
+    fn take_or_wait(&self) -> Option<Box<Core>> {
+        let mut slot = self.slot.lock();
+        let me = thread::current();
+        slot.waiting.retain(|t| t.id() != me.id());
+        let core = slot.core.take();
+        if core.is_none() {
+            slot.waiting.push(me);
+        }
+        core
+    }
+
+    /// Forgets that this thread waits for the core.
+    fn stop_waiting(&self) {
+        let me = thread::current().id();
+        self.slot.lock().waiting.retain(|t| t.id() != me);
+    }
+
+    fn put_back(&self, core: Box<Core>) {
+        let waiting = {
+            let mut slot = self.slot.lock();
+            slot.core = Some(core);
+            std::mem::take(&mut slot.waiting)
+        };
+        for thread in waiting {
+            thread.unpark();
+        }
+    }
+}
+
+/// A runtime's core installed as this thread's loop; it goes back home
+/// when the guard drops, even if the loop unwinds.
+struct Entered<'a> {
+    home: &'a Home,
+}
+
+impl<'a> Entered<'a> {
+    /// Installs `core`; gives it back if this thread's locals are already
+    /// destroyed (the thread is exiting): no loop can run on it any more.
+    fn new(home: &'a Home, core: Box<Core>) -> Result<Self, Box<Core>> {
+        core::install(core).map(|()| Entered { home })
+    }
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        // Registrations polled on this thread from now on are not a task's.
+        crate::task::budget::lift();
+        if let Some(core) = core::uninstall() {
+            self.home.put_back(core);
         }
     }
 }
@@ -343,7 +421,7 @@ impl Wake for MainWaker {
 
     fn wake_by_ref(self: &Arc<Self>) {
         if !self.woken.swap(true, Ordering::AcqRel) {
-            self.shared.schedule(Job::Main);
+            core::schedule(&self.shared, Job::Main);
         }
     }
 }
@@ -380,12 +458,220 @@ impl Wake for Unparker {
 #[doc(alias = "run")]
 #[track_caller]
 pub fn block_on<F: Future>(future: F) -> F::Output {
-    if context::is_inside() {
+    refuse_nesting();
+    let rt = Runtime::new().unwrap_or_else(|err| panic!("ioloop: cannot create a runtime: {err}"));
+    rt.block_on(future)
+}
+
+/// Panics if a loop runs on this thread: a loop inside a task would stall
+/// the loop that runs the task.
+#[track_caller]
+fn refuse_nesting() {
+    if core::with_core(|core| core.is_some()) {
         panic!(
-            "ioloop::block_on called from inside a running runtime; it would block the loop \
+            "ioloop: block_on called from inside a running runtime; it would block the loop \
              that runs this task. Use `.await` on the future, or `ioloop::spawn` it."
         );
     }
-    let rt = Runtime::new().unwrap_or_else(|err| panic!("ioloop: cannot create a runtime: {err}"));
-    rt.block_on(future)
+}
+
+/// Jobs run per tick at most before the OS is polled again. Large enough
+/// that a busy loop spends little on zero-timeout polls (one `epoll_wait`
+/// per 128 polls), small enough that an I/O event never waits behind more
+/// than that many tasks.
+const DEFAULT_EVENT_INTERVAL: usize = 128;
+
+/// Events taken from the OS per poll. A burst of more ready sources is
+/// picked up on the next tick, which follows at once.
+const DEFAULT_EVENTS_CAPACITY: usize = 1024;
+
+/// Blocking-pool threads at most. Blocking jobs mostly wait (on files, on
+/// name lookups, on a library call), not compute, so many can usefully run
+/// at once; the cap stops a flood of jobs from exhausting memory with
+/// thread stacks. Jobs beyond it queue for the next free thread.
+const DEFAULT_MAX_BLOCKING_THREADS: usize = 512;
+
+/// How long an idle blocking-pool thread waits for another job before it
+/// exits: long enough that a burst of jobs reuses threads, short enough
+/// that an idle process is back to no pool threads in seconds.
+const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(10);
+
+/// Builds a [`Runtime`] with non-default settings.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let rt = ioloop::Runtime::builder()
+///     .event_interval(64)
+///     .events_capacity(256)
+///     .max_blocking_threads(8)
+///     .thread_keep_alive(Duration::from_secs(1))
+///     .build()
+///     .unwrap();
+/// assert_eq!(rt.block_on(async { 5 }), 5);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Builder {
+    pub(crate) event_interval: usize,
+    pub(crate) events_capacity: usize,
+    pub(crate) max_blocking_threads: usize,
+    pub(crate) keep_alive: Duration,
+    pub(crate) stack_size: Option<usize>,
+}
+
+impl Builder {
+    /// A builder with the default settings.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Builder::new().build().unwrap();
+    /// assert_eq!(rt.block_on(async { 1 }), 1);
+    /// ```
+    pub fn new() -> Self {
+        Builder {
+            event_interval: DEFAULT_EVENT_INTERVAL,
+            events_capacity: DEFAULT_EVENTS_CAPACITY,
+            max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
+            keep_alive: DEFAULT_KEEP_ALIVE,
+            stack_size: None,
+        }
+    }
+
+    /// How many ready tasks the loop runs, at most, before it polls the OS
+    /// again (default 128). Tasks woken while a tick runs always wait for
+    /// the next tick, whatever this is.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::builder().event_interval(16).build().unwrap();
+    /// let n = rt.block_on(async {
+    ///     let tasks: Vec<_> = (0..100).map(|i| ioloop::spawn(async move { i })).collect();
+    ///     let mut sum = 0;
+    ///     for t in tasks {
+    ///         sum += t.await.unwrap();
+    ///     }
+    ///     sum
+    /// });
+    /// assert_eq!(n, 4950);
+    /// ```
+    pub fn event_interval(&mut self, n: usize) -> &mut Self {
+        assert!(n > 0, "ioloop: event_interval must be at least 1");
+        self.event_interval = n;
+        self
+    }
+
+    /// How many I/O events the loop takes from the OS per poll (default
+    /// 1024).
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::builder().events_capacity(64).build().unwrap();
+    /// assert_eq!(rt.block_on(async { "ok" }), "ok");
+    /// ```
+    pub fn events_capacity(&mut self, n: usize) -> &mut Self {
+        assert!(n > 0, "ioloop: events_capacity must be at least 1");
+        self.events_capacity = n;
+        self
+    }
+
+    /// The most threads the blocking pool starts (default 512); jobs beyond
+    /// that wait for a free thread.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::builder().max_blocking_threads(2).build().unwrap();
+    /// let squares = rt.block_on(async {
+    ///     let jobs: Vec<_> = (0..8u64).map(|i| ioloop::spawn_blocking(move || i * i)).collect();
+    ///     let mut out = Vec::new();
+    ///     for job in jobs {
+    ///         out.push(job.await.unwrap());
+    ///     }
+    ///     out
+    /// });
+    /// assert_eq!(squares[7], 49);
+    /// assert!(rt.handle().metrics().blocking_threads <= 2);
+    /// ```
+    pub fn max_blocking_threads(&mut self, n: usize) -> &mut Self {
+        assert!(n > 0, "ioloop: max_blocking_threads must be at least 1");
+        self.max_blocking_threads = n;
+        self
+    }
+
+    /// How long an idle blocking-pool thread lives (default 10 s).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = ioloop::Runtime::builder()
+    ///     .thread_keep_alive(Duration::from_millis(100))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(rt.block_on(rt.handle().spawn_blocking(|| 3)).unwrap(), 3);
+    /// ```
+    pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut Self {
+        self.keep_alive = keep_alive;
+        self
+    }
+
+    /// The stack size of blocking-pool threads (default: the standard
+    /// library's, 2 MiB unless `RUST_MIN_STACK` says otherwise).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::builder()
+    ///     .thread_stack_size(256 * 1024)
+    ///     .build()
+    ///     .unwrap();
+    /// let job = rt.handle().spawn_blocking(|| "small stack");
+    /// assert_eq!(rt.block_on(job).unwrap(), "small stack");
+    /// ```
+    pub fn thread_stack_size(&mut self, bytes: usize) -> &mut Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Creates the runtime.
+    ///
+    /// # Errors
+    ///
+    /// Fails if the OS refuses the epoll instance or the eventfd the
+    /// runtime wakes itself through (typically `EMFILE`: no fds left).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::builder().build()?;
+    /// assert_eq!(rt.block_on(async { 2 + 2 }), 4);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn build(&self) -> io::Result<Runtime> {
+        Runtime::from_builder(self)
+    }
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
 }

@@ -28,16 +28,25 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::Waker;
 
-use crate::blocking::pool::Pool;
-use crate::context;
-use crate::core::Job;
+use crate::blocking::Pool;
 use crate::metrics::Counters;
 use crate::reactor::Reactor;
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
+use crate::task::cell::Task;
+use crate::task::join::JoinError;
 
 const AWAKE: u8 = 0;
 const PARKED: u8 = 1;
 const NOTIFIED: u8 = 2;
+
+/// An entry in a run queue.
+pub(crate) enum Job {
+    /// The future passed to `block_on`. It lives on `block_on`'s stack, so
+    /// the queue holds a marker; keeping it in the queue (rather than in a
+    /// flag) keeps it in wake order with the tasks.
+    Main,
+    Task(Task),
+}
 
 /// Work handed to the loop from outside it.
 #[derive(Default)]
@@ -74,18 +83,14 @@ impl Shared {
         }
     }
 
-    /// Queues `job` on this runtime's loop: directly when called on the loop
-    /// thread, through the injection queue otherwise.
-    pub(crate) fn schedule(&self, job: Job) {
-        let job = match context::push_local(self, job) {
-            Ok(()) => return,
-            Err(job) => job,
-        };
+    /// Hands `job` to the loop from another thread, waking the loop if it
+    /// sleeps. After shutdown, a task handed in is cancelled instead.
+    pub(crate) fn inject(&self, job: Job) {
         let mut inject = self.inject.lock();
         if inject.closed {
             drop(inject);
             if let Job::Task(task) = job {
-                task.shutdown();
+                task.cancel(JoinError::cancelled());
             }
             return;
         }

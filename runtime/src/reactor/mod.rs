@@ -1,18 +1,332 @@
 //! The reactor: which sources are registered, what they are ready for, and
 //! who waits on them.
 //!
-//! - [`token`]: slab key + generation packed into a `mio::Token`.
-//! - [`readiness`]: the readiness bits and [`ReadyEvent`].
-//! - [`entries`]: the table of registrations, filled in after each poll.
-//! - [`registration`]: [`Registration`], what sockets are built on.
-//! - [`driver`]: the `mio::Poll` the loop sleeps in.
+//! [`Reactor`] is the table of registrations: one entry per source, with
+//! its readiness bits and a reader and a writer waker. This is the lesson's
+//! `key.data`: where `selectors` hands back the object stored at
+//! `register`, mio hands back a token, and the token leads here.
+//!
+//! The table sits behind one mutex, shared by the loop (which fills in
+//! readiness after each poll) and by registrations (which read and clear it,
+//! and park their wakers). On the loop thread it is uncontended; it is a
+//! mutex rather than a `RefCell` so a registration can be dropped, and its
+//! slot freed, from any thread.
+//!
+//! - `token`: slab key + generation packed into a `mio::Token`.
+//! - `readiness`: the readiness bits and `ReadyEvent`.
+//! - `registration`: `Registration`, what sockets are built on.
+//! - `driver`: the `mio::Poll` the loop sleeps in.
 
 pub(crate) mod driver;
-pub(crate) mod entries;
 pub(crate) mod readiness;
 pub(crate) mod registration;
 pub(crate) mod token;
 
-pub(crate) use entries::Reactor;
-pub use readiness::ReadyEvent;
-pub use registration::Registration;
+use std::io;
+use std::task::{Context, Poll, Waker};
+
+use mio::event::Source;
+use mio::{Interest, Registry, Token};
+use slab::Slab;
+
+use crate::sync::Mutex;
+use readiness::{CLOSED, READABLE, ReadyEvent, WRITABLE};
+
+/// One registered source.
+struct Entry {
+    /// Which registration of this slot the entry belongs to (see `token`).
+    generation: usize,
+    /// Readiness bits (see `readiness`).
+    readiness: u8,
+    /// The tick of the last event that set bits here.
+    tick: u32,
+    /// A second waiter has been reported once for this source.
+    warned: bool,
+    reader: Option<Waker>,
+    writer: Option<Waker>,
+}
+
+struct Entries {
+    slab: Slab<Entry>,
+    /// Generation handed to the next registration.
+    next_generation: usize,
+    /// Incremented for every batch of events dispatched.
+    tick: u32,
+    /// Set when the runtime shuts down: no new registrations, and every
+    /// readiness poll fails.
+    shutdown: bool,
+    /// Entries freed since the table was last checked for shrinking.
+    freed: usize,
+}
+
+/// Below this many entries the table is never shrunk: not worth the pass.
+const SHRINK_MIN: usize = 1024;
+
+/// Which side of a source a task waits on.
+#[derive(Clone, Copy)]
+pub(crate) enum Direction {
+    Read,
+    Write,
+}
+
+impl Direction {
+    fn mask(self) -> u8 {
+        match self {
+            Direction::Read => readiness::READ_MASK,
+            Direction::Write => readiness::WRITE_MASK,
+        }
+    }
+
+    fn verb(self) -> &'static str {
+        match self {
+            Direction::Read => "read",
+            Direction::Write => "write",
+        }
+    }
+}
+
+/// The reactor's shared half: mio's registry and the entry table.
+pub(crate) struct Reactor {
+    registry: Registry,
+    entries: Mutex<Entries>,
+}
+
+/// What one dispatch did, for the counters.
+pub(crate) struct Dispatched {
+    pub(crate) events: u64,
+    pub(crate) stale: u64,
+}
+
+fn shut_down_error() -> io::Error {
+    io::Error::other("the ioloop runtime this I/O source was registered with has shut down")
+}
+
+impl Reactor {
+    pub(crate) fn new(registry: Registry) -> Self {
+        Reactor {
+            registry,
+            entries: Mutex::new(Entries {
+                slab: Slab::new(),
+                next_generation: 0,
+                tick: 0,
+                shutdown: false,
+                freed: 0,
+            }),
+        }
+    }
+
+    /// Registers `source` for both directions, edge-triggered, once.
+    ///
+    /// Both interests from the start: with edge-triggered notification a
+    /// writable socket reports one edge, not one per poll, so there is no
+    /// need for the lesson's `sel.modify` dance around WRITE interest.
+    ///
+    /// The entry starts out readable and writable, so the first I/O call is
+    /// tried at once; if it would block, the caller clears the bits and
+    /// waits for a real edge.
+    pub(crate) fn register(&self, source: &mut impl Source) -> io::Result<Token> {
+        let token = {
+            let mut entries = self.entries.lock();
+            if entries.shutdown {
+                return Err(shut_down_error());
+            }
+            let generation = entries.next_generation;
+            entries.next_generation = (generation + 1) & token::GENERATION_MASK;
+            let tick = entries.tick;
+            let slot = entries.slab.vacant_entry();
+            if slot.key() > token::MAX_KEY {
+                return Err(io::Error::other("too many I/O sources registered"));
+            }
+            let token = token::pack(slot.key(), generation);
+            slot.insert(Entry {
+                generation,
+                readiness: READABLE | WRITABLE,
+                tick,
+                warned: false,
+                reader: None,
+                writer: None,
+            });
+            token
+        };
+        // PRIORITY too, where epoll has it: TCP urgent data stops a read
+        // short, and the reader must know a short read did not drain it.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let interest = Interest::READABLE | Interest::WRITABLE | Interest::PRIORITY;
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if let Err(err) = self.registry.register(source, token, interest) {
+            self.release(token);
+            return Err(err);
+        }
+        Ok(token)
+    }
+
+    /// Removes `source` from the poller and frees its entry.
+    pub(crate) fn deregister(&self, token: Token, source: &mut impl Source) {
+        if let Err(err) = self.registry.deregister(source) {
+            // The fd may already be gone from the epoll set (closed through
+            // another handle). The entry is freed either way, and the
+            // generation check drops any late event for it.
+            log::debug!("deregistering an I/O source failed: {err}");
+        }
+        self.release(token);
+    }
+
+    /// Frees the entry of `token`, dropping its wakers outside the lock.
+    fn release(&self, token: Token) {
+        let (key, _) = token::unpack(token);
+        let entry = {
+            let mut entries = self.entries.lock();
+            entries.freed += 1;
+            entries.slab.try_remove(key)
+        };
+        drop(entry);
+    }
+
+    /// Gives back the memory a burst of sources left behind, once three
+    /// quarters of the table is free. A key is in its source's token, so
+    /// live entries cannot move: `shrink_to_fit` drops the free entries at
+    /// the end and relinks the free list lowest first, so new sources fill
+    /// the front and the next pass drops more. Done at most once per
+    /// quarter-table of entries freed: amortized O(1).
+    pub(crate) fn shrink_if_sparse(&self) {
+        let mut entries = self.entries.lock();
+        let capacity = entries.slab.capacity();
+        if capacity > SHRINK_MIN
+            && entries.slab.len() <= capacity / 4
+            && entries.freed >= capacity / 4
+        {
+            entries.freed = 0;
+            entries.slab.shrink_to_fit();
+        }
+    }
+
+    /// Ready bits for `direction`, or parks `cx`'s waker until there are.
+    pub(crate) fn poll_ready(
+        &self,
+        token: Token,
+        direction: Direction,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        let (key, _) = token::unpack(token);
+        let mut entries = self.entries.lock();
+        if entries.shutdown {
+            return Poll::Ready(Err(shut_down_error()));
+        }
+        let entry = &mut entries.slab[key];
+        let bits = entry.readiness & direction.mask();
+        if bits != 0 {
+            return Poll::Ready(Ok(ReadyEvent {
+                bits,
+                tick: entry.tick,
+            }));
+        }
+        let slot = match direction {
+            Direction::Read => &mut entry.reader,
+            Direction::Write => &mut entry.writer,
+        };
+        let old = match slot {
+            Some(waker) if waker.will_wake(cx.waker()) => None,
+            _ => slot.replace(cx.waker().clone()),
+        };
+        // One waker per direction: a waiter of another task displaced here
+        // is never woken by this source. Say so, once per source. (A waker
+        // with no data, such as `Waker::noop`, stands for no task.)
+        let displaced = old
+            .as_ref()
+            .is_some_and(|old| !old.data().is_null() && !cx.waker().data().is_null());
+        let warn = displaced && !std::mem::replace(&mut entry.warned, true);
+        drop(entries);
+        if warn {
+            log::warn!(
+                "ioloop: two tasks wait to {} one I/O source; the earlier waiter was \
+                 displaced and will not be woken by it (one waiter per direction is supported)",
+                direction.verb()
+            );
+        }
+        // A waker's drop can run arbitrary code, even code that takes this
+        // lock: drop it only after the lock is released.
+        drop(old);
+        Poll::Pending
+    }
+
+    /// Clears the bits of `event`, unless a newer event arrived since.
+    pub(crate) fn clear(&self, token: Token, event: ReadyEvent) {
+        let (key, _) = token::unpack(token);
+        let mut entries = self.entries.lock();
+        if let Some(entry) = entries.slab.get_mut(key)
+            && entry.tick == event.tick
+        {
+            entry.readiness &= !(event.bits & !CLOSED);
+        }
+    }
+
+    /// Records a batch of events and collects the wakers they fire.
+    pub(crate) fn dispatch(&self, events: &mio::Events, wakers: &mut Vec<Waker>) -> Dispatched {
+        let events = events
+            .iter()
+            .filter(|event| event.token() != token::WAKER)
+            .map(|event| (event.token(), readiness::from_event(event)));
+        self.record(events, wakers)
+    }
+
+    /// Records readiness bits for each token in `events`, all stamped with
+    /// one new tick, and collects the wakers they fire. Apart from
+    /// `dispatch` so the loom model can feed it events without an OS.
+    pub(super) fn record(
+        &self,
+        events: impl Iterator<Item = (Token, u8)>,
+        wakers: &mut Vec<Waker>,
+    ) -> Dispatched {
+        let mut done = Dispatched {
+            events: 0,
+            stale: 0,
+        };
+        let mut entries = self.entries.lock();
+        entries.tick = entries.tick.wrapping_add(1);
+        let tick = entries.tick;
+        for (token, bits) in events {
+            done.events += 1;
+            let (key, generation) = token::unpack(token);
+            let entry = match entries.slab.get_mut(key) {
+                Some(entry) if entry.generation == generation => entry,
+                _ => {
+                    log::trace!("dropped an event for a closed registration");
+                    done.stale += 1;
+                    continue;
+                }
+            };
+            entry.readiness |= bits;
+            entry.tick = tick;
+            if bits & readiness::READ_MASK != 0 {
+                wakers.extend(entry.reader.take());
+            }
+            if bits & readiness::WRITE_MASK != 0 {
+                wakers.extend(entry.writer.take());
+            }
+        }
+        done
+    }
+
+    /// Marks the reactor shut down and collects every parked waker, so no
+    /// one waits forever on a source that can no longer become ready.
+    pub(crate) fn shutdown(&self, wakers: &mut Vec<Waker>) {
+        let mut entries = self.entries.lock();
+        entries.shutdown = true;
+        for (_, entry) in entries.slab.iter_mut() {
+            wakers.extend(entry.reader.take());
+            wakers.extend(entry.writer.take());
+        }
+    }
+
+    /// Number of registered sources.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.lock().slab.len()
+    }
+
+    /// Entries allocated, registered or free.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.entries.lock().slab.capacity()
+    }
+}

@@ -9,7 +9,7 @@ use std::task::{Context, Poll, ready};
 use mio::Token;
 use mio::event::Source;
 
-use super::entries::Direction;
+use super::Direction;
 use super::readiness::ReadyEvent;
 use crate::handle::Handle;
 use crate::shared::Shared;

@@ -25,11 +25,12 @@ use std::task::{Context, Poll, Waker};
 use loom::thread;
 
 use super::Shared;
-use crate::core::Job;
 use crate::handle::Handle;
+use crate::shared::Job;
 use crate::sync::harness::{self, Counted};
 use crate::sync::{AtomicUsize, Mutex, Ordering};
-use crate::task::{JoinHandle, Runnable, TaskCell};
+use crate::task::cell::{Runnable, TaskCell};
+use crate::task::join::JoinHandle;
 
 /// What one tick of the loop does about the poller.
 #[derive(Clone, Copy, PartialEq)]
@@ -77,7 +78,7 @@ fn foreign_wakes(wakers: usize, script: &'static [Tick]) {
         let threads: Vec<_> = (0..wakers)
             .map(|_| {
                 let shared = shared.clone();
-                thread::spawn(move || shared.schedule(Job::Main))
+                thread::spawn(move || crate::core::schedule(&shared, Job::Main))
             })
             .collect();
         let parks = run_loop(&shared, wakers, script);

@@ -1,21 +1,62 @@
-//! What the loom models share: a runtime's `Shared` with no loop behind
-//! it, the loop's handling of injected work, a waker that records being
-//! woken, and a value that counts its drops.
+//! What the loom models share: a scheduler that only queues, a runtime's
+//! `Shared` with no loop behind it, the loop's handling of injected work, a
+//! waker that records being woken, and a value that counts its drops.
 //!
 //! No model thread runs a loop (this thread's current runtime is empty),
-//! so every wake and spawn in a model takes the path a foreign thread
-//! takes: `Shared::schedule`, the injection queue, the park state.
+//! so every wake and spawn in a model of the runtime takes the path a
+//! foreign thread takes: the injection queue and the park state. The task
+//! models need none of that: a task knows only its scheduler.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::{Wake, Waker};
 use std::time::Duration;
 
-use super::{AtomicBool, AtomicUsize, Ordering, PollWaker};
-use crate::blocking::pool::{self, Pool};
-use crate::core::{Core, Job};
+use super::{AtomicBool, AtomicUsize, Mutex, Ordering, PollWaker};
+use crate::blocking::{self, Pool};
+use crate::core::Core;
 use crate::reactor::driver::Driver;
 use crate::reactor::{Reactor, token};
-use crate::shared::Shared;
+use crate::shared::{Job, Shared};
+use crate::task::cell::{Schedule, Task};
+
+/// A scheduler that queues woken tasks for the model to run.
+pub(crate) struct Queue(Mutex<VecDeque<Task>>);
+
+impl Default for Queue {
+    fn default() -> Self {
+        Queue(Mutex::new(VecDeque::new()))
+    }
+}
+
+impl Schedule for Queue {
+    fn schedule(&self, task: Task) {
+        self.0.lock().push_back(task);
+    }
+}
+
+impl Queue {
+    /// The tasks queued so far, taken out in one go.
+    pub(crate) fn take(&self) -> Vec<Task> {
+        self.0.lock().drain(..).collect()
+    }
+
+    /// Runs queued tasks until none are left, those their runs queue
+    /// included: the loop's part in the task models. Returns how many ran.
+    pub(crate) fn run_all(&self) -> usize {
+        let mut ran = 0;
+        loop {
+            let tasks = self.take();
+            if tasks.is_empty() {
+                return ran;
+            }
+            for task in tasks {
+                task.run();
+                ran += 1;
+            }
+        }
+    }
+}
 
 /// A runtime's shared half, as `Runtime::new` builds it, minus the loop.
 ///
@@ -26,7 +67,7 @@ pub(crate) fn shared() -> Arc<Shared> {
     let poll = mio::Poll::new().expect("an epoll instance");
     let waker = PollWaker::new(poll.registry(), token::WAKER).expect("the poller's waker");
     let registry = poll.registry().try_clone().expect("a second registry fd");
-    let pool = Pool::new(pool::Config {
+    let pool = Pool::new(blocking::Config {
         max_threads: 1,
         keep_alive: Duration::from_secs(1),
         stack_size: None,
@@ -45,24 +86,6 @@ pub(crate) fn core(shared: &Arc<Shared>) -> Core {
 /// in one go, as `Core::take_injected` does.
 pub(crate) fn take_injected(shared: &Shared) -> Vec<Job> {
     shared.inject.lock().queue.drain(..).collect()
-}
-
-/// Runs injected tasks until none are left, those their runs queue
-/// included: the loop's part in the task models. Returns how many ran.
-pub(crate) fn run_injected(shared: &Shared) -> usize {
-    let mut ran = 0;
-    loop {
-        let jobs = take_injected(shared);
-        if jobs.is_empty() {
-            return ran;
-        }
-        for job in jobs {
-            if let Job::Task(task) = job {
-                task.run();
-                ran += 1;
-            }
-        }
-    }
 }
 
 /// A waker that records that it was woken.

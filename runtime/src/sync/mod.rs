@@ -40,7 +40,7 @@
 #[cfg(not(loom))]
 pub(crate) use mio::Waker as PollWaker;
 #[cfg(not(loom))]
-pub(crate) use parking_lot::Mutex;
+pub(crate) use parking_lot::{Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
@@ -49,4 +49,4 @@ pub(crate) mod harness;
 #[cfg(loom)]
 mod mock;
 #[cfg(loom)]
-pub(crate) use mock::{AtomicBool, AtomicU8, AtomicUsize, Mutex, Ordering, PollWaker};
+pub(crate) use mock::{AtomicBool, AtomicU8, AtomicUsize, Mutex, MutexGuard, Ordering, PollWaker};

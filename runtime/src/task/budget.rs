@@ -16,8 +16,6 @@
 use std::cell::Cell;
 use std::task::{Context, Poll};
 
-use crate::context;
-
 /// Operations a task may complete per poll.
 pub(crate) const PER_POLL: u32 = 128;
 
@@ -30,6 +28,20 @@ thread_local! {
     // is touched on every readiness check, and a `Cell` here costs a load
     // and a store, where reaching the core costs a `RefCell` borrow too.
     static LEFT: Cell<u32> = const { Cell::new(UNLIMITED) };
+    /// A task asked to go behind the next poll of the OS (it yielded, or
+    /// ran out of budget) since the loop last polled it.
+    static YIELDED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Asks the loop on this thread to poll the OS before it runs the task
+/// again: the task yielded.
+pub(crate) fn yield_to_poll() {
+    YIELDED.set(true);
+}
+
+/// Whether a task asked for a poll of the OS since the last call.
+pub(crate) fn take_yielded() -> bool {
+    YIELDED.replace(false)
 }
 
 /// Gives the job about to run on this thread a fresh budget.
@@ -113,11 +125,7 @@ pub async fn consume_budget() {
 pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<()> {
     let left = LEFT.get();
     if left == 0 {
-        context::with_core(|core| {
-            if let Some(core) = core {
-                core.note_yield();
-            }
-        });
+        yield_to_poll();
         cx.waker().wake_by_ref();
         return Poll::Pending;
     }

@@ -1,11 +1,16 @@
 //! One spawned task: its state bits, its future and, later, its output, in a
 //! single allocation.
 //!
-//! A task is an `Arc<TaskCell<F>>`. The same `Arc` is the task's waker
-//! (`std::task::Wake`), its entry in the run queue and in the runtime's list
-//! of live tasks (as `Arc<dyn Runnable>`), and the target of its
-//! `JoinHandle` (as `Arc<dyn Join<T>>`). Spawning allocates once; waking
-//! clones the `Arc` at most, which never allocates.
+//! A task is an `Arc<TaskCell<F, S>>`. The same `Arc` is the task's waker
+//! (`std::task::Wake`), its entry in a run queue and in the runtime's list
+//! of live tasks (as a [`Task`]), and the target of its `JoinHandle` (as
+//! `Arc<dyn Join<T>>`). Spawning allocates once; waking clones the `Arc` at
+//! most, which never allocates.
+//!
+//! The task knows nothing of the loop: waking it hands it to its scheduler
+//! `S` ([`Schedule`]), which decides where it queues. A task's life has
+//! three verbs: it is *run* (polled), *cancelled* (its future dropped), and
+//! *completed* (its output stored and its joiner woken) by either.
 //!
 //! Only the loop thread polls a task, so the future is never polled from two
 //! places at once. The `stage` mutex makes the cell `Sync` without an
@@ -21,9 +26,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
 use super::join::{Join, JoinError};
-use crate::core::Job;
-use crate::shared::Shared;
-use crate::sync::{AtomicUsize, Mutex, Ordering};
+use crate::sync::{AtomicUsize, Mutex, MutexGuard, Ordering};
 use crate::wake::{drop_quietly, wake_quietly};
 
 /// The task is in a run queue (local or injected), or about to be put there.
@@ -51,21 +54,27 @@ const BITS_MASK: usize = (1 << KEY_SHIFT) - 1;
 /// entered into the loop's task list yet (every key bit set).
 pub(crate) const UNREGISTERED: usize = usize::MAX >> KEY_SHIFT;
 
-/// What the loop sees of a task, whatever its future's type.
+/// A spawned task, as a scheduler sees it, whatever its future's type.
+pub(crate) type Task = Arc<dyn Runnable>;
+
+/// Where a woken task goes: the one thing a task needs from the runtime.
+pub(crate) trait Schedule: Send + Sync + 'static {
+    /// Queues `task` to run.
+    fn schedule(&self, task: Task);
+}
+
+/// What a scheduler does with a task.
 pub(crate) trait Runnable: Send + Sync {
-    /// Polls the task once (or drops its future if it was aborted).
-    /// Returns `true` if this call completed the task, which must then leave
-    /// the task list; a task that was already complete returns `false`, so
-    /// its old slot (perhaps reused) is never freed twice.
+    /// Runs the task once (or cancels it, if it was aborted). Returns `true`
+    /// if this call completed the task, which must then leave the task
+    /// list; a task that was already complete returns `false`, so its old
+    /// slot (perhaps reused) is never freed twice.
     fn run(self: Arc<Self>) -> bool;
     /// Runs a blocking task's closure on the calling (pool) thread.
     fn run_blocking(self: Arc<Self>);
-    /// Drops the future if it is still there and completes the task as
-    /// cancelled. Used when the runtime shuts down.
-    fn shutdown(&self);
     /// Drops the future if it is still there and completes the task with
-    /// `error`: a blocking job no thread could be started for.
-    fn fail(&self, error: JoinError);
+    /// `error`: the runtime shut down, or no thread could run a blocking job.
+    fn cancel(&self, error: JoinError);
     /// The task's slot in the loop's task list.
     fn key(&self) -> usize;
     /// Records the task's slot in the loop's task list: when it enters the
@@ -80,35 +89,37 @@ enum Stage<F: Future> {
     Consumed,
 }
 
-/// A task: state bits, the runtime it belongs to, its future or output, and
-/// the waker of whoever awaits its `JoinHandle`.
-pub(crate) struct TaskCell<F: Future> {
+/// A task: state bits, its scheduler, its future or output, and the waker
+/// of whoever awaits its `JoinHandle`.
+pub(crate) struct TaskCell<F: Future, S> {
     /// State bits, and the task-list key above them.
     state: AtomicUsize,
-    shared: Arc<Shared>,
+    scheduler: Arc<S>,
     stage: Mutex<Stage<F>>,
     join_waker: Mutex<Option<Waker>>,
 }
 
-impl<F> TaskCell<F>
+impl<F, S> TaskCell<F, S>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
+    S: Schedule,
 {
     /// Allocates the task, already marked `SCHEDULED`: the caller must put
     /// it in a run queue.
-    pub(crate) fn new(future: F, shared: Arc<Shared>) -> Arc<Self> {
+    pub(crate) fn new(future: F, scheduler: Arc<S>) -> Arc<Self> {
         Arc::new(TaskCell {
             state: AtomicUsize::new(SCHEDULED | (UNREGISTERED << KEY_SHIFT)),
-            shared,
+            scheduler,
             stage: Mutex::new(Stage::Running(future)),
             join_waker: Mutex::new(None),
         })
     }
 
-    /// Replaces the future with `output` (dropping the future in place) and
-    /// publishes completion.
-    fn finish(&self, stage: &mut Stage<F>, output: Result<F::Output, JoinError>) {
+    /// Completes the task: drops the future in place, stores `output`, sets
+    /// `COMPLETE` and hands the output to the `JoinHandle` (waking it), or
+    /// drops it if the handle is gone.
+    fn complete(&self, mut stage: MutexGuard<'_, Stage<F>>, output: Result<F::Output, JoinError>) {
         // The future's destructor is user code: a panic there must not
         // unwind into the loop. Its output is lost either way.
         let output = match catch_unwind(AssertUnwindSafe(|| *stage = Stage::Consumed)) {
@@ -119,11 +130,7 @@ where
             }
         };
         *stage = Stage::Finished(output);
-    }
-
-    /// Sets `COMPLETE` and hands the output to the `JoinHandle`, or drops
-    /// it if the handle is gone. Call without holding `stage`.
-    fn publish(&self) {
+        drop(stage);
         let prev = self.state.fetch_or(COMPLETE, Ordering::AcqRel);
         if prev & DETACHED != 0 {
             let stage = std::mem::replace(&mut *self.stage.lock(), Stage::Consumed);
@@ -135,19 +142,17 @@ where
 
     /// Drops the future if it is still there, completing the task with
     /// `error`; returns whether it was there.
-    fn end(&self, error: JoinError) -> bool {
-        let mut stage = self.stage.lock();
+    fn cancel_future(&self, error: JoinError) -> bool {
+        let stage = self.stage.lock();
         if !matches!(*stage, Stage::Running(_)) {
             return false;
         }
-        self.finish(&mut stage, Err(error));
-        drop(stage);
-        self.publish();
+        self.complete(stage, Err(error));
         true
     }
 
-    /// Polls the future once with `cx` and, if that completed it, stores
-    /// the output and publishes. Returns whether it completed.
+    /// Polls the future once with `cx` and, if that finished it, completes
+    /// the task. Returns whether it completed.
     #[allow(unsafe_code)]
     fn poll_future(&self, cx: &mut Context<'_>, blocking: bool) -> bool {
         let mut stage = self.stage.lock();
@@ -157,7 +162,7 @@ where
         // SAFETY: the future lives inside the task's `Arc` allocation, which
         // never moves, and it is only ever reached through this `stage`
         // mutex. It leaves `Stage::Running` only by being dropped in place
-        // (`finish` assigns over it), so the pinning contract holds: the
+        // (`complete` assigns over it), so the pinning contract holds: the
         // future is not moved between this poll and its drop.
         let future = unsafe { Pin::new_unchecked(future) };
         let output = match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
@@ -174,9 +179,7 @@ where
                 Err(JoinError::panic(panic))
             }
         };
-        self.finish(&mut stage, output);
-        drop(stage);
-        self.publish();
+        self.complete(stage, output);
         true
     }
 
@@ -188,16 +191,17 @@ where
     fn schedule(self: Arc<Self>) {
         let prev = self.state.fetch_or(SCHEDULED, Ordering::AcqRel);
         if prev & (SCHEDULED | COMPLETE) == 0 {
-            let shared = self.shared.clone();
-            shared.schedule(Job::Task(self));
+            let scheduler = self.scheduler.clone();
+            scheduler.schedule(self);
         }
     }
 }
 
-impl<F> Runnable for TaskCell<F>
+impl<F, S> Runnable for TaskCell<F, S>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
+    S: Schedule,
 {
     fn run(self: Arc<Self>) -> bool {
         let prev = self.state.fetch_and(!SCHEDULED, Ordering::AcqRel);
@@ -207,7 +211,7 @@ where
             return false;
         }
         if prev & CANCELLED != 0 {
-            return self.end(JoinError::cancelled());
+            return self.cancel_future(JoinError::cancelled());
         }
         let waker = Waker::from(self.clone());
         self.poll_future(&mut Context::from_waker(&waker), false)
@@ -219,22 +223,20 @@ where
         // loop (where polling it would block on the stage lock while the
         // closure runs here).
         if self.is_cancelled() {
-            self.end(JoinError::cancelled());
+            self.cancel_future(JoinError::cancelled());
             return;
         }
         // A blocking closure completes in one poll and never wakes itself.
         if !self.poll_future(&mut Context::from_waker(Waker::noop()), true) {
-            self.end(JoinError::cancelled());
+            self.cancel_future(JoinError::cancelled());
         }
     }
 
-    fn fail(&self, error: JoinError) {
-        self.end(error);
-    }
-
-    fn shutdown(&self) {
+    fn cancel(&self, error: JoinError) {
+        // Marked cancelled too: a blocking closure running meanwhile has
+        // its result dropped, as an abort would.
         self.state.fetch_or(CANCELLED, Ordering::AcqRel);
-        self.end(JoinError::cancelled());
+        self.cancel_future(error);
     }
 
     fn key(&self) -> usize {
@@ -259,10 +261,11 @@ where
     }
 }
 
-impl<F> Wake for TaskCell<F>
+impl<F, S> Wake for TaskCell<F, S>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
+    S: Schedule,
 {
     fn wake(self: Arc<Self>) {
         self.schedule();
@@ -276,10 +279,11 @@ where
     }
 }
 
-impl<F> Join<F::Output> for TaskCell<F>
+impl<F, S> Join<F::Output> for TaskCell<F, S>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
+    S: Schedule,
 {
     fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {
         if self.state.load(Ordering::Acquire) & COMPLETE == 0 {
@@ -292,7 +296,7 @@ where
             };
             // Dropped outside the lock: a waker's drop can run arbitrary code.
             drop(old);
-            // `publish` sets COMPLETE before it takes the waker, so either it
+            // `complete` sets COMPLETE before it takes the waker, so either it
             // saw ours or we see its bit here.
             if self.state.load(Ordering::Acquire) & COMPLETE == 0 {
                 return Poll::Pending;

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::timers::{TimerKey, instant, ticks};
-use crate::context;
-use crate::core::Core;
+use crate::core::{self, Core};
+use crate::handle::Handle;
 use crate::task::budget;
 
 /// Waits until `duration` has passed.
@@ -208,7 +208,7 @@ impl Sleep {
         self.timer = match mem::replace(&mut self.timer, Timer::Unarmed) {
             Timer::Unarmed => Timer::Unarmed,
             Timer::Local(timer) => {
-                let moved = context::with_core(|core| {
+                let moved = core::with_core(|core| {
                     core.and_then(|core| core.timers.borrow_mut().reset(timer, deadline))
                 });
                 // Not moved: it fired already (the task was woken and will
@@ -226,7 +226,7 @@ impl Sleep {
     /// Ready once the deadline has passed; else arms a timer that wakes
     /// `cx` then. Spends no budget.
     pub(super) fn poll_deadline(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match context::with_core(|core| core.map(|core| self.poll_local(core, cx))) {
+        match core::with_core(|core| core.map(|core| self.poll_local(core, cx))) {
             Some(poll) => poll,
             None => self.poll_remote(cx),
         }
@@ -280,10 +280,11 @@ impl Sleep {
         let fired = match &self.timer {
             Timer::Remote(remote) => remote.set_waker(cx.waker()),
             _ => {
-                let shared = context::working_for()
+                let handle = Handle::try_current()
                     .expect("ioloop: a Sleep was polled outside an ioloop runtime");
                 let remote = Arc::new(RemoteTimer::new(cx.waker().clone()));
-                if shared
+                if handle
+                    .shared()
                     .arm_remote(self.deadline, Waker::from(remote.clone()))
                     .is_err()
                 {
@@ -310,7 +311,7 @@ impl Sleep {
     fn disarm(&mut self) {
         match mem::replace(&mut self.timer, Timer::Unarmed) {
             Timer::Unarmed => {}
-            Timer::Local(timer) => context::with_core(|core| {
+            Timer::Local(timer) => core::with_core(|core| {
                 // Off the loop thread (dropped elsewhere, or after the
                 // runtime is gone) the timer stays armed until it fires,
                 // which frees it.

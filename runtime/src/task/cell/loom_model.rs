@@ -8,9 +8,8 @@
 //! ```
 //!
 //! The loop's side is `run` on the model's main thread, then running
-//! whatever was injected meanwhile (`harness::run_injected`): every
-//! schedule from another thread goes through the real `Shared::schedule`
-//! and the injection queue.
+//! whatever was queued meanwhile (`Queue::run_all`): a task knows only its
+//! scheduler, so the models need no runtime behind it.
 
 use std::future::{Future, poll_fn};
 use std::pin::pin;
@@ -20,18 +19,17 @@ use std::task::{Context, Poll, Waker};
 use loom::thread;
 
 use super::{COMPLETE, DETACHED, Runnable, Stage, TaskCell};
-use crate::core::Job;
-use crate::sync::harness::{self, Counted, Flag};
+use crate::sync::harness::{Counted, Flag, Queue};
 use crate::sync::{AtomicBool, AtomicUsize, Mutex, Ordering};
 use crate::task::{JoinError, JoinHandle};
 
 /// Spawns `future` the way `ioloop::spawn` does, minus the task list.
-fn spawn<F>(future: F) -> (Arc<TaskCell<F>>, JoinHandle<F::Output>)
+fn spawn<F>(future: F) -> (Arc<TaskCell<F, Queue>>, JoinHandle<F::Output>)
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let task = TaskCell::new(future, harness::shared());
+    let task = TaskCell::new(future, Arc::new(Queue::default()));
     let handle = JoinHandle::new(task.clone());
     (task, handle)
 }
@@ -73,7 +71,7 @@ fn loom_wake_while_running() {
         });
         task.clone().run();
         waker.join().unwrap();
-        harness::run_injected(&task.shared);
+        task.scheduler.run_all();
 
         assert!(matches!(
             poll_join(&mut handle, Waker::noop()),
@@ -111,17 +109,15 @@ fn loom_wake_after_completion() {
         });
         assert!(task.clone().run(), "the first run completes the task");
         let waker = waker.join().unwrap();
-        let stale = harness::take_injected(&task.shared);
+        let stale = task.scheduler.take();
         assert!(stale.len() <= 1);
         for job in stale {
-            if let Job::Task(job) = job {
-                assert!(!job.run(), "a stale entry reports no second completion");
-            }
+            assert!(!job.run(), "a stale entry reports no second completion");
         }
         if let Some(waker) = waker {
             waker.wake_by_ref();
             waker.wake();
-            assert!(harness::take_injected(&task.shared).is_empty());
+            assert!(task.scheduler.take().is_empty());
         }
 
         assert_eq!(polls.load(Ordering::Relaxed), 1);
@@ -161,7 +157,7 @@ fn abort_racing_poll(completes: bool) {
         });
         task.clone().run();
         let mut handle = aborter.join().unwrap();
-        harness::run_injected(&task.shared);
+        task.scheduler.run_all();
 
         assert_eq!(future_drops.load(Ordering::Acquire), 1);
         match poll_join(&mut handle, Waker::noop()) {

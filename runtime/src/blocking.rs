@@ -1,0 +1,185 @@
+//! The blocking pool: threads that run closures the loop must not run.
+//!
+//! The cookbook's `ThreadPoolHandler` hands work to threads and learns of
+//! results through a socket pair the loop watches. Here a job is a task
+//! (the same single allocation as a spawned future), a pool thread runs
+//! it, and completing it wakes whoever awaits its `JoinHandle`: the loop's
+//! poller waker plays the socket pair's part.
+//!
+//! Threads start on demand, up to `max_threads`, and an idle thread exits
+//! after `keep_alive`. A job that finds every thread busy and the pool at
+//! its maximum waits in the queue for the next free thread.
+//!
+//! # Wake-up accounting
+//!
+//! `idle` counts threads waiting on the condition variable; `wakeups`
+//! counts notifications sent and not yet consumed. A new job notifies only
+//! if `idle > wakeups`, so two jobs in a row wake two threads rather than
+//! one thread twice; a thread leaving its wait for any reason (notified or
+//! timed out) consumes a pending wake-up if there is one, so a notification
+//! racing with a time-out is never lost: that thread stays and works.
+
+use std::collections::VecDeque;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::task::cell::Task;
+use crate::task::join::JoinError;
+
+/// The pool's settings, from the runtime builder.
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub(crate) max_threads: usize,
+    pub(crate) keep_alive: Duration,
+    pub(crate) stack_size: Option<usize>,
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Task>,
+    threads: usize,
+    idle: usize,
+    wakeups: usize,
+    shutdown: bool,
+    next_thread: usize,
+}
+
+/// A runtime's blocking pool.
+pub(crate) struct Pool {
+    state: Mutex<State>,
+    work: Condvar,
+    config: Config,
+}
+
+/// Threads, idle threads and queued jobs, for the metrics.
+pub(crate) struct Stats {
+    pub(crate) threads: usize,
+    pub(crate) idle: usize,
+    pub(crate) queued: usize,
+}
+
+impl Pool {
+    pub(crate) fn new(config: Config) -> Arc<Pool> {
+        Arc::new(Pool {
+            state: Mutex::new(State::default()),
+            work: Condvar::new(),
+            config,
+        })
+    }
+
+    /// Queues `job` and makes sure a thread will run it: an idle one if
+    /// there is one, else a new one if the pool may grow.
+    pub(crate) fn spawn(self: &Arc<Self>, job: Task) {
+        let mut state = self.state.lock();
+        if state.shutdown {
+            drop(state);
+            job.cancel(JoinError::cancelled());
+            return;
+        }
+        state.queue.push_back(job);
+        if state.idle > state.wakeups {
+            state.wakeups += 1;
+            self.work.notify_one();
+            return;
+        }
+        if state.threads >= self.config.max_threads {
+            return; // a busy thread takes it when it is done
+        }
+        state.threads += 1;
+        let id = state.next_thread;
+        state.next_thread += 1;
+        drop(state);
+        if let Err(err) = self.start_thread(id) {
+            self.thread_failed(err);
+        }
+    }
+
+    fn start_thread(self: &Arc<Self>, id: usize) -> io::Result<()> {
+        let mut builder = std::thread::Builder::new().name(format!("ioloop-blocking-{id}"));
+        if let Some(size) = self.config.stack_size {
+            builder = builder.stack_size(size);
+        }
+        let pool = self.clone();
+        builder.spawn(move || pool.work_loop()).map(drop)
+    }
+
+    /// A thread could not be started. If no thread is left to run the
+    /// queue, nothing ever will: fail every queued job with the OS error,
+    /// so their handles report it instead of waiting forever.
+    fn thread_failed(&self, err: io::Error) {
+        let mut state = self.state.lock();
+        state.threads -= 1;
+        if state.threads > 0 {
+            log::warn!("blocking pool: could not start another thread ({err}); jobs will wait");
+            return;
+        }
+        let orphans: Vec<Task> = state.queue.drain(..).collect();
+        drop(state);
+        log::error!(
+            "blocking pool: could not start a thread ({err}); failing {} job(s)",
+            orphans.len()
+        );
+        for job in orphans {
+            job.cancel(JoinError::no_thread(io::Error::new(
+                err.kind(),
+                err.to_string(),
+            )));
+        }
+    }
+
+    /// A pool thread: run jobs until there are none for `keep_alive`, or
+    /// the pool shuts down.
+    fn work_loop(&self) {
+        let mut state = self.state.lock();
+        loop {
+            if let Some(job) = state.queue.pop_front() {
+                drop(state);
+                job.run_blocking();
+                state = self.state.lock();
+                continue;
+            }
+            if state.shutdown {
+                break;
+            }
+            state.idle += 1;
+            let timed_out = self
+                .work
+                .wait_for(&mut state, self.config.keep_alive)
+                .timed_out();
+            state.idle -= 1;
+            if state.wakeups > 0 {
+                state.wakeups -= 1;
+            } else if timed_out && state.queue.is_empty() {
+                break;
+            }
+        }
+        state.threads -= 1;
+    }
+
+    /// Refuses new jobs, cancels the queued ones, and tells idle threads to
+    /// exit. Jobs already running cannot be stopped; their threads exit
+    /// when they finish.
+    pub(crate) fn shutdown(&self) {
+        let queued: Vec<Task> = {
+            let mut state = self.state.lock();
+            state.shutdown = true;
+            state.queue.drain(..).collect()
+        };
+        self.work.notify_all();
+        for job in queued {
+            job.cancel(JoinError::cancelled());
+        }
+    }
+
+    pub(crate) fn stats(&self) -> Stats {
+        let state = self.state.lock();
+        Stats {
+            threads: state.threads,
+            idle: state.idle,
+            queued: state.queue.len(),
+        }
+    }
+}
