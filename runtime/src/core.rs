@@ -21,20 +21,21 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
+use std::io;
 use std::mem;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
+use mio::{Events, Poll as Poller};
 use slab::Slab;
 
-use crate::reactor::driver::Driver;
 use crate::shared::{Inject, Job, Shared};
 use crate::task::budget;
+use crate::task::cell::wake_all;
 use crate::task::cell::{Schedule, Task, UNREGISTERED};
 use crate::task::join::JoinError;
 use crate::time::timers::{self, Timers};
-use crate::wake::wake_all;
 
 thread_local! {
     /// The loop running on this thread, while `block_on` runs it.
@@ -394,6 +395,40 @@ impl Core {
         wake_all(&mut wakers);
         let queued = mem::take(&mut *self.run_queue.borrow_mut());
         drop(queued);
+    }
+}
+
+/// The `mio::Poll` the loop sleeps in (step 3 of the tick).
+pub(crate) struct Driver {
+    poll: Poller,
+    events: Events,
+}
+
+impl Driver {
+    pub(crate) fn new(poll: Poller, events_capacity: usize) -> Self {
+        Driver {
+            poll,
+            events: Events::with_capacity(events_capacity),
+        }
+    }
+
+    /// Waits for I/O events for at most `timeout` (`None`: until one
+    /// comes), and returns them.
+    ///
+    /// # Panics
+    ///
+    /// If `epoll_wait` fails with anything but `EINTR`: that means a broken
+    /// epoll fd (`EBADF`, `EINVAL`), after which no I/O can make progress.
+    pub(crate) fn wait(&mut self, timeout: Option<Duration>) -> &Events {
+        match self.poll.poll(&mut self.events, timeout) {
+            Ok(()) => {}
+            // A signal interrupted the wait. This is the one place EINTR
+            // from the poller is handled: treat it as a wake-up with no
+            // events; the next tick computes a fresh timeout and waits again.
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => self.events.clear(),
+            Err(err) => panic!("ioloop: waiting for I/O events failed: {err}"),
+        }
+        &self.events
     }
 }
 

@@ -57,7 +57,6 @@ pub mod signal;
 mod sync;
 pub mod task;
 pub mod time;
-mod wake;
 
 pub use handle::{Handle, spawn, spawn_blocking};
 pub use metrics::Metrics;
@@ -66,6 +65,6 @@ pub use task::{JoinError, JoinHandle, YieldNow, yield_now};
 
 /// Registering I/O sources with the reactor: what sockets are built on.
 pub mod io {
-    pub use crate::reactor::readiness::ReadyEvent;
+    pub use crate::reactor::ReadyEvent;
     pub use crate::reactor::registration::Registration;
 }

@@ -12,10 +12,9 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use crate::blocking::{self, Pool};
-use crate::core::{self, Core};
+use crate::core::{self, Core, Driver};
 use crate::handle::{self, Handle};
 use crate::reactor::Reactor;
-use crate::reactor::driver::Driver;
 use crate::reactor::token;
 use crate::shared::{Job, Shared};
 use crate::sync::{AtomicBool, Ordering, PollWaker};

@@ -10,7 +10,7 @@ use mio::Token;
 use mio::event::Source;
 
 use super::Direction;
-use super::readiness::ReadyEvent;
+use super::ReadyEvent;
 use crate::handle::Handle;
 use crate::shared::Shared;
 use crate::task::budget;

@@ -14,8 +14,7 @@ use std::time::Duration;
 
 use super::{AtomicBool, AtomicUsize, Mutex, Ordering, PollWaker};
 use crate::blocking::{self, Pool};
-use crate::core::Core;
-use crate::reactor::driver::Driver;
+use crate::core::{Core, Driver};
 use crate::reactor::{Reactor, token};
 use crate::shared::{Job, Shared};
 use crate::task::cell::{Schedule, Task};

@@ -18,6 +18,12 @@
 //! join handle only once the task is complete. The one `unsafe` block is
 //! the pinning of the future in place, which is what lets the future live
 //! in the task's own allocation instead of a second `Box`.
+//!
+//! Wakers and destructors are user code. The loop calls them in many places
+//! (after I/O events, when timers fire, when a task completes); a panic in
+//! any of them is logged and the loop goes on, as Tornado logs an exception
+//! raised by a handler and keeps serving: `wake_quietly`, `wake_all` and
+//! `drop_quietly` at the end of this file.
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -27,7 +33,6 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use super::join::{Join, JoinError};
 use crate::sync::{AtomicUsize, Mutex, MutexGuard, Ordering};
-use crate::wake::{drop_quietly, wake_quietly};
 
 /// The task is in a run queue (local or injected), or about to be put there.
 /// Set by whoever wakes the task first; cleared by the loop just before it
@@ -327,6 +332,34 @@ where
             let stage = std::mem::replace(&mut *self.stage.lock(), Stage::Consumed);
             drop_quietly(stage);
         }
+    }
+}
+
+/// Wakes `waker`; a panic inside it is logged, not propagated.
+pub(crate) fn wake_quietly(waker: Waker) {
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| waker.wake())) {
+        log::error!(
+            "a waker panicked ({}); the loop goes on",
+            super::join::describe(&*panic)
+        );
+    }
+}
+
+/// Wakes every waker in `wakers`, leaving the vector empty but keeping its
+/// capacity, so the loop can reuse it without allocating.
+pub(crate) fn wake_all(wakers: &mut Vec<Waker>) {
+    for waker in wakers.drain(..) {
+        wake_quietly(waker);
+    }
+}
+
+/// Drops `value`; a panic in its destructor is logged, not propagated.
+pub(crate) fn drop_quietly<T>(value: T) {
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| drop(value))) {
+        log::error!(
+            "a destructor panicked ({}); the loop goes on",
+            super::join::describe(&*panic)
+        );
     }
 }
 

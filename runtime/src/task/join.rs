@@ -9,8 +9,6 @@ use std::task::{Context, Poll};
 
 use parking_lot::Mutex;
 
-use crate::wake::panic_message;
-
 /// What a `JoinHandle` needs from its task, whatever the future's type.
 pub(crate) trait Join<T>: Send + Sync {
     fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>>;
@@ -280,4 +278,17 @@ impl From<JoinError> for std::io::Error {
     fn from(err: JoinError) -> Self {
         std::io::Error::other(err)
     }
+}
+
+/// A panic payload's message, when it is a string (as `panic!` makes it).
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+}
+
+/// A panic payload's message, or a placeholder, for logging.
+pub(crate) fn describe(payload: &(dyn Any + Send)) -> &str {
+    panic_message(payload).unwrap_or("a non-string payload")
 }

@@ -24,10 +24,10 @@ use loom::thread;
 
 use super::Registration;
 use crate::handle::Handle;
-use crate::reactor::readiness::READABLE;
+use crate::reactor::READABLE;
 use crate::sync::harness::{self, Flag};
 use crate::sync::{AtomicUsize, Ordering};
-use crate::wake::wake_all;
+use crate::task::cell::wake_all;
 
 type Source = mio::unix::pipe::Receiver;
 
