@@ -15,7 +15,7 @@
 //! the heap, so memory follows the number of armed timers down as well as
 //! up (see `shrink_if_sparse`).
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::num::NonZeroU32;
 use std::sync::OnceLock;
@@ -85,34 +85,16 @@ struct Slot {
     waker: Option<Waker>,
 }
 
-/// A heap entry, 16 bytes: the deadline in ticks, and the slot and stamp of its timer. Ordered so the
-/// `BinaryHeap` (a max-heap) yields the earliest deadline first, and timers
-/// with equal deadlines in the order they were armed.
+/// A heap entry, 16 bytes: the deadline in ticks, and the stamp and slot of
+/// its timer. Compared field by field, and kept in the heap `Reverse`d, so
+/// the `BinaryHeap` (a max-heap) yields the earliest deadline first, and
+/// timers with equal deadlines in the order they were armed (stamps grow).
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
 struct Entry {
     at: u64,
-    key: u32,
     stamp: u32,
+    key: u32,
 }
-
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.stamp).cmp(&(self.at, self.stamp))
-    }
-}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.stamp) == (other.at, other.stamp)
-    }
-}
-
-impl Eq for Entry {}
 
 /// Every armed timer of one runtime. Owned by the loop thread.
 ///
@@ -120,7 +102,7 @@ impl Eq for Entry {}
 /// the heap and 24 in the slot table (their sum was 64 with `Instant`s and
 /// 64-bit ids, and a million armed timers showed it).
 pub(crate) struct Timers {
-    heap: BinaryHeap<Entry>,
+    heap: BinaryHeap<Reverse<Entry>>,
     slots: Vec<Slot>,
     /// Head of the free-slot list; `u32::MAX` when empty.
     free: u32,
@@ -167,11 +149,11 @@ impl Timers {
             key
         };
         self.armed += 1;
-        self.heap.push(Entry {
+        self.heap.push(Reverse(Entry {
             at,
-            key,
             stamp: stamp.get(),
-        });
+            key,
+        }));
         TimerKey { key, stamp }
     }
 
@@ -196,11 +178,11 @@ impl Timers {
         self.slot(timer)?;
         let stamp = next_stamp();
         self.slots[timer.key as usize].stamp = stamp.get();
-        self.heap.push(Entry {
+        self.heap.push(Reverse(Entry {
             at,
-            key: timer.key,
             stamp: stamp.get(),
-        });
+            key: timer.key,
+        }));
         self.sweep_if_sparse();
         Some(TimerKey {
             key: timer.key,
@@ -233,17 +215,18 @@ impl Timers {
     fn sweep_if_sparse(&mut self) {
         if self.heap.len() > COMPACT_MIN && self.heap.len() > 2 * self.armed {
             let slots = &self.slots;
-            self.heap.retain(|e| slots[e.key as usize].stamp == e.stamp);
+            self.heap
+                .retain(|Reverse(e)| slots[e.key as usize].stamp == e.stamp);
         }
     }
 
     /// Moves the wakers of every timer due at `now` (in ticks) into `out`.
     pub(crate) fn fire(&mut self, now: u64, out: &mut Vec<Waker>) {
-        while let Some(top) = self.heap.peek() {
+        while let Some(Reverse(top)) = self.heap.peek() {
             if top.at > now {
                 break;
             }
-            let entry = self.heap.pop().expect("peeked");
+            let Reverse(entry) = self.heap.pop().expect("peeked");
             if self.slots[entry.key as usize].stamp == entry.stamp {
                 out.extend(self.release(entry.key));
             }
@@ -276,7 +259,7 @@ impl Timers {
         }
         // Dead entries may name dropped slots: keep only the live ones.
         let slots = &self.slots;
-        self.heap.retain(|e| {
+        self.heap.retain(|Reverse(e)| {
             slots
                 .get(e.key as usize)
                 .is_some_and(|s| s.stamp == e.stamp)
@@ -303,7 +286,7 @@ impl Timers {
         if self.armed == 0 {
             return None;
         }
-        self.heap.peek().map(|top| top.at)
+        self.heap.peek().map(|Reverse(top)| top.at)
     }
 
     /// Whether no timer is armed.
