@@ -189,14 +189,6 @@ impl Runtime {
 
     /// Spawns `future` onto this runtime, from any thread, whether or not
     /// `block_on` is running. See [`Handle::spawn`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let rt = ioloop::Runtime::new().unwrap();
-    /// let task = rt.spawn(async { 7 });
-    /// assert_eq!(rt.block_on(task).unwrap(), 7);
-    /// ```
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -259,15 +251,6 @@ impl Runtime {
     }
 
     /// The runtime's [`Handle`], to clone and send to other threads.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let rt = ioloop::Runtime::new().unwrap();
-    /// let handle = rt.handle().clone();
-    /// let task = std::thread::spawn(move || handle.spawn(async { 7 })).join().unwrap();
-    /// assert_eq!(rt.block_on(task).unwrap(), 7);
-    /// ```
     pub fn handle(&self) -> &Handle {
         &self.handle
     }
@@ -546,21 +529,6 @@ impl Builder {
     /// # Panics
     ///
     /// If `n` is zero.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let rt = ioloop::Runtime::builder().event_interval(16).build().unwrap();
-    /// let n = rt.block_on(async {
-    ///     let tasks: Vec<_> = (0..100).map(|i| ioloop::spawn(async move { i })).collect();
-    ///     let mut sum = 0;
-    ///     for t in tasks {
-    ///         sum += t.await.unwrap();
-    ///     }
-    ///     sum
-    /// });
-    /// assert_eq!(n, 4950);
-    /// ```
     pub fn event_interval(&mut self, n: usize) -> &mut Self {
         assert!(n > 0, "ioloop: event_interval must be at least 1");
         self.event_interval = n;
@@ -573,13 +541,6 @@ impl Builder {
     /// # Panics
     ///
     /// If `n` is zero.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let rt = ioloop::Runtime::builder().events_capacity(64).build().unwrap();
-    /// assert_eq!(rt.block_on(async { "ok" }), "ok");
-    /// ```
     pub fn events_capacity(&mut self, n: usize) -> &mut Self {
         assert!(n > 0, "ioloop: events_capacity must be at least 1");
         self.events_capacity = n;
@@ -592,22 +553,6 @@ impl Builder {
     /// # Panics
     ///
     /// If `n` is zero.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let rt = ioloop::Runtime::builder().max_blocking_threads(2).build().unwrap();
-    /// let squares = rt.block_on(async {
-    ///     let jobs: Vec<_> = (0..8u64).map(|i| ioloop::spawn_blocking(move || i * i)).collect();
-    ///     let mut out = Vec::new();
-    ///     for job in jobs {
-    ///         out.push(job.await.unwrap());
-    ///     }
-    ///     out
-    /// });
-    /// assert_eq!(squares[7], 49);
-    /// assert!(rt.handle().metrics().blocking_threads <= 2);
-    /// ```
     pub fn max_blocking_threads(&mut self, n: usize) -> &mut Self {
         assert!(n > 0, "ioloop: max_blocking_threads must be at least 1");
         self.max_blocking_threads = n;
@@ -615,18 +560,6 @@ impl Builder {
     }
 
     /// How long an idle blocking-pool thread lives (default 10 s).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = ioloop::Runtime::builder()
-    ///     .thread_keep_alive(Duration::from_millis(100))
-    ///     .build()
-    ///     .unwrap();
-    /// assert_eq!(rt.block_on(rt.handle().spawn_blocking(|| 3)).unwrap(), 3);
-    /// ```
     pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut Self {
         self.keep_alive = keep_alive;
         self
@@ -634,17 +567,6 @@ impl Builder {
 
     /// The stack size of blocking-pool threads (default: the standard
     /// library's, 2 MiB unless `RUST_MIN_STACK` says otherwise).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let rt = ioloop::Runtime::builder()
-    ///     .thread_stack_size(256 * 1024)
-    ///     .build()
-    ///     .unwrap();
-    /// let job = rt.handle().spawn_blocking(|| "small stack");
-    /// assert_eq!(rt.block_on(job).unwrap(), "small stack");
-    /// ```
     pub fn thread_stack_size(&mut self, bytes: usize) -> &mut Self {
         self.stack_size = Some(bytes);
         self
@@ -656,14 +578,6 @@ impl Builder {
     ///
     /// Fails if the OS refuses the epoll instance or the eventfd the
     /// runtime wakes itself through (typically `EMFILE`: no fds left).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let rt = ioloop::Runtime::builder().build()?;
-    /// assert_eq!(rt.block_on(async { 2 + 2 }), 4);
-    /// # Ok::<_, std::io::Error>(())
-    /// ```
     pub fn build(&self) -> io::Result<Runtime> {
         Runtime::from_builder(self)
     }

@@ -419,131 +419,33 @@ pub struct ReadyEvent {
 
 impl ReadyEvent {
     /// Data (or a pending connection) may be waiting.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::io::Write;
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     b.write_all(b"x")?;
-    ///     let event = a.readable().await?;
-    ///     assert!(event.is_readable());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn is_readable(&self) -> bool {
         self.bits & READABLE != 0
     }
 
     /// There may be room to write.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, _b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     assert!(a.writable().await?.is_writable());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn is_writable(&self) -> bool {
         self.bits & WRITABLE != 0
     }
 
     /// The peer will send nothing more (it shut down its write side or hung
     /// up); reads return what is left, then end of file.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     drop(b); // the peer hangs up
-    ///     // Skip the optimistic first readiness, then wait for the real event.
-    ///     let first = a.readable().await?;
-    ///     a.clear_readiness(first);
-    ///     let event = a.readable().await?;
-    ///     assert!(event.is_read_closed());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn is_read_closed(&self) -> bool {
         self.bits & READ_CLOSED != 0
     }
 
     /// Writing can no longer succeed (hang-up or a socket error).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::net::Shutdown;
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, _b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     // Skip the optimistic first readiness, then close both directions.
-    ///     let first = a.writable().await?;
-    ///     a.clear_readiness(first);
-    ///     a.get_ref().shutdown(Shutdown::Both)?;
-    ///     assert!(a.writable().await?.is_write_closed());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn is_write_closed(&self) -> bool {
         self.bits & WRITE_CLOSED != 0
     }
 
     /// The source reported an error; the next I/O call returns it.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, _b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     // A healthy socket reports no error.
-    ///     assert!(!a.writable().await?.is_error());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn is_error(&self) -> bool {
         self.bits & ERROR != 0
     }
 
     /// TCP urgent data is pending (`EPOLLPRI`): a read stops short at the
     /// urgent mark, so a short read does not prove the socket drained.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, _b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     assert!(!a.writable().await?.is_priority());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn is_priority(&self) -> bool {
         self.bits & PRIORITY != 0
     }

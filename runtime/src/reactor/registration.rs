@@ -99,20 +99,6 @@ impl<S: Source> Registration<S> {
     ///
     /// Fails if the runtime is shutting down or the poller refuses the
     /// source.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::io::Registration;
-    ///
-    /// let rt = ioloop::Runtime::new().unwrap();
-    /// let (a, _b) = mio::net::UnixStream::pair().unwrap();
-    /// // From any thread: register with the runtime behind a handle.
-    /// let reg = Registration::with_handle(a, rt.handle()).unwrap();
-    /// assert_eq!(rt.handle().metrics().io_sources, 1);
-    /// drop(reg);
-    /// assert_eq!(rt.handle().metrics().io_sources, 0);
-    /// ```
     pub fn with_handle(mut source: S, handle: &Handle) -> io::Result<Self> {
         let shared = handle.shared().clone();
         let token = shared.reactor.register(&mut source)?;
@@ -124,39 +110,11 @@ impl<S: Source> Registration<S> {
     }
 
     /// The registered source.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, _b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     assert!(a.get_ref().take_error()?.is_none());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn get_ref(&self) -> &S {
         &self.source
     }
 
     /// The registered source, mutably.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, _b) = mio::net::UnixStream::pair()?;
-    ///     let mut a = Registration::new(a)?;
-    ///     let _source: &mut mio::net::UnixStream = a.get_mut();
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn get_mut(&mut self) -> &mut S {
         &mut self.source
     }

@@ -205,46 +205,16 @@ impl Interval {
     }
 
     /// The period between ticks.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let every = ioloop::time::interval(Duration::from_millis(250));
-    /// assert_eq!(every.period(), Duration::from_millis(250));
-    /// ```
     pub fn period(&self) -> Duration {
         self.period
     }
 
     /// The current missed-tick policy.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ioloop::time::MissedTickBehavior;
-    ///
-    /// let every = ioloop::time::interval(Duration::from_secs(1));
-    /// assert_eq!(every.missed_tick_behavior(), MissedTickBehavior::Skip);
-    /// ```
     pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
         self.missed
     }
 
     /// Changes the missed-tick policy.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ioloop::time::{interval, MissedTickBehavior};
-    ///
-    /// let mut every = interval(Duration::from_secs(1));
-    /// every.set_missed_tick_behavior(MissedTickBehavior::Burst);
-    /// assert_eq!(every.missed_tick_behavior(), MissedTickBehavior::Burst);
-    /// ```
     pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
         self.missed = behavior;
     }

@@ -149,15 +149,6 @@ enum Timer {
 
 impl Sleep {
     /// The instant this future completes at.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::{Duration, Instant};
-    ///
-    /// let at = Instant::now() + Duration::from_secs(5);
-    /// assert_eq!(ioloop::time::sleep_until(at).deadline(), at);
-    /// ```
     pub fn deadline(&self) -> Instant {
         instant(self.deadline)
     }

@@ -98,31 +98,11 @@ pin_project_lite::pin_project! {
 
 impl<F> Timeout<F> {
     /// The wrapped future.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let t = ioloop::time::timeout(Duration::from_secs(1), std::future::ready(9));
-    /// assert!(matches!(t.get_ref(), _));
-    /// ```
     pub fn get_ref(&self) -> &F {
         &self.future
     }
 
     /// Takes the wrapped future back, dropping the deadline.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let t = ioloop::time::timeout(Duration::from_secs(1), std::future::ready(9));
-    ///     assert_eq!(t.into_inner().await, 9);
-    /// });
-    /// ```
     pub fn into_inner(self) -> F {
         self.future
     }
