@@ -7,10 +7,6 @@
 //! `serve_connection` on an accepted stream, so awaiting its task means
 //! `on_disconnect` has run.
 
-#[path = "util/net_run.rs"]
-mod net_run;
-mod util;
-
 use std::io;
 use std::net::Shutdown;
 use std::sync::{Arc, Mutex};
@@ -20,6 +16,7 @@ use ioloop::callbacks::{Config, Connection, Disconnect, Handler, serve, serve_co
 use ioloop::io::StreamReader;
 use ioloop::net::{TcpListener, TcpStream};
 use net_run::run;
+use testkit::net_run;
 
 /// What a handler saw, shared with the test.
 type Log = Arc<Mutex<Vec<String>>>;

@@ -5,9 +5,6 @@
 
 #[path = "../examples/line_echo_callbacks/handler.rs"]
 mod handler;
-#[path = "util/line_client.rs"]
-mod line_client;
-mod util;
 
 use std::future::{Future, poll_fn};
 use std::io::{self, Write};
@@ -20,6 +17,7 @@ use std::time::Duration;
 use handler::Config;
 use ioloop::callbacks::Disconnect;
 use line_client::Client;
+use testkit::{line_client, util};
 use util::within;
 
 /// Safety net for blocking reads; never what a test measures.

@@ -14,8 +14,6 @@
 //! ordinary close, which deregisters first and leaves nothing behind;
 //! tests/reactor_readiness.rs a stale event for a reused slot on its own.
 
-mod util;
-
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
@@ -31,6 +29,7 @@ use mio::event::Source;
 use mio::net::UnixStream;
 use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
+use testkit::util;
 use util::CountingWaker;
 
 /// A socket whose descriptor goes without being deregistered.

@@ -13,10 +13,6 @@
 //! The bounds are generous (a noisy, loaded CI machine), and never what is
 //! measured: a starved echo or timer waits forever, here seconds.
 
-#[path = "util/stress_proc.rs"]
-mod stress_proc;
-mod util;
-
 use std::future::Future;
 use std::io::{self, Read, Write};
 use std::net::{TcpListener as StdTcpListener, TcpStream as StdTcpStream};
@@ -31,6 +27,7 @@ use ioloop::io::StreamReader;
 use ioloop::net::{TcpListener, TcpStream};
 use ioloop::time::sleep;
 use ioloop::yield_now;
+use testkit::{stress_proc, util};
 
 /// The worst echo round trip allowed beside the spinning tasks.
 const ECHO_BOUND: Duration = Duration::from_millis(250);

@@ -8,8 +8,6 @@
 //! Every test runs under a watchdog (`within`): the failure mode of most
 //! of these is a hang.
 
-mod util;
-
 use std::future::{Future, poll_fn};
 use std::io::{self, Read};
 use std::net::TcpListener as StdTcpListener;
@@ -23,6 +21,7 @@ use std::time::{Duration, Instant};
 use ioloop::net::TcpStream;
 use ioloop::time::{sleep, timeout};
 use ioloop::{Handle, JoinHandle, Metrics, Runtime, yield_now};
+use testkit::util;
 use util::within;
 
 const SAFETY: Duration = Duration::from_secs(30);

@@ -9,10 +9,6 @@
 //! the order they were woken, so the order the tasks record is the order
 //! the heap fired them in.
 
-#[path = "util/stress_rng.rs"]
-mod stress_rng;
-mod util;
-
 use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -20,6 +16,7 @@ use std::time::{Duration, Instant};
 use ioloop::time::sleep_until;
 use ioloop::{Handle, Metrics, yield_now};
 use stress_rng::Rng;
+use testkit::{stress_rng, util};
 
 const TIMERS: usize = 10_000;
 /// Deadlines shared by many timers.

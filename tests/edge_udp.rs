@@ -9,13 +9,12 @@
 //! and raises `EPOLLERR` for it, which the reactor turns into readiness
 //! both ways: the error must be handed out once, and then cleared.
 
-mod util;
-
 use std::io;
 use std::time::Duration;
 
 use ioloop::net::UdpSocket;
 use ioloop::time::timeout;
+use testkit::util;
 
 const SAFETY: Duration = Duration::from_secs(10);
 

@@ -16,8 +16,6 @@
 //! machine's cores, and the first finds the runtime's eventfd by listing
 //! this process's descriptors.
 
-mod util;
-
 use std::future::poll_fn;
 use std::io;
 use std::os::fd::RawFd;
@@ -27,6 +25,7 @@ use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 use ioloop::Runtime;
+use testkit::util;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// Any one round taking this long means a wake was lost.

@@ -8,10 +8,6 @@
 //! shows a spin even more plainly. The tests in this file run one at a
 //! time, so the resident-memory figures are this test's.
 
-#[path = "util/stress_proc.rs"]
-mod stress_proc;
-mod util;
-
 use std::io::{self, Read};
 use std::net::{Shutdown, TcpListener as StdTcpListener, TcpStream as StdTcpStream};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -24,6 +20,7 @@ use ioloop::net::TcpStream;
 use ioloop::time::{sleep, timeout};
 use ioloop::{Handle, Runtime};
 use stress_proc::{ThreadClock, mib};
+use testkit::{stress_proc, util};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 const SAFETY: Duration = Duration::from_secs(60);

@@ -9,7 +9,6 @@ mod http;
 mod ioloop_serve;
 #[path = "../examples/http_hello_tokio/serve.rs"]
 mod tokio_serve;
-mod util;
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -18,6 +17,7 @@ use std::time::Duration;
 
 use futures_util::future::{Either, select};
 use http::{BAD_REQUEST, OK, OK_CLOSE, OK_KEEP_ALIVE_1_0};
+use testkit::util;
 
 /// Safety net for blocking reads; never what a test measures.
 const SAFETY: Duration = Duration::from_secs(20);

@@ -3,18 +3,12 @@
 //! line, and memory stays within the limit plus one read chunk. A limit
 //! (or a `read_exact`) near `usize::MAX` is no bound, never a panic.
 
-mod util;
-
-#[path = "util/io_reader.rs"]
-mod io_reader;
-#[path = "util/io_run.rs"]
-mod io_run;
-
 use std::io;
 
 use io_reader::{chunks, scripted};
 use io_run::run;
 use ioloop::io::{DEFAULT_MAX_LINE_LENGTH, StreamReader};
+use testkit::{io_reader, io_run};
 
 /// The reader's growth unit: the slack in the memory bound.
 const CHUNK: usize = 8 * 1024;

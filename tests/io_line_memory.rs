@@ -4,13 +4,6 @@
 //! A global allocator records the largest single allocation made on each
 //! thread, so tests running in parallel do not see each other's.
 
-mod util;
-
-#[path = "util/io_reader.rs"]
-mod io_reader;
-#[path = "util/io_run.rs"]
-mod io_run;
-
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io;
@@ -18,6 +11,7 @@ use std::io;
 use io_reader::EndlessLine;
 use io_run::run;
 use ioloop::io::{DEFAULT_MAX_LINE_LENGTH, StreamReader};
+use testkit::{io_reader, io_run};
 
 /// The reader's growth unit: the slack in the memory bound.
 const CHUNK: usize = 8 * 1024;

@@ -2,15 +2,6 @@
 //! dropped half-way (here, by `timeout`) loses nothing, and the next call
 //! returns the whole record.
 
-mod util;
-
-#[path = "util/io_reader.rs"]
-mod io_reader;
-#[path = "util/io_run.rs"]
-mod io_run;
-#[path = "util/io_unix.rs"]
-mod io_unix;
-
 use std::io::{self, Write};
 use std::time::Duration;
 
@@ -18,6 +9,7 @@ use io_reader::scripted;
 use io_run::run;
 use ioloop::io::StreamReader;
 use ioloop::time::timeout;
+use testkit::{io_reader, io_run, io_unix};
 
 /// Long enough for the read to get what the peer has already sent; the
 /// outcome does not depend on it, only how long the test waits.

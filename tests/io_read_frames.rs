@@ -1,18 +1,12 @@
 //! `read_until` and `read_exact`: delimited records and exact-size frames,
 //! mixed freely with `read_line` on the same buffer.
 
-mod util;
-
-#[path = "util/io_reader.rs"]
-mod io_reader;
-#[path = "util/io_run.rs"]
-mod io_run;
-
 use std::io;
 
 use io_reader::{Step, chunks, scripted};
 use io_run::run;
 use ioloop::io::StreamReader;
+use testkit::{io_reader, io_run};
 
 #[test]
 fn read_until_keeps_the_delimiter_and_ends_after_the_last_one() -> io::Result<()> {

@@ -1,18 +1,12 @@
 //! `StreamReader::read_line`: framing lines out of a byte stream however it
 //! is cut into reads, the lesson's `inbuf` loop behind `await`.
 
-mod util;
-
-#[path = "util/io_reader.rs"]
-mod io_reader;
-#[path = "util/io_run.rs"]
-mod io_run;
-
 use std::io;
 
 use io_reader::{Step, chunks, scripted};
 use io_run::run;
 use ioloop::io::StreamReader;
+use testkit::{io_reader, io_run};
 
 /// Every line until end of stream, as owned strings.
 async fn all_lines<R>(reader: &mut StreamReader<R>) -> io::Result<Vec<String>>

@@ -2,15 +2,6 @@
 //! `AsyncWrite`: futures-util's combinators run over them, and see the same
 //! stream as the inherent methods.
 
-mod util;
-
-#[path = "util/io_reader.rs"]
-mod io_reader;
-#[path = "util/io_run.rs"]
-mod io_run;
-#[path = "util/io_writer.rs"]
-mod io_writer;
-
 use std::io;
 
 use futures_util::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
@@ -19,6 +10,7 @@ use io_reader::chunks;
 use io_run::run;
 use io_writer::{Act, Rng, planned, script_then};
 use ioloop::io::{StreamReader, StreamWriter};
+use testkit::{io_reader, io_run, io_writer};
 
 #[test]
 fn read_to_end_after_read_line_gets_the_rest_in_order() -> io::Result<()> {

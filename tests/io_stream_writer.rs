@@ -2,18 +2,12 @@
 //! refused, `flush` and `close` lose nothing, and errors surface where the
 //! program can see them. (`drain` and the water marks: io_writer_drain.rs.)
 
-mod util;
-
-#[path = "util/io_run.rs"]
-mod io_run;
-#[path = "util/io_writer.rs"]
-mod io_writer;
-
 use std::io;
 
 use io_run::run;
 use io_writer::{Act, Rng, planned, script, script_then};
 use ioloop::io::StreamWriter;
+use testkit::{io_run, io_writer};
 
 #[test]
 fn write_to_an_empty_buffer_tries_the_inner_writer_at_once() -> io::Result<()> {

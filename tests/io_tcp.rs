@@ -2,13 +2,6 @@
 //! for byte with the writer's buffer bounded, and a `read_line` dropped
 //! mid-line by a timeout loses nothing.
 
-mod util;
-
-#[path = "util/io_unix.rs"]
-mod io_unix;
-#[path = "util/io_writer.rs"]
-mod io_writer;
-
 use std::io::{self, Read, Write};
 use std::net::TcpStream as StdStream;
 use std::sync::mpsc;
@@ -20,6 +13,7 @@ use io_writer::Rng;
 use ioloop::io::{StreamReader, StreamWriter};
 use ioloop::net::TcpListener;
 use ioloop::time::timeout;
+use testkit::{io_unix, io_writer, util};
 
 const SAFETY: Duration = Duration::from_secs(60);
 const TOTAL: usize = 16 << 20;

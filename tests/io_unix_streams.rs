@@ -3,13 +3,6 @@
 //! a line trickling in byte by byte is framed whole, and a combinator reads
 //! the rest of a stream after `read_line`.
 
-mod util;
-
-#[path = "util/io_unix.rs"]
-mod io_unix;
-#[path = "util/io_writer.rs"]
-mod io_writer;
-
 use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc;
@@ -20,6 +13,7 @@ use futures_util::io::AsyncReadExt;
 use io_unix::Fnv;
 use io_writer::Rng;
 use ioloop::io::{StreamReader, StreamWriter};
+use testkit::{io_unix, io_writer, util};
 
 /// Safety net against a hang; never what the test measures.
 const SAFETY: Duration = Duration::from_secs(60);

@@ -2,15 +2,6 @@
 //! below the high-water mark, otherwise waits until at or below the low
 //! one; the defaults (0, 0) send everything; a dropped drain loses nothing.
 
-mod util;
-
-#[path = "util/io_run.rs"]
-mod io_run;
-#[path = "util/io_writer.rs"]
-mod io_writer;
-#[path = "util/time_poll.rs"]
-mod time_poll;
-
 use std::io;
 use std::task::Poll;
 use std::time::Duration;
@@ -19,6 +10,7 @@ use io_run::run;
 use io_writer::{Act, Rng, planned, script, script_then};
 use ioloop::io::StreamWriter;
 use ioloop::time::timeout;
+use testkit::{io_run, io_writer, time_poll};
 use time_poll::poll_once;
 
 #[test]

@@ -2,15 +2,6 @@
 //! the greeting, echoes, slow and pipelined input, the line limit, idle
 //! timeout, half-close, resets, and a thousand clients at once.
 
-#[allow(dead_code)] // the example's main uses parts the tests do not
-#[path = "../examples/line_echo/handler.rs"]
-mod handler;
-#[path = "util/line_client.rs"]
-mod line_client;
-#[path = "../examples/line_echo/stop.rs"]
-mod stop;
-mod util;
-
 use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr};
 use std::sync::{Arc, Mutex, mpsc};
@@ -18,6 +9,7 @@ use std::time::Duration;
 
 use handler::Config;
 use line_client::Client;
+use testkit::{handler, line_client, util};
 use util::within;
 
 /// Safety net for blocking reads; never what a test measures.

@@ -5,12 +5,6 @@
 //! twins must speak the same protocol for their comparison to mean
 //! anything.
 
-#[allow(dead_code)] // the example's server logs what the tests only name
-#[path = "../examples/line_echo_tokio/handler.rs"]
-mod handler;
-#[path = "util/line_client.rs"]
-mod line_client;
-
 use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex, mpsc};
@@ -18,6 +12,7 @@ use std::time::Duration;
 
 use handler::Config;
 use line_client::Client;
+use testkit::{line_client, tokio_handler as handler};
 
 /// Safety net for blocking reads; never what a test measures.
 const SAFETY: Duration = Duration::from_secs(20);

@@ -8,8 +8,6 @@
 //!
 //! 1024 cases per property by default; `PROPTEST_CASES=N` runs more.
 
-#[path = "util/io_reader.rs"]
-mod io_reader;
 #[path = "util/prop_config.rs"]
 mod prop_config;
 #[path = "util/prop_drive.rs"]
@@ -29,6 +27,7 @@ use prop_streams::{
     Answer, Cuts, INJECTED, Model, READ_CHUNK, cut_reader, cuts, cuts_without_failures, limit,
     reference_lines, stream,
 };
+use testkit::io_reader;
 
 /// A stream, a line limit and a way to cut the stream, the limit first
 /// because the line lengths are drawn around it.

@@ -9,8 +9,6 @@
 //!
 //! 512 cases per property by default; `PROPTEST_CASES=N` runs more.
 
-#[path = "util/io_writer.rs"]
-mod io_writer;
 #[path = "util/prop_config.rs"]
 mod prop_config;
 #[path = "util/prop_drive.rs"]
@@ -27,6 +25,7 @@ use proptest::prelude::*;
 use io_writer::{Act, PlannedWriter, Probe, planned, script};
 use prop_drive::{drive, drive_at_most, drive_counting};
 use prop_plans::{Acts, INJECTED, acts, byte_at, limits, write_len};
+use testkit::io_writer;
 
 /// One thing the program does with its writer.
 #[derive(Clone, Copy, Debug)]

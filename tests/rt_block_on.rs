@@ -1,11 +1,10 @@
 //! Entering the loop: block_on, nesting, panics in the main future, two
 //! threads taking turns.
 
-mod util;
-
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
+use testkit::util;
 use util::within;
 
 #[test]

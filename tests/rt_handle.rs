@@ -2,12 +2,11 @@
 //! task runs exactly once, and floods of foreign wakes are neither lost nor
 //! turned into a storm of poller wake-ups.
 
-mod util;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use testkit::util;
 use util::{signal, within};
 
 fn assert_send_sync_clone<T: Send + Sync + Clone>() {}

@@ -1,7 +1,5 @@
 //! One task's panic is its own; a waker's panic never reaches the loop.
 
-mod util;
-
 use std::future::poll_fn;
 use std::io::Write;
 use std::sync::Arc;
@@ -9,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ioloop::io::Registration;
+use testkit::util;
 use util::{panicking_waker, poll_once_with};
 
 #[test]

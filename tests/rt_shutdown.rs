@@ -1,8 +1,6 @@
 //! Dropping a runtime: every unfinished future is dropped, every source it
 //! held is closed, and nothing waits forever.
 
-mod util;
-
 use std::future::poll_fn;
 use std::io::Read;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -11,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ioloop::io::Registration;
+use testkit::util;
 use util::{DropCounter, within};
 
 #[test]

@@ -1,12 +1,11 @@
 //! Spawning, joining, detaching and aborting tasks.
 
-mod util;
-
 use std::panic::catch_unwind;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use testkit::util;
 use util::{DropCounter, signal, within};
 
 #[test]

@@ -1,14 +1,13 @@
 //! spawn_blocking: results, panics, cancellation, a thread that cannot be
 //! started, and a loop that stays responsive while blocking work runs.
 
-mod util;
-
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, mpsc};
 use std::time::{Duration, Instant};
 
 use futures_util::io::{AsyncReadExt, AsyncWriteExt};
+use testkit::util;
 use util::within;
 
 #[test]

@@ -1,14 +1,13 @@
 //! Wakes from other threads: never lost, and coalesced into at most one
 //! poller wake-up.
 
-mod util;
-
 use std::future::poll_fn;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
+use testkit::util;
 use util::{signal, within};
 
 #[test]

@@ -1,8 +1,6 @@
 //! A task that yields in a loop never starves timers or I/O: `yield_now`
 //! puts it behind the next poll of the OS.
 
-mod util;
-
 use std::future::poll_fn;
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -10,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use ioloop::io::Registration;
+use testkit::util;
 
 /// Yields until `flag` is set; gives up after a generous safety limit and
 /// reports how often it yielded.

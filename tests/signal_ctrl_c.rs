@@ -5,15 +5,12 @@
 //! One test in this file on purpose: it raises SIGINT at its own process,
 //! which must not reach any other test.
 
-#[path = "util/signal_raise.rs"]
-mod signal_raise;
-mod util;
-
 use std::future::poll_fn;
 use std::io;
 use std::pin::pin;
 use std::task::Poll;
 use std::time::Duration;
+use testkit::{signal_raise, util};
 
 #[test]
 fn ctrl_c_completes_on_sigint_and_leaves_it_handled() -> io::Result<()> {

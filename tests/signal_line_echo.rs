@@ -4,19 +4,12 @@
 //! client finish its line, closes every connection, says `reactor
 //! stopped`, and exits 0.
 
-#[allow(dead_code)]
-#[path = "../examples/line_echo/handler.rs"]
-mod handler;
-#[path = "../examples/line_echo/server.rs"]
-mod server;
-#[path = "../examples/line_echo/stop.rs"]
-mod stop;
-
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use testkit::{handler, net_proc, server};
 
 const CHILD: &str = "IOLOOP_LINE_ECHO_CHILD";
 const SAFETY: Duration = Duration::from_secs(20);
@@ -35,7 +28,7 @@ fn sigint_stops_line_echo_gracefully() -> io::Result<()> {
     let mut child = Command::new(std::env::current_exe()?)
         .args([
             "--exact",
-            "line_echo_server_child",
+            &net_proc::test_name(module_path!(), "line_echo_server_child"),
             "--nocapture",
             "--test-threads=1",
         ])

@@ -5,10 +5,6 @@
 //! Each test raises a signal no other test here raises: signals are
 //! process-wide, and these tests run in parallel.
 
-#[path = "util/signal_raise.rs"]
-mod signal_raise;
-mod util;
-
 use std::future::poll_fn;
 use std::io::{self, ErrorKind};
 use std::pin::pin;
@@ -18,6 +14,7 @@ use std::time::Duration;
 use ioloop::signal::{Signal, SignalKind};
 use ioloop::time::timeout;
 use signal_raise::raise;
+use testkit::{signal_raise, util};
 
 /// Safety net against a lost wake-up; never what a test measures.
 const LIMIT: Duration = Duration::from_secs(10);

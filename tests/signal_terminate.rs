@@ -5,16 +5,13 @@
 //! One test in this file on purpose: it sends SIGTERM to its own process,
 //! which must not reach any other test.
 
-#[path = "util/signal_raise.rs"]
-mod signal_raise;
-mod util;
-
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use ioloop::signal::{Signal, SignalKind};
+use testkit::{signal_raise, util};
 
 #[test]
 fn a_busy_server_is_stopped_by_sigterm() -> io::Result<()> {

@@ -4,15 +4,12 @@
 //!
 //! Each test raises a signal of its own: these tests run in parallel.
 
-#[path = "util/signal_raise.rs"]
-mod signal_raise;
-mod util;
-
 use std::ffi::c_int;
 use std::io;
 use std::time::Duration;
 
 use ioloop::signal::{Signal, SignalKind};
+use testkit::{signal_raise, util};
 
 /// Sends the signal from another thread, after a pause that makes it
 /// likely the loop is asleep in `epoll_wait` by then. The assertions do not

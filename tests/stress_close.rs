@@ -13,8 +13,6 @@
 //! numbers being reused, which another test opening sockets in parallel
 //! would disturb.
 
-mod util;
-
 use std::fmt;
 use std::future::{Future, poll_fn};
 use std::io::{self, Read, Write};
@@ -33,6 +31,7 @@ use ioloop::time::timeout;
 use ioloop::{Handle, yield_now};
 use mio::event::Source;
 use mio::net::UnixStream;
+use testkit::util;
 use util::CountingWaker;
 
 /// Serializes the tests of this file (see the module docs).

@@ -12,19 +12,6 @@
 //! server's registered sources say so); then all of them at once pipeline
 //! their lines, check each echo, half-close, and expect end of file.
 
-#[allow(dead_code)] // the example's main uses parts the tests do not
-#[path = "../examples/line_echo/handler.rs"]
-mod handler;
-#[path = "util/net_proc.rs"]
-mod net_proc;
-#[path = "../examples/line_echo/stop.rs"]
-mod stop;
-#[path = "util/stress_echo_child.rs"]
-mod stress_echo_child;
-#[path = "util/stress_proc.rs"]
-mod stress_proc;
-mod util;
-
 use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -33,6 +20,7 @@ use futures_util::AsyncReadExt;
 use ioloop::io::{StreamReader, StreamWriter};
 use ioloop::net::TcpStream;
 use stress_echo_child::{EchoChild, Settings};
+use testkit::{net_proc, stress_echo_child, stress_proc, util};
 
 const TEST: &str = "ten_thousand_concurrent_connections_each_get_their_echoes";
 const CLIENTS: usize = 10_000;
@@ -57,7 +45,10 @@ fn ten_thousand_concurrent_connections_each_get_their_echoes() -> io::Result<()>
         return Ok(());
     }
     // The child inherits the raised limit.
-    let server = match EchoChild::start(TEST, Settings::default())? {
+    let server = match EchoChild::start(
+        &net_proc::test_name(module_path!(), TEST),
+        Settings::default(),
+    )? {
         Ok(server) => server,
         Err(reason) => {
             println!("skipped: {reason}");

@@ -13,17 +13,6 @@
 //! (1,024), so every connection is queued rather than dropped, and all of
 //! them must be accepted in the end.
 
-#[allow(dead_code)] // the example's main uses parts the tests do not
-#[path = "../examples/line_echo/handler.rs"]
-mod handler;
-#[path = "util/net_proc.rs"]
-mod net_proc;
-#[path = "../examples/line_echo/stop.rs"]
-mod stop;
-#[path = "util/stress_echo_child.rs"]
-mod stress_echo_child;
-mod util;
-
 use std::io;
 use std::net::{SocketAddr, TcpStream as StdTcpStream};
 use std::time::{Duration, Instant};
@@ -31,6 +20,7 @@ use std::time::{Duration, Instant};
 use ioloop::io::{StreamReader, StreamWriter};
 use ioloop::net::TcpStream;
 use stress_echo_child::{EchoChild, Settings};
+use testkit::{net_proc, stress_echo_child, util};
 
 const TEST: &str = "an_emfile_storm_costs_little_cpu_and_every_waiting_client_is_served";
 /// Descriptors the server is left with once listening.
@@ -60,7 +50,7 @@ fn an_emfile_storm_costs_little_cpu_and_every_waiting_client_is_served() -> io::
         free_fds: Some(FREE_FDS),
         ..Settings::default()
     };
-    let server = match EchoChild::start(TEST, settings)? {
+    let server = match EchoChild::start(&net_proc::test_name(module_path!(), TEST), settings)? {
         Ok(server) => server,
         Err(reason) => {
             println!("skipped: {reason}");

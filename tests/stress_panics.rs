@@ -19,10 +19,6 @@
 //! prove each kind once; this is all of them at once, many times, under
 //! load.
 
-#[path = "util/net_proc.rs"]
-mod net_proc;
-mod util;
-
 use std::future::poll_fn;
 use std::io::{self, Read, Write};
 use std::net::TcpListener as StdTcpListener;
@@ -38,6 +34,7 @@ use ioloop::net::{TcpListener, TcpStream};
 use ioloop::time::{sleep, timeout};
 use ioloop::{Handle, JoinHandle};
 use mio::net::UnixStream;
+use testkit::{net_proc, util};
 use util::{DropCounter, panicking_waker, poll_once_with};
 
 const TEST: &str = "hundreds_of_panics_in_wakers_io_callbacks_and_destructors_never_abort";
@@ -61,7 +58,7 @@ fn hundreds_of_panics_in_wakers_io_callbacks_and_destructors_never_abort() -> io
         return Ok(());
     }
     util::within(SAFETY * 2, || {
-        let mut child = net_proc::spawn_child(TEST, CHILD)?;
+        let mut child = net_proc::spawn_child(&net_proc::test_name(module_path!(), TEST), CHILD)?;
         let mut lines = net_proc::child_lines(&mut child);
         let report = net_proc::expect_line(&mut lines, TAG);
         let status = child.wait()?;

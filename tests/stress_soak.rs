@@ -29,21 +29,6 @@
 //! above that; a leak of a few bytes per session is not, and the exact
 //! counts above are what catch those.
 
-#[allow(dead_code)] // the example's main uses parts the tests do not
-#[path = "../examples/line_echo/handler.rs"]
-mod handler;
-#[path = "util/net_proc.rs"]
-mod net_proc;
-#[path = "../examples/line_echo/stop.rs"]
-mod stop;
-#[path = "util/stress_echo_child.rs"]
-mod stress_echo_child;
-#[path = "util/stress_proc.rs"]
-mod stress_proc;
-#[path = "util/stress_rng.rs"]
-mod stress_rng;
-mod util;
-
 use std::io;
 use std::io::ErrorKind::{BrokenPipe, ConnectionReset};
 use std::net::{Shutdown, SocketAddr};
@@ -56,6 +41,7 @@ use ioloop::time::{sleep, timeout};
 use stress_echo_child::{EchoChild, Settings, Stats};
 use stress_proc::mib;
 use stress_rng::Rng;
+use testkit::{net_proc, stress_echo_child, stress_proc, stress_rng, util};
 
 const TEST: &str = "a_soak_of_random_clients_leaves_the_server_as_it_found_it";
 /// Clients at once.
@@ -91,7 +77,7 @@ fn a_soak_of_random_clients_leaves_the_server_as_it_found_it() -> io::Result<()>
         idle_timeout: IDLE_TIMEOUT,
         free_fds: None,
     };
-    let server = match EchoChild::start(TEST, settings)? {
+    let server = match EchoChild::start(&net_proc::test_name(module_path!(), TEST), settings)? {
         Ok(server) => server,
         Err(reason) => {
             println!("skipped: {reason}");

@@ -13,17 +13,6 @@
 //! Both heaps are sampled throughout: cancelled timers leave dead entries
 //! behind, which must be swept, not accumulated.
 
-#[allow(dead_code)] // the example's main uses parts the tests do not
-#[path = "../examples/line_echo/handler.rs"]
-mod handler;
-#[path = "util/net_proc.rs"]
-mod net_proc;
-#[path = "../examples/line_echo/stop.rs"]
-mod stop;
-#[path = "util/stress_echo_child.rs"]
-mod stress_echo_child;
-mod util;
-
 use std::future::pending;
 use std::io;
 use std::net::SocketAddr;
@@ -36,6 +25,7 @@ use ioloop::net::TcpStream;
 use ioloop::time::{sleep, timeout};
 use ioloop::{Handle, Metrics};
 use stress_echo_child::{EchoChild, Settings};
+use testkit::{net_proc, stress_echo_child, util};
 
 const TEST: &str = "a_hundred_thousand_cancelled_timeouts_beside_firing_timers";
 const CLIENTS: u64 = 100;
@@ -63,7 +53,10 @@ fn a_hundred_thousand_cancelled_timeouts_beside_firing_timers() -> io::Result<()
         println!("skipped: RLIMIT_NOFILE cannot be raised to {needed}");
         return Ok(());
     }
-    let server = match EchoChild::start(TEST, Settings::default())? {
+    let server = match EchoChild::start(
+        &net_proc::test_name(module_path!(), TEST),
+        Settings::default(),
+    )? {
         Ok(server) => server,
         Err(reason) => {
             println!("skipped: {reason}");

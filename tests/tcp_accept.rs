@@ -1,10 +1,6 @@
 //! Accepting and connecting: round trips, addresses, bursts of clients, the
 //! stream of incoming connections, refused connects, sockets from std.
 
-#[path = "util/net_run.rs"]
-mod net_run;
-mod util;
-
 use std::io;
 use std::time::Duration;
 
@@ -12,6 +8,7 @@ use futures_util::{AsyncReadExt, AsyncWriteExt, StreamExt};
 use ioloop::net::{TcpListener, TcpStream};
 
 use net_run::run;
+use testkit::net_run;
 
 #[test]
 fn accept_and_connect_round_trip_with_agreeing_addresses() -> io::Result<()> {

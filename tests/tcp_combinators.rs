@@ -1,16 +1,13 @@
 //! futures-util's combinators run over `TcpStream` as over any
 //! `AsyncRead + AsyncWrite`: `io::copy`, `read_to_end`, `BufReader::lines`.
 
-#[path = "util/net_run.rs"]
-mod net_run;
-mod util;
-
 use std::io;
 
 use futures_util::StreamExt;
 use futures_util::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Cursor};
 use ioloop::net::{TcpListener, TcpStream};
 use net_run::run;
+use testkit::net_run;
 
 #[test]
 fn copy_a_buffer_in_and_read_to_end_out() -> io::Result<()> {

@@ -11,10 +11,6 @@
 //!
 //! One test in this file on purpose: it measures a process's CPU time.
 
-#[path = "util/net_proc.rs"]
-mod net_proc;
-mod util;
-
 use std::io::{self, BufRead, Read, Write};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::AsyncWriteExt;
 use ioloop::net::{TcpListener, TcpStream};
+use testkit::{net_proc, util};
 
 const TEST: &str = "accept_backs_off_at_emfile_and_resumes";
 const CHILD: &str = "IOLOOP_TEST_EMFILE_CHILD";
@@ -45,7 +42,7 @@ fn accept_backs_off_at_emfile_and_resumes() -> io::Result<()> {
 }
 
 fn parent() -> io::Result<()> {
-    let mut child = net_proc::spawn_child(TEST, CHILD)?;
+    let mut child = net_proc::spawn_child(&net_proc::test_name(module_path!(), TEST), CHILD)?;
     let mut lines = net_proc::child_lines(&mut child);
     let start = net_proc::expect_line(&mut lines, TAG)?;
     if let Some(reason) = start.strip_prefix("SKIP") {

@@ -5,18 +5,13 @@
 //! One test in this file on purpose: it counts the whole process's
 //! descriptors, which other tests running in parallel would change.
 
-#[path = "util/net_proc.rs"]
-mod net_proc;
-#[path = "util/net_run.rs"]
-mod net_run;
-mod util;
-
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures_util::{AsyncReadExt, AsyncWriteExt};
 use ioloop::net::{TcpListener, TcpStream};
+use testkit::{net_proc, net_run, util};
 
 const CYCLES: usize = 10_000;
 

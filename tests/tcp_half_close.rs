@@ -1,16 +1,13 @@
 //! Half-close: a side that shuts down its write side can still read, and
 //! its peer reads end of file after the last byte.
 
-#[path = "util/net_run.rs"]
-mod net_run;
-mod util;
-
 use std::io;
 use std::net::Shutdown;
 
 use futures_util::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 use ioloop::net::{TcpListener, TcpStream};
 use net_run::run;
+use testkit::net_run;
 
 /// The server of these tests: reads lines until end of file, then answers
 /// one reply per line and closes.

@@ -2,10 +2,6 @@
 //! `io::Error`, and everything else goes on. Shutting down or closing
 //! after a reset is no error: there is nothing left to shut.
 
-#[path = "util/net_run.rs"]
-mod net_run;
-mod util;
-
 use std::io;
 use std::net::Shutdown;
 
@@ -14,6 +10,7 @@ use ioloop::io::StreamWriter;
 use ioloop::net::{TcpListener, TcpStream};
 use net_run::run;
 use socket2::SockRef;
+use testkit::net_run;
 
 /// Closes `stream` with `SO_LINGER` 0: the kernel sends a reset instead of
 /// an orderly end of file.

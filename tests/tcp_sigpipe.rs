@@ -7,18 +7,13 @@
 //! default action and then writes where `write(2)` or `writev(2)` would
 //! raise it. The child surviving to exit 0 is the proof.
 
-#[path = "util/net_proc.rs"]
-mod net_proc;
-#[path = "util/net_run.rs"]
-mod net_run;
-mod util;
-
 use std::io;
 use std::net::Shutdown;
 use std::os::unix::process::ExitStatusExt;
 
 use futures_util::AsyncWriteExt;
 use ioloop::net::{TcpListener, TcpStream};
+use testkit::{net_proc, net_run};
 
 const TEST: &str = "writes_that_would_raise_sigpipe_return_errors";
 const CHILD: &str = "IOLOOP_TEST_SIGPIPE_CHILD";
@@ -29,7 +24,7 @@ fn writes_that_would_raise_sigpipe_return_errors() -> io::Result<()> {
     if net_proc::is_child(CHILD) {
         return child();
     }
-    let mut child = net_proc::spawn_child(TEST, CHILD)?;
+    let mut child = net_proc::spawn_child(&net_proc::test_name(module_path!(), TEST), CHILD)?;
     drop(child.stdin.take());
     let mut lines = net_proc::child_lines(&mut child);
     let said = net_proc::expect_line(&mut lines, TAG);

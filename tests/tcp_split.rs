@@ -1,14 +1,11 @@
 //! Split streams: one task reads while another writes the same socket.
 
-#[path = "util/net_run.rs"]
-mod net_run;
-mod util;
-
 use std::io;
 
 use futures_util::{AsyncReadExt, AsyncWriteExt};
 use ioloop::net::{TcpListener, TcpStream};
 use net_run::run;
+use testkit::net_run;
 
 /// More than the socket buffers hold on loopback, so the writer has to wait
 /// for the reader: if the two did not run concurrently, neither would end.

@@ -6,9 +6,6 @@
 //! Assertions never rely on how long the stall really took: each one is
 //! bracketed by instants read before and after the event it checks.
 
-#[path = "util/time_poll.rs"]
-mod time_poll;
-
 use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
@@ -17,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use futures_core::Stream;
 use ioloop::time::{Interval, MissedTickBehavior, interval, interval_at, timeout};
+use testkit::time_poll;
 use time_poll::poll_once;
 
 /// Safety net for waits that should end long before it; never a measure.

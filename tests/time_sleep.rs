@@ -2,9 +2,6 @@
 //! loop does not spin on a sub-millisecond timer, and cancelled timers do
 //! not pile up in the heap.
 
-#[path = "util/time_poll.rs"]
-mod time_poll;
-
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -14,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use ioloop::time::{sleep, sleep_until, timeout};
 use ioloop::{Handle, Metrics, Runtime, yield_now};
+use testkit::time_poll;
 use time_poll::poll_once;
 
 /// Safety net for waits that should end long before it; never a measure.

@@ -2,10 +2,6 @@
 //! deadline passing first gives `Elapsed`, which is an `io::Error` of kind
 //! `TimedOut`.
 
-#[path = "util/time_poll.rs"]
-mod time_poll;
-mod util;
-
 use std::future::{Future, pending, ready};
 use std::io;
 use std::pin::Pin;
@@ -16,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use ioloop::time::{Elapsed, sleep, timeout, timeout_at};
 use ioloop::{Handle, yield_now};
+use testkit::{time_poll, util};
 use time_poll::poll_once;
 
 /// Safety net for waits that should end long before it; never a measure.

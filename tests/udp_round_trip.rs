@@ -1,14 +1,11 @@
 //! UDP: datagrams to and from anyone, to and from a connected peer, many
 //! of them back and forth, and what a short buffer does to a datagram.
 
-#[path = "util/net_run.rs"]
-mod net_run;
-mod util;
-
 use std::io;
 
 use ioloop::net::UdpSocket;
 use net_run::run;
+use testkit::net_run;
 
 #[test]
 fn send_to_and_recv_from_round_trip() -> io::Result<()> {

@@ -7,7 +7,7 @@ use std::io;
 
 use proptest::prelude::*;
 
-use super::io_writer::{Act, Plan};
+use testkit::io_writer::{Act, Plan};
 
 /// The error kind of an injected failure: one nothing else produces, so a
 /// test can tell it apart and retry.

@@ -8,7 +8,7 @@ use std::io;
 
 use proptest::prelude::*;
 
-use super::io_reader::{Feed, ScriptedReader, Step, scripted};
+use testkit::io_reader::{Feed, ScriptedReader, Step, scripted};
 
 /// `StreamReader`'s growth unit (`READ_CHUNK`, private to the crate): the
 /// slack its memory bound allows over the line limit.

@@ -11,11 +11,8 @@
 //!   runtime's metrics);
 //! - end of input: stop serving and exit 0.
 //!
-//! Include after `handler`, `stop`, `util` and `net_proc`:
-//! `#[path = "util/stress_echo_child.rs"] mod stress_echo_child;`, and
-//! start each test that uses it with
+//! Start each test that uses it with
 //! `if stress_echo_child::is_child() { return stress_echo_child::serve(); }`.
-#![allow(dead_code)] // each test file uses a different subset
 
 use std::io::{self, BufRead, BufReader, Lines, Write};
 use std::net::SocketAddr;
@@ -135,7 +132,8 @@ pub struct EchoChild {
 }
 
 impl EchoChild {
-    /// Starts the child for `test` (this test's name, for `--exact`).
+    /// Starts the child for `test` (this test's full name, for `--exact`:
+    /// see [`net_proc::test_name`]).
     /// `Ok(Err(reason))` if the child could not set itself up as asked
     /// (its descriptor limit), in which case the test should skip.
     pub fn start(test: &str, settings: Settings) -> io::Result<Result<EchoChild, String>> {

@@ -1,7 +1,6 @@
 //! An in-memory writer for the stream tests: it takes as many bytes per
 //! call as a plan says (or refuses, or fails), and records everything it
 //! received, and when it was flushed and closed.
-#![allow(dead_code)] // each test file uses a different subset
 
 use std::collections::VecDeque;
 use std::io;

@@ -1,5 +1,4 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code)] // each test file uses a different subset
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,12 +1,11 @@
 //! Sending signals to the test process, for tests/signal_*.rs.
 //!
-//! Include with `#[path = "util/signal_raise.rs"] mod signal_raise;`.
+//! Use with `use testkit::signal_raise;`.
 //!
 //! Signals are process-wide: a test that raises one must hold a listener
 //! for it already (or the default action may kill the test runner), and
 //! tests in one file that run in parallel must each raise a signal of their
 //! own, so that one test's delivery is not another's.
-#![allow(dead_code)] // each test file uses a different subset
 
 use std::ffi::c_int;
 use std::io;

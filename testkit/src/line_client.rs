@@ -2,8 +2,7 @@
 //! line `X`), shared by the tests of every server that speaks it:
 //! examples/line_echo, line_echo_callbacks and line_echo_tokio.
 //!
-//! Include with `#[path = "util/line_client.rs"] mod line_client;`.
-#![allow(dead_code)] // each test file uses a different subset
+//! Use with `use testkit::line_client;`.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -2,8 +2,7 @@
 //! same seed gives the same run, and a failing seed is printed so the run
 //! can be repeated (`IOLOOP_STRESS_SEED`).
 //!
-//! Include with `#[path = "util/stress_rng.rs"] mod stress_rng;`.
-#![allow(dead_code)] // each test file uses a different subset
+//! Use with `use testkit::stress_rng;`.
 
 /// SplitMix64: tiny, fast, and good enough to pick behaviours and bytes.
 #[derive(Clone, Debug)]

@@ -1,6 +1,5 @@
 //! In-memory readers for the stream tests: a scripted reader whose chunks,
 //! pauses, errors and end of stream the test decides, and an endless one.
-#![allow(dead_code)] // each test file uses a different subset
 
 use std::collections::VecDeque;
 use std::io;

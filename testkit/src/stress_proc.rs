@@ -2,8 +2,7 @@
 //! resident memory, its open descriptors, its CPU time. For the stress and
 //! edge tests whose failure mode is a leak or a busy loop.
 //!
-//! Include with `#[path = "util/stress_proc.rs"] mod stress_proc;`.
-#![allow(dead_code)] // each test file uses a different subset
+//! Use with `use testkit::stress_proc;`.
 
 use std::io;
 use std::time::Duration;

@@ -1,7 +1,6 @@
 //! A real socket for the stream tests, before the TCP types exist: one end
 //! of a Unix socket pair registered with the reactor and read and written
 //! through futures-io, the other end left blocking for a peer thread.
-#![allow(dead_code)] // each test file uses a different subset
 
 use std::io::{self, Read, Write};
 use std::net::Shutdown;

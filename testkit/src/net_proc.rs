@@ -2,15 +2,26 @@
 //! re-run one test of this binary in another role, another process's CPU
 //! time, and this process's open file descriptors.
 //!
-//! Include with `#[path = "util/net_proc.rs"] mod net_proc;`.
-#![allow(dead_code)] // each test file uses a different subset
+//! Use with `use testkit::net_proc;`.
 
 use std::io::{self, BufRead, BufReader, Lines};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-/// Starts this test binary again, running only `test` (which must find
-/// `role_var` set and act as the child), with piped stdin and stdout.
+/// The name the test harness knows a test by, for `--exact`: the path of
+/// the module that declares it (pass `module_path!()`) without its first
+/// segment, the test binary's crate, then the function's name. Test `t` of
+/// tests/net/tcp_emfile.rs is `tcp_emfile::t`.
+pub fn test_name(module_path: &str, function: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_binary, module)) => format!("{module}::{function}"),
+        None => function.to_string(),
+    }
+}
+
+/// Starts this test binary again, running only `test` (its full name, see
+/// [`test_name`]; it must find `role_var` set and act as the child), with
+/// piped stdin and stdout.
 pub fn spawn_child(test: &str, role_var: &str) -> io::Result<Child> {
     Command::new(std::env::current_exe()?)
         .args(["--exact", test, "--nocapture", "--test-threads=1"])

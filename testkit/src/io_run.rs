@@ -1,7 +1,6 @@
 //! Running a stream test on a fresh runtime, with a safety net: a test whose
 //! failure mode is a hang (a line that never completes, a drain that never
 //! returns) fails after a generous limit instead of stalling the suite.
-#![allow(dead_code)] // each test file uses a different subset
 
 use std::future::Future;
 use std::io;

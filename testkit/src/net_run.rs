@@ -1,13 +1,12 @@
 //! Running a socket test's future on its own runtime, under a safety net.
 //!
-//! Include with `mod util;` and `#[path = "util/net_run.rs"] mod net_run;`.
-#![allow(dead_code)] // each test file uses a different subset
+//! Use with `use testkit::net_run;`.
 
 use std::future::Future;
 use std::io;
 use std::time::Duration;
 
-use super::util;
+use crate::util;
 
 /// How long a socket test may take before it counts as hung. Generous: it
 /// is the net for a lost wake-up, never what a test measures.
