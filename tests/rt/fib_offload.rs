@@ -1,7 +1,7 @@
 //! The cookbook's fib server (examples/fib_offload): slow requests run on
 //! the blocking pool while the same loop keeps echoing without delay.
 
-#[path = "../examples/fib_offload/servers.rs"]
+#[path = "../../examples/fib_offload/servers.rs"]
 mod servers;
 
 use std::io;
