@@ -3,11 +3,10 @@
 //! on its tokio twin (examples/http_hello_tokio/serve.rs), which proves
 //! the twins speak the same HTTP, byte for byte.
 
-#[path = "../examples/common/http.rs"]
-mod http;
-#[path = "../examples/http_hello/serve.rs"]
+use crate::http;
+#[path = "../../examples/http_hello/serve.rs"]
 mod ioloop_serve;
-#[path = "../examples/http_hello_tokio/serve.rs"]
+#[path = "../../examples/http_hello_tokio/serve.rs"]
 mod tokio_serve;
 
 use std::io::{self, Read, Write};

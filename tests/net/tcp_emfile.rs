@@ -9,7 +9,8 @@
 //! then tells the child (on its stdin) to drop what it holds, and checks
 //! that every connection queued meanwhile gets served.
 //!
-//! One test in this file on purpose: it measures a process's CPU time.
+//! The CPU time measured is the child's, and the child runs this test
+//! alone (`--exact`): the other tests of the binary never run in it.
 
 use std::io::{self, BufRead, Read, Write};
 use std::net::SocketAddr;

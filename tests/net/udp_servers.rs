@@ -1,7 +1,7 @@
 //! The cookbook's UDP time and echo servers (examples/udp_servers), with
 //! real datagrams on 127.0.0.1.
 
-#[path = "../examples/udp_servers/servers.rs"]
+#[path = "../../examples/udp_servers/servers.rs"]
 mod servers;
 
 use std::io;

@@ -3,7 +3,7 @@
 //! 127.0.0.1: the scenarios of tests/line_echo.rs, so the two servers are
 //! held to the same protocol.
 
-#[path = "../examples/line_echo_callbacks/handler.rs"]
+#[path = "../../examples/line_echo_callbacks/handler.rs"]
 mod handler;
 
 use std::future::{Future, poll_fn};

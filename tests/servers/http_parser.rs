@@ -2,8 +2,7 @@
 //! (examples/common/http.rs): what it accepts, what it refuses, and how
 //! `Connection` turns buffered bytes into replies.
 
-#[path = "../examples/common/http.rs"]
-mod http;
+use crate::http;
 
 use http::{BAD_REQUEST, Connection, MAX_HEAD, Malformed, Next, OK, OK_CLOSE, Request, parse};
 
