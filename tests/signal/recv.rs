@@ -2,8 +2,8 @@
 //! comes before its first `recv`, coalesces bursts, and refuses what it
 //! cannot listen for.
 //!
-//! Each test raises a signal no other test here raises: signals are
-//! process-wide, and these tests run in parallel.
+//! Each test raises a signal no other test in this binary raises (main.rs
+//! lists them): signals are process-wide, and these tests run in parallel.
 
 use std::future::poll_fn;
 use std::io::{self, ErrorKind};

@@ -2,8 +2,9 @@
 //! sent to the process (as `kill` or systemd would) reaches the task that
 //! waits for it, which then stops the server.
 //!
-//! One test in this file on purpose: it sends SIGTERM to its own process,
-//! which must not reach any other test.
+//! It sends SIGTERM to its own process, which must not reach any other
+//! test: no other test in this binary raises or listens for SIGTERM (see
+//! main.rs).
 
 use std::io;
 use std::sync::Arc;

@@ -2,8 +2,9 @@
 //! afterwards SIGINT no longer kills the process (the default action is not
 //! restored, as the module docs say).
 //!
-//! One test in this file on purpose: it raises SIGINT at its own process,
-//! which must not reach any other test.
+//! It raises SIGINT at its own process, which must not reach any other
+//! test: no other test in this binary raises or listens for SIGINT (see
+//! main.rs).
 
 use std::future::poll_fn;
 use std::io;

@@ -2,7 +2,9 @@
 //! sleeps (a few ticks, no spinning) and is woken by the signal, wherever
 //! the handler runs.
 //!
-//! Each test raises a signal of its own: these tests run in parallel.
+//! Each test raises a signal no other test in this binary raises (main.rs
+//! lists them): these tests run in parallel. SIGVTALRM and SIGPROF, not
+//! SIGUSR1 and SIGUSR2, which `recv` raises.
 
 use std::ffi::c_int;
 use std::io;
@@ -47,7 +49,7 @@ fn wait_for(signum: c_int, send: fn(c_int) -> io::Result<()>) -> io::Result<(u64
 fn a_signal_handled_on_another_thread_wakes_the_sleeping_loop() -> io::Result<()> {
     // raise() runs the handler on the sending thread; the loop learns of it
     // only through the pipe's readiness.
-    let (ticks, events) = wait_for(libc::SIGUSR1, signal_raise::raise)?;
+    let (ticks, events) = wait_for(libc::SIGVTALRM, signal_raise::raise)?;
     assert!(events >= 1, "woken without an I/O event");
     assert!(
         ticks < 10,
@@ -60,7 +62,7 @@ fn a_signal_handled_on_another_thread_wakes_the_sleeping_loop() -> io::Result<()
 fn a_signal_sent_to_the_process_wakes_the_sleeping_loop() -> io::Result<()> {
     // kill() lets the kernel pick the thread; when it is the loop's, the
     // handler interrupts epoll_wait (EINTR) and the pipe event follows.
-    let (ticks, events) = wait_for(libc::SIGUSR2, signal_raise::kill_self)?;
+    let (ticks, events) = wait_for(libc::SIGPROF, signal_raise::kill_self)?;
     assert!(events >= 1, "woken without an I/O event");
     assert!(
         ticks < 10,
