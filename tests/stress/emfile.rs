@@ -38,6 +38,7 @@ const CPU_SHARE: f64 = 0.25;
 
 #[test]
 fn an_emfile_storm_costs_little_cpu_and_every_waiting_client_is_served() -> io::Result<()> {
+    let _one = crate::one_at_a_time();
     if stress_echo_child::is_child() {
         return stress_echo_child::serve();
     }

@@ -60,6 +60,7 @@ const STUCK: Duration = Duration::from_secs(30);
 
 #[test]
 fn a_soak_of_random_clients_leaves_the_server_as_it_found_it() -> io::Result<()> {
+    let _one = crate::one_at_a_time();
     if stress_echo_child::is_child() {
         return stress_echo_child::serve();
     }

@@ -9,9 +9,9 @@
 //! that is what the first test does. The second closes sources outright
 //! (dropping their registrations) with events for them on the way.
 //!
-//! The two tests run one at a time: the second counts on descriptor
-//! numbers being reused, which another test opening sockets in parallel
-//! would disturb.
+//! The tests run one at a time, like every test of this binary (main.rs):
+//! the second counts on descriptor numbers being reused, which another
+//! test opening sockets in parallel would disturb.
 
 use std::fmt;
 use std::future::{Future, poll_fn};
@@ -19,8 +19,8 @@ use std::io::{self, Read, Write};
 use std::net::Shutdown;
 use std::os::fd::AsRawFd;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -34,17 +34,11 @@ use mio::net::UnixStream;
 use testkit::util;
 use util::CountingWaker;
 
-/// Serializes the tests of this file (see the module docs).
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 const SAFETY: Duration = Duration::from_secs(60);
 /// Streams shut down at once, each under a parked reader and writer.
 const STREAMS: usize = 200;
 /// Close-and-reuse rounds.
 const ROUNDS: usize = 2_000;
-
-fn serialized() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Sets a flag the first time the inner future returns `Pending`: "this
 /// task is parked", announced from inside the poll that parked it.
@@ -67,7 +61,7 @@ impl<F: Future + Unpin> Future for Announce<F> {
 
 #[test]
 fn shutting_down_streams_under_parked_readers_and_writers_wakes_them_all() -> io::Result<()> {
-    let _one = serialized();
+    let _one = crate::one_at_a_time();
     if !util::fd_limit_at_least(2 * STREAMS as u64 + 256) {
         println!(
             "skipped: RLIMIT_NOFILE cannot be raised to {}",
@@ -185,7 +179,7 @@ fn slot_of<S: Source + fmt::Debug>(reg: &Registration<S>) -> usize {
 
 #[test]
 fn a_reused_fd_and_slot_never_receive_the_closed_sources_wakeups() -> io::Result<()> {
-    let _one = serialized();
+    let _one = crate::one_at_a_time();
     util::within(SAFETY * 2, || {
         ioloop::block_on(async {
             // Load: pairs of tasks playing ping-pong over socket pairs on

@@ -35,6 +35,7 @@ const SETTLE: Duration = Duration::from_secs(60);
 
 #[test]
 fn ten_thousand_concurrent_connections_each_get_their_echoes() -> io::Result<()> {
+    let _one = crate::one_at_a_time();
     if stress_echo_child::is_child() {
         return stress_echo_child::serve();
     }

@@ -5,13 +5,14 @@
 //!
 //! The loop's CPU is read from its own thread's clock (`ThreadClock`), so
 //! other tests running meanwhile do not count; the loop's tick counter
-//! shows a spin even more plainly. The tests in this file run one at a
-//! time, so the resident-memory figures are this test's.
+//! shows a spin even more plainly. The tests run one at a time, like every
+//! test of this binary (main.rs), so the resident-memory figures are this
+//! test's.
 
 use std::io::{self, Read};
 use std::net::{Shutdown, TcpListener as StdTcpListener, TcpStream as StdTcpStream};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::AsyncReadExt;
@@ -22,7 +23,6 @@ use ioloop::{Handle, Runtime};
 use stress_proc::{ThreadClock, mib};
 use testkit::{stress_proc, util};
 
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 const SAFETY: Duration = Duration::from_secs(60);
 const CHUNK: usize = 64 * 1024;
 /// How long the loop is watched while it should be asleep.
@@ -32,10 +32,6 @@ const WATCH: Duration = Duration::from_millis(500);
 const CPU_BOUND: Duration = Duration::from_millis(50);
 /// Ticks it may run in `WATCH`: a spin runs thousands.
 const TICK_BOUND: u64 = 20;
-
-fn serialized() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// A connected pair: ours on the runtime running on this thread, the
 /// peer a plain blocking socket.
@@ -77,7 +73,7 @@ fn sixty_four_mib_to_a_peer_that_never_reads_then_a_reset_ends_drain_at_once() -
     const TOTAL: usize = 64 * 1024 * 1024;
     const HIGH: usize = 1024 * 1024;
     const LOW: usize = 256 * 1024;
-    let _one = serialized();
+    let _one = crate::one_at_a_time();
     util::within(SAFETY * 2, || {
         let rt = Runtime::new()?;
         rt.block_on(async {
@@ -155,7 +151,7 @@ fn sixty_four_mib_to_a_peer_that_never_reads_then_a_reset_ends_drain_at_once() -
 #[test]
 fn a_fin_with_four_mib_of_our_output_unread_then_the_peer_reads_it_all() -> io::Result<()> {
     const TOTAL: usize = 4 * 1024 * 1024;
-    let _one = serialized();
+    let _one = crate::one_at_a_time();
     util::within(SAFETY * 2, || {
         let rt = Runtime::new()?;
         rt.block_on(async {

@@ -47,6 +47,7 @@ const SAFETY: Duration = Duration::from_secs(60);
 
 #[test]
 fn hundreds_of_panics_in_wakers_io_callbacks_and_destructors_never_abort() -> io::Result<()> {
+    let _one = crate::one_at_a_time();
     if net_proc::is_child(CHILD) {
         return child();
     }

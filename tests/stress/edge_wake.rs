@@ -12,9 +12,9 @@
 //! round starts only once the task has run, so a lost wake stops the game,
 //! and the watchdog reports it.
 //!
-//! The tests run one at a time: each spins a thread on one of the
-//! machine's cores, and the first finds the runtime's eventfd by listing
-//! this process's descriptors.
+//! The tests run one at a time, like every test of this binary (main.rs):
+//! each spins a thread on one of the machine's cores, and the first finds
+//! the runtime's eventfd by listing this process's descriptors.
 
 use std::future::poll_fn;
 use std::io;
@@ -27,13 +27,8 @@ use std::time::{Duration, Instant};
 use ioloop::Runtime;
 use testkit::util;
 
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// Any one round taking this long means a wake was lost.
 const STUCK: Duration = Duration::from_secs(20);
-
-fn serialized() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// The meeting point of the task and the waking thread.
 #[derive(Default)]
@@ -132,7 +127,7 @@ fn eventfd_count(fd: RawFd) -> io::Result<u64> {
 #[test]
 fn a_hundred_thousand_wakes_each_as_the_loop_goes_to_sleep_are_never_lost() -> io::Result<()> {
     const ROUNDS: u64 = 100_000;
-    let _one = serialized();
+    let _one = crate::one_at_a_time();
     util::within(Duration::from_secs(300), || {
         let before = eventfds()?;
         let rt = Runtime::new()?;
@@ -194,7 +189,7 @@ fn a_hundred_thousand_wakes_each_as_the_loop_goes_to_sleep_are_never_lost() -> i
 #[test]
 fn eintr_on_the_loop_thread_racing_a_foreign_wake_loses_neither() -> io::Result<()> {
     const ROUNDS: u64 = 20_000;
-    let _one = serialized();
+    let _one = crate::one_at_a_time();
     static HANDLED: AtomicU64 = AtomicU64::new(0);
     // SAFETY: the action only increments an atomic, which is
     // async-signal-safe; SIGURG is not one of the signals signal-hook

@@ -2,8 +2,9 @@
 //! descriptors, and the reactor with exactly the registrations, it had
 //! before: nothing leaks on either side of a connection.
 //!
-//! One test in this file on purpose: it counts the whole process's
-//! descriptors, which other tests running in parallel would change.
+//! It runs alone, like every test of this binary (main.rs): it counts the
+//! whole process's descriptors, which other tests running in parallel
+//! would change.
 
 use std::io;
 use std::sync::Arc;
@@ -17,6 +18,7 @@ const CYCLES: usize = 10_000;
 
 #[test]
 fn ten_thousand_connect_close_cycles_leak_no_descriptor() -> io::Result<()> {
+    let _one = crate::one_at_a_time();
     net_run::run(|| async {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;

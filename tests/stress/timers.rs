@@ -45,6 +45,7 @@ const HEAP_SLACK: u64 = 1_024 + 256;
 
 #[test]
 fn a_hundred_thousand_cancelled_timeouts_beside_firing_timers() -> io::Result<()> {
+    let _one = crate::one_at_a_time();
     if stress_echo_child::is_child() {
         return stress_echo_child::serve();
     }
