@@ -10,7 +10,7 @@
 //! while a new socket takes the same descriptor number and, here, the same
 //! reactor slot. `ClosedElsewhere` is such a source: its deregistration
 //! does nothing, as if the descriptor were already gone, and a duplicate
-//! held by the test keeps the file open. tests/stress_close.rs covers the
+//! held by the test keeps the file open. tests/stress/close.rs covers the
 //! ordinary close, which deregisters first and leaves nothing behind;
 //! tests/reactor_readiness.rs a stale event for a reused slot on its own.
 

@@ -118,7 +118,7 @@ async fn panic_message<T: Send + 'static>(task: JoinHandle<T>) -> String {
 
 #[test]
 fn block_on_where_it_cannot_run_panics_clearly_and_never_deadlocks() {
-    // tests/rt_block_on.rs covers ioloop::block_on in a task and
+    // tests/rt/block_on.rs covers ioloop::block_on in a task and
     // Runtime::block_on in a main future; these are the other ways in.
     within(SAFETY, || {
         let rt = Arc::new(Runtime::new().unwrap());

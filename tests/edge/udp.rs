@@ -3,7 +3,7 @@
 //! connected socket reports it as `ConnectionRefused` once, then stays
 //! usable.
 //!
-//! tests/udp_round_trip.rs shows the connected socket's first error; this
+//! tests/net/udp_round_trip.rs shows the connected socket's first error; this
 //! is what happens around and after it. Linux reports the ICMP error only
 //! to connected sockets (without `IP_RECVERR`), as the next call's error,
 //! and raises `EPOLLERR` for it, which the reactor turns into readiness

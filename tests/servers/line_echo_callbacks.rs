@@ -1,7 +1,7 @@
 //! The `line_echo_callbacks` example's handler (the lesson's
 //! `LineEchoServer` on `ioloop::callbacks`), against real clients on
-//! 127.0.0.1: the scenarios of tests/line_echo.rs, so the two servers are
-//! held to the same protocol.
+//! 127.0.0.1: the scenarios of tests/servers/line_echo.rs, so the two
+//! servers are held to the same protocol.
 
 #[path = "../../examples/line_echo_callbacks/handler.rs"]
 mod handler;

@@ -1,9 +1,9 @@
 //! The `line_echo_tokio` example's handler (the tokio twin of `line_echo`)
-//! against real clients on 127.0.0.1, with the checks tests/line_echo.rs
-//! makes of the ioloop version: the greeting, echoes, the line limit, an
-//! endless line, the idle timeout, a half-close, and a graceful stop. The
-//! twins must speak the same protocol for their comparison to mean
-//! anything.
+//! against real clients on 127.0.0.1, with the checks
+//! tests/servers/line_echo.rs makes of the ioloop version: the greeting,
+//! echoes, the line limit, an endless line, the idle timeout, a
+//! half-close, and a graceful stop. The twins must speak the same protocol
+//! for their comparison to mean anything.
 
 use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};

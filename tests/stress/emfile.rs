@@ -3,7 +3,7 @@
 //! low, and once descriptors free up every client still waiting is
 //! greeted and echoed.
 //!
-//! tests/tcp_emfile.rs proves the accept loop's back-off with ten
+//! tests/net/tcp_emfile.rs proves the accept loop's back-off with ten
 //! connections trickling in. Here the server is the real handler
 //! (examples/line_echo/handler.rs) in a child process whose
 //! `RLIMIT_NOFILE` leaves it `FREE_FDS` descriptors; two threads here

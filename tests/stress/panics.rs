@@ -15,7 +15,7 @@
 //! child silences the panic hook (hundreds of panics are expected) and
 //! counts them instead.
 //!
-//! tests/rt_panic.rs, tests/rt_shutdown.rs and tests/callbacks_layer.rs
+//! tests/rt/panic.rs, tests/rt/shutdown.rs and tests/servers/callbacks_layer.rs
 //! prove each kind once; this is all of them at once, many times, under
 //! load.
 

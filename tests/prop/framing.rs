@@ -8,26 +8,19 @@
 //!
 //! 1024 cases per property by default; `PROPTEST_CASES=N` runs more.
 
-#[path = "util/prop_config.rs"]
-mod prop_config;
-#[path = "util/prop_drive.rs"]
-mod prop_drive;
-#[path = "util/prop_streams.rs"]
-mod prop_streams;
-
 use std::io;
 
 use futures_util::io::AsyncReadExt;
 use ioloop::io::StreamReader;
 use proptest::prelude::*;
+use testkit::io_reader::ScriptedReader;
 
-use io_reader::ScriptedReader;
-use prop_drive::{drive, drive_at_most};
-use prop_streams::{
+use crate::config;
+use crate::drive::{drive, drive_at_most};
+use crate::streams::{
     Answer, Cuts, INJECTED, Model, READ_CHUNK, cut_reader, cuts, cuts_without_failures, limit,
     reference_lines, stream,
 };
-use testkit::io_reader;
 
 /// A stream, a line limit and a way to cut the stream, the limit first
 /// because the line lengths are drawn around it.
@@ -59,7 +52,7 @@ fn read_line(reader: &mut StreamReader<ScriptedReader>) -> io::Result<Answer> {
 }
 
 proptest! {
-    #![proptest_config(prop_config::config(1024, "proptest-regressions/prop_framing.txt"))]
+    #![proptest_config(config::config(1024, "proptest-regressions/prop_framing.txt"))]
 
     /// The headline property: `read_line` returns the reference split of
     /// the stream, whatever the cuts, and the buffer never grows past the

@@ -1,13 +1,12 @@
 //! The proptest configuration of the property tests: a case count sized
 //! for CI in a debug build, which `PROPTEST_CASES` overrides, and where
 //! failing cases are kept.
-#![allow(dead_code)] // each test file uses a different subset
 
 use proptest::test_runner::{Config, FileFailurePersistence};
 
 /// `default_cases` cases, or as many as `PROPTEST_CASES` says (proptest
 /// reads that variable only when no count is set in the code, so it is
-/// read here too): `PROPTEST_CASES=20000 cargo test --test prop_framing`
+/// read here too): `PROPTEST_CASES=20000 cargo test --test prop`
 /// runs a long search.
 ///
 /// The seeds of failing cases go to `regressions` (relative to the

@@ -8,7 +8,6 @@
 //! world is closed, so a `Pending` with no wake behind it can only mean a
 //! task that would sleep forever: the lost wakeup DESIGN.md forbids. A
 //! runtime would show that as a hang; here it is an assertion naming it.
-#![allow(dead_code)] // each test file uses a different subset
 
 use std::future::Future;
 use std::pin::pin;

@@ -9,23 +9,16 @@
 //!
 //! 512 cases per property by default; `PROPTEST_CASES=N` runs more.
 
-#[path = "util/prop_config.rs"]
-mod prop_config;
-#[path = "util/prop_drive.rs"]
-mod prop_drive;
-#[path = "util/prop_plans.rs"]
-mod prop_plans;
-
 use std::io;
 
 use futures_util::io::AsyncWriteExt;
 use ioloop::io::StreamWriter;
 use proptest::prelude::*;
+use testkit::io_writer::{Act, PlannedWriter, Probe, planned, script};
 
-use io_writer::{Act, PlannedWriter, Probe, planned, script};
-use prop_drive::{drive, drive_at_most, drive_counting};
-use prop_plans::{Acts, INJECTED, acts, byte_at, limits, write_len};
-use testkit::io_writer;
+use crate::config;
+use crate::drive::{drive, drive_at_most, drive_counting};
+use crate::plans::{Acts, INJECTED, acts, byte_at, limits, write_len};
 
 /// One thing the program does with its writer.
 #[derive(Clone, Copy, Debug)]
@@ -203,7 +196,7 @@ fn transient(err: &io::Error) -> bool {
 }
 
 proptest! {
-    #![proptest_config(prop_config::config(512, "proptest-regressions/prop_writer.txt"))]
+    #![proptest_config(config::config(512, "proptest-regressions/prop_writer.txt"))]
 
     /// Exactly the bytes written, in order, whatever the inner writer takes
     /// per call; `drain` within the water marks; `flush` and `close` leave

@@ -2,7 +2,6 @@
 //! lines whose lengths sit around that limit, and a way to cut the stream
 //! into reads (with pauses and failures between them); plus the reference
 //! answers a `StreamReader` must give for any such stream.
-#![allow(dead_code)] // each test file uses a different subset
 
 use std::io;
 

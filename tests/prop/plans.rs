@@ -1,7 +1,6 @@
 //! Strategies for the `StreamWriter` properties: water marks, a plan for the
 //! in-memory writer (partial takes, `Pending`, `WouldBlock`, failures), and
 //! the bytes to write, each one telling where in the stream it belongs.
-#![allow(dead_code)] // each test file uses a different subset
 
 use std::io;
 
