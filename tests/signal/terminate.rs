@@ -33,6 +33,13 @@ fn a_busy_server_is_stopped_by_sigterm() -> io::Result<()> {
                     }
                 }
             });
+            // The signal goes out only once the server has run: sent at
+            // once, it could be pending before the first poll of `recv`,
+            // which would then complete before the loop ever ran the
+            // server (it did, twice, on a loaded machine).
+            while rounds.load(Ordering::Relaxed) == 0 {
+                ioloop::yield_now().await;
+            }
             let sender = std::thread::spawn(|| signal_raise::kill_self(libc::SIGTERM));
             term.recv().await?;
             sender.join().expect("the sending thread panicked")?;
