@@ -3,14 +3,14 @@
 #
 # The library's one `unsafe` block pins each spawned task's future inside
 # its Arc (runtime/src/task/cell.rs), so every test that spawns, wakes,
-# aborts, panics in or shuts down tasks runs through it; tests/rt_alloc.rs
-# adds a GlobalAlloc of its own. Memcheck sees what the type system cannot:
+# aborts, panics in or shuts down tasks runs through it; tests/rt/alloc.rs
+# adds a GlobalAlloc of its own (the whole rt binary's allocator). Memcheck sees what the type system cannot:
 # a read of freed or uninitialized memory, a double free, a task the
 # reference counts never free. It also checks the dependencies (mio,
 # parking_lot, slab) along the way.
 #
 # Exits non-zero on any memcheck error or failed test. Each binary's log is
-# in target/valgrind/NAME.log. About 70 s on 2 cores once built (valgrind
+# in target/valgrind/NAME.log. About 100 s on 2 cores once built (valgrind
 # runs the code 20-50x slower, one thread at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,27 +32,48 @@ fi
 # tasks end to end. Left out on purpose:
 # - rt_idle: asserts an idle second costs under 50 ms of CPU; valgrind's
 #   translation alone costs more.
-# - rt_fib_offload: asserts echo latency stays under 500 ms beside fib(38)
-#   on a pool thread; valgrind runs one thread at a time, so the pool
-#   thread holds the loop off for seconds.
-# - time_*, signal_*, tcp_emfile, tcp_sigpipe and the rest: no unsafe path
-#   beyond the spawning the tests below already cover, real sleeps that
-#   only cost time here, or child processes valgrind would not follow.
-# - prop_*: no tasks and no unsafe code; thousands of cases for nothing.
-# - rt_spawn_blocking's echo-during-a-computation test (skipped by name
-#   below): like rt_fib_offload, it measures latency beside a busy pool
+# - rt's fib_offload module (skipped by name below): asserts echo latency
+#   stays under 500 ms beside fib(38) on a pool thread; valgrind runs one
+#   thread at a time, so the pool thread holds the loop off for seconds.
+# - time, signal, the rest of net (tcp_emfile, tcp_sigpipe, ...), stress:
+#   no unsafe path beyond the spawning the tests below already cover, real
+#   sleeps that only cost time here, or child processes valgrind would not
+#   follow.
+# - prop: no tasks and no unsafe code; thousands of cases for nothing.
+# - rt's spawn_blocking echo-during-a-computation test (skipped by name
+#   below): like fib_offload, it measures latency beside a busy pool
 #   thread, which valgrind's one-thread-at-a-time scheduling turns into
-#   seconds; the rest of that binary runs.
+#   seconds; the rest of that module runs.
 UNIT_PACKAGES=(ioloop-runtime ioloop-net)
-TESTS=(
-    rt_spawn rt_shutdown rt_panic rt_alloc rt_spawn_blocking rt_wake
-    rt_yield rt_block_on rt_handle rt_budget rt_blocking_threads
-    reactor_readiness tcp_accept line_echo io_tcp io_read_cancel
+# Each entry: a test binary (tests/NAME/main.rs or tests/NAME.rs), then the
+# libtest filters that pick its tests (a test runs if its name contains
+# one of them; none: every test). The filters are module paths, and no
+# module of a binary has a name that ends another's, so each selects one
+# module.
+RUNS=(
+    "rt"                    # spawn, shutdown, panic, alloc, spawn_blocking, wake,
+                            # yield_now, block_on, handle, budget (fib_offload skipped)
+    "rt_blocking_threads"
+    "reactor_readiness"
+    "net tcp_accept::"
+    "servers line_echo::"
+    "io tcp:: read_cancel::"
+)
+SKIP=(
+    fib_offload::
+    a_tcp_echo_answers_promptly_during_a_two_second_blocking_computation
 )
 
 test_args=()
-for t in "${TESTS[@]}"; do
-    test_args+=(--test "$t")
+declare -A filters
+for run in "${RUNS[@]}"; do
+    read -r name rest <<<"$run"
+    test_args+=(--test "$name")
+    filters[$name]=$rest
+done
+skip_args=()
+for s in "${SKIP[@]}"; do
+    skip_args+=(--skip "$s")
 done
 
 # Build in the profile `cargo test` uses, so CI reuses the binaries, and
@@ -66,8 +87,8 @@ mapfile -t exes < <(
     executables "${UNIT_PACKAGES[@]/#/--package=}" --lib
     executables --package=ioloop "${test_args[@]}"
 )
-if [ "${#exes[@]}" -ne $((${#UNIT_PACKAGES[@]} + ${#TESTS[@]})) ]; then
-    echo "valgrind.sh: expected $((${#UNIT_PACKAGES[@]} + ${#TESTS[@]})) test binaries, cargo built ${#exes[@]}" >&2
+if [ "${#exes[@]}" -ne $((${#UNIT_PACKAGES[@]} + ${#RUNS[@]})) ]; then
+    echo "valgrind.sh: expected $((${#UNIT_PACKAGES[@]} + ${#RUNS[@]})) test binaries, cargo built ${#exes[@]}" >&2
     exit 1
 fi
 
@@ -93,12 +114,14 @@ for exe in "${exes[@]}"; do
     name=$(basename "$exe")
     name=${name%-*}
     log=target/valgrind/$name.log
+    # The binary's filters (none for the unit tests), unquoted: one word each.
+    # shellcheck disable=SC2086
+    set -- ${filters[$name]:-}
     start=$SECONDS
     if RUST_BACKTRACE=0 valgrind --quiet --error-exitcode=99 \
         --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
         --num-callers=40 \
-        "$exe" --test-threads=1 \
-        --skip a_tcp_echo_answers_promptly_during_a_two_second_blocking_computation \
+        "$exe" --test-threads=1 "${skip_args[@]}" "$@" \
         >"$log" 2>&1; then
         result=$(grep '^test result' "$log" | tail -n 1)
         echo "valgrind: $name: clean in $((SECONDS - start))s (${result#test result: })"

@@ -7,6 +7,10 @@
 //! blocking `std` socket, driven from the test thread or a peer thread;
 //! "parked" is announced over a channel from inside the poll that returned
 //! `Pending`, so the peer acts only once the waker is in place.
+//!
+//! A binary of its own, not a module of tests/edge/: one test installs a
+//! global `log` logger and counts the warnings it collects, which tests
+//! running in parallel in the same process could add to.
 
 use std::fmt;
 use std::future::poll_fn;

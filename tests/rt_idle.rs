@@ -3,9 +3,8 @@
 //! One test in this file on purpose: it measures the whole process's CPU
 //! time, which other tests running in parallel would pollute.
 
-mod util;
-
 use std::time::Duration;
+use testkit::util;
 
 #[test]
 fn an_idle_second_costs_under_50ms_of_cpu() -> std::io::Result<()> {

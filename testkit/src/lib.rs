@@ -1,0 +1,39 @@
+//! Helpers shared by ioloop's integration tests.
+//!
+//! The tests are grouped by area into a few binaries (`tests/rt/main.rs`,
+//! `tests/net/main.rs`, ...), and each binary uses a different subset of
+//! these helpers. As `pub` items of a library they are compiled once and
+//! never warn when a binary leaves one unused, so no test needs a
+//! `dead_code` allowance. A dev-dependency of the root package only;
+//! never published.
+
+pub mod io_reader;
+pub mod io_run;
+pub mod io_unix;
+pub mod io_writer;
+pub mod line_client;
+pub mod net_proc;
+pub mod net_run;
+pub mod signal_raise;
+pub mod stress_echo_child;
+pub mod stress_proc;
+pub mod stress_rng;
+pub mod time_poll;
+pub mod util;
+
+// The examples' server code the tests run, compiled here once. At the
+// crate root, under these names, because the files name each other so
+// (`crate::handler`, `crate::stop`).
+
+/// examples/line_echo/handler.rs: the line echo protocol on ioloop.
+#[path = "../../examples/line_echo/handler.rs"]
+pub mod handler;
+/// examples/line_echo/server.rs: the line echo server as `main` runs it.
+#[path = "../../examples/line_echo/server.rs"]
+pub mod server;
+/// examples/line_echo/stop.rs: the stop notice of the line echo server.
+#[path = "../../examples/line_echo/stop.rs"]
+pub mod stop;
+/// examples/line_echo_tokio/handler.rs: the line echo protocol on tokio.
+#[path = "../../examples/line_echo_tokio/handler.rs"]
+pub mod tokio_handler;

@@ -1,0 +1,123 @@
+//! `StreamWriter::drain`, the backpressure point: it returns at once at or
+//! below the high-water mark, otherwise waits until at or below the low
+//! one; the defaults (0, 0) send everything; a dropped drain loses nothing.
+
+use std::io;
+use std::task::Poll;
+use std::time::Duration;
+
+use io_run::run;
+use io_writer::{Act, Rng, planned, script, script_then};
+use ioloop::io::StreamWriter;
+use ioloop::time::timeout;
+use testkit::{io_run, io_writer, time_poll};
+use time_poll::poll_once;
+
+#[test]
+fn drain_sends_until_at_or_below_the_low_water_mark() -> io::Result<()> {
+    run(|| async {
+        let plan = script_then([Act::WouldBlock], Act::Take(7));
+        let (sink, probe) = planned(plan);
+        let mut writer = StreamWriter::new(sink);
+        writer.set_write_buffer_limits(100, 40);
+        writer.write(&[5; 1000]);
+        assert_eq!(writer.buffered(), 1000);
+        writer.drain().await?;
+        // It stopped as soon as 40 or fewer were left: within one call's 7.
+        let left = writer.buffered();
+        assert!((34..=40).contains(&left), "left {left}");
+        assert_eq!(probe.received_len(), 1000 - left);
+        Ok(())
+    })
+}
+
+#[test]
+fn drain_waits_for_a_stalled_peer_and_returns_when_it_reads() -> io::Result<()> {
+    run(|| async {
+        let (sink, probe) = planned(script([Act::Stall]));
+        let mut writer = StreamWriter::new(sink);
+        writer.write(b"reply\n");
+        assert_eq!(writer.buffered(), 6);
+        let mut drain = Box::pin(writer.drain());
+        assert!(poll_once(&mut drain).is_pending());
+        assert!(poll_once(&mut drain).is_pending());
+        probe.unstall();
+        drain.await?;
+        assert_eq!(probe.received(), b"reply\n");
+        Ok(())
+    })
+}
+
+#[test]
+fn drain_at_or_below_the_high_water_mark_returns_at_once_after_one_try() -> io::Result<()> {
+    run(|| async {
+        let (sink, probe) = planned(script([Act::WouldBlock, Act::Take(10), Act::Stall]));
+        let mut writer = StreamWriter::new(sink);
+        writer.set_write_buffer_limits(100, 10);
+        writer.write(&[1; 50]);
+        assert_eq!(probe.calls(), 1);
+        // 50 <= 100: one non-blocking try (takes 10, then stalls), and done.
+        assert!(matches!(
+            poll_once(&mut Box::pin(writer.drain())),
+            Poll::Ready(Ok(()))
+        ));
+        assert_eq!(probe.calls(), 3);
+        assert_eq!(writer.buffered(), 40);
+        // Over the high-water mark, drain must wait for the stalled peer.
+        writer.write(&[2; 70]);
+        let mut drain = Box::pin(writer.drain());
+        assert!(poll_once(&mut drain).is_pending());
+        probe.unstall();
+        drain.await?;
+        assert!(writer.buffered() <= 10);
+        Ok(())
+    })
+}
+
+#[test]
+fn the_default_limits_make_drain_send_everything() -> io::Result<()> {
+    run(|| async {
+        let mut rng = Rng::new(99);
+        let (sink, probe) = planned(Box::new(move |_, _| match rng.below(3) {
+            0 => Act::Pending,
+            _ => Act::Take(1 + rng.below(50)),
+        }));
+        let mut writer = StreamWriter::new(sink);
+        assert_eq!(writer.write_buffer_limits(), (0, 0));
+        for _ in 0..100 {
+            writer.write(&[3; 100]);
+            writer.drain().await?;
+            assert_eq!(writer.buffered(), 0);
+        }
+        assert_eq!(probe.received_len(), 10_000);
+        Ok(())
+    })
+}
+
+#[test]
+fn a_drain_dropped_half_way_loses_and_repeats_nothing() -> io::Result<()> {
+    run(|| async {
+        let plan = script([Act::WouldBlock, Act::Take(5), Act::Stall]);
+        let (sink, probe) = planned(plan);
+        let mut writer = StreamWriter::new(sink);
+        writer.write(b"0123456789");
+        assert!(
+            timeout(Duration::from_millis(10), writer.drain())
+                .await
+                .is_err()
+        );
+        assert_eq!(probe.received(), b"01234");
+        assert_eq!(writer.buffered(), 5);
+        probe.unstall();
+        writer.drain().await?;
+        assert_eq!(probe.received(), b"0123456789");
+        Ok(())
+    })
+}
+
+#[test]
+#[should_panic(expected = "low-water mark 2 is above high-water mark 1")]
+fn limits_with_low_above_high_panic() {
+    let (sink, _) = planned(script([]));
+    StreamWriter::new(sink).set_write_buffer_limits(1, 2);
+}

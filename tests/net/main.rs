@@ -1,0 +1,19 @@
+//! Sockets: TCP accept, half-close, reset, split, combinators, EMFILE and
+//! SIGPIPE; UDP round trips and the cookbook's UDP servers.
+//!
+//! `tcp_emfile` and `tcp_sigpipe` run their scenario in a child process
+//! (this binary again, selected by an environment variable, running only
+//! that test), so the lowered descriptor limit and the default SIGPIPE
+//! action are the child's alone. The descriptor count of
+//! 10,000 connect/close cycles watches the whole process, so it runs in
+//! tests/stress/ (`tcp_fd_count`).
+
+mod tcp_accept;
+mod tcp_combinators;
+mod tcp_emfile;
+mod tcp_half_close;
+mod tcp_reset;
+mod tcp_sigpipe;
+mod tcp_split;
+mod udp_round_trip;
+mod udp_servers;

@@ -1,0 +1,124 @@
+//! One task's panic is its own; a waker's panic never reaches the loop.
+
+use std::future::poll_fn;
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use ioloop::io::Registration;
+use testkit::util;
+use util::{panicking_waker, poll_once_with};
+
+#[test]
+fn a_panicking_task_yields_a_join_error_and_the_others_go_on() {
+    let finished = Arc::new(AtomicUsize::new(0));
+    let f = finished.clone();
+    ioloop::block_on(async move {
+        let tasks: Vec<_> = (0..10)
+            .map(|i| {
+                let f = f.clone();
+                ioloop::spawn(async move {
+                    ioloop::yield_now().await;
+                    if i == 3 {
+                        panic!("task {i} fails");
+                    }
+                    ioloop::yield_now().await;
+                    f.fetch_add(1, Ordering::SeqCst);
+                    i
+                })
+            })
+            .collect();
+        for (i, task) in tasks.into_iter().enumerate() {
+            match task.await {
+                Ok(n) => assert_eq!(n, i),
+                Err(err) => {
+                    assert_eq!(i, 3);
+                    assert!(err.is_panic());
+                    assert!(!err.is_cancelled());
+                    assert_eq!(err.to_string(), "task panicked: task 3 fails");
+                    let payload = err.into_panic();
+                    assert_eq!(util::panic_text(&*payload), "task 3 fails");
+                }
+            }
+        }
+        // The loop itself is fine: timers and new tasks still work.
+        ioloop::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(ioloop::spawn(async { 1 }).await.unwrap(), 1);
+    });
+    assert_eq!(finished.load(Ordering::SeqCst), 9);
+}
+
+#[test]
+fn a_detached_panicking_task_does_not_disturb_the_loop() {
+    let out = ioloop::block_on(async {
+        drop(ioloop::spawn(async { panic!("nobody is listening") }));
+        for _ in 0..3 {
+            ioloop::yield_now().await;
+        }
+        "still running"
+    });
+    assert_eq!(out, "still running");
+}
+
+#[test]
+fn a_panicking_waker_on_a_timer_is_contained() {
+    ioloop::block_on(async {
+        let mut sleep = ioloop::time::sleep(Duration::from_millis(2));
+        // Arm the timer with a waker that panics when the loop fires it.
+        let (bad, calls) = panicking_waker();
+        assert!(poll_once_with(&mut sleep, &bad).is_pending());
+        drop(bad);
+        // Outlive it: the loop fires the bad waker while this task sleeps.
+        ioloop::time::sleep(Duration::from_millis(20)).await;
+        assert!(sleep.is_elapsed());
+        assert_eq!(calls.calls.load(Ordering::SeqCst), 1);
+    });
+}
+
+#[test]
+fn a_panicking_waker_on_an_io_source_is_contained() -> std::io::Result<()> {
+    ioloop::block_on(async {
+        let (a, mut b) = mio::net::UnixStream::pair()?;
+        let a = Registration::new(a)?;
+        // Registrations start optimistic; clear that so the next poll parks.
+        let first = poll_fn(|cx| a.poll_read_ready(cx)).await?;
+        a.clear_readiness(first);
+        let (bad, calls) = panicking_waker();
+        let mut cx = std::task::Context::from_waker(&bad);
+        assert!(a.poll_read_ready(&mut cx).is_pending());
+        drop(bad);
+        // The event wakes the panicking waker inside the loop's dispatch.
+        b.write_all(b"x")?;
+        let woken = async {
+            while calls.calls.load(Ordering::SeqCst) == 0 {
+                ioloop::yield_now().await;
+            }
+        };
+        ioloop::time::timeout(Duration::from_secs(10), woken)
+            .await
+            .expect("the event never reached the waker");
+        let event = poll_fn(|cx| a.poll_read_ready(cx)).await?;
+        assert!(event.is_readable());
+        Ok(())
+    })
+}
+
+#[test]
+fn a_panicking_join_waker_is_contained() {
+    ioloop::block_on(async {
+        let mut task = ioloop::spawn(async {
+            ioloop::yield_now().await;
+            9
+        });
+        // Park a panicking waker as the handle's join waker.
+        let (bad, calls) = panicking_waker();
+        assert!(poll_once_with(&mut task, &bad).is_pending());
+        drop(bad);
+        while !task.is_finished() {
+            ioloop::yield_now().await;
+        }
+        assert_eq!(calls.calls.load(Ordering::SeqCst), 1);
+        assert_eq!(task.await.unwrap(), 9);
+    });
+}

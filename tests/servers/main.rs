@@ -1,0 +1,15 @@
+//! Whole servers, end to end over real sockets: the line echo server on
+//! ioloop, on the callback layer and on tokio, the callback layer itself,
+//! and the HTTP hello-world twins with their parser.
+
+// examples/common/http.rs: at the crate root because the examples' HTTP
+// servers name it `crate::http`.
+#[path = "../../examples/common/http.rs"]
+mod http;
+
+mod callbacks_layer;
+mod http_hello;
+mod http_parser;
+mod line_echo;
+mod line_echo_callbacks;
+mod line_echo_tokio;

@@ -1,0 +1,114 @@
+//! Ctrl-C stops `line_echo` gracefully: the test runs the example's server
+//! (examples/line_echo/server.rs) in a child process, connects clients,
+//! sends the child SIGINT, and checks that it stops accepting, lets a
+//! client finish its line, closes every connection, says `reactor
+//! stopped`, and exits 0.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use testkit::{handler, net_proc, server};
+
+const CHILD: &str = "IOLOOP_LINE_ECHO_CHILD";
+const SAFETY: Duration = Duration::from_secs(20);
+
+/// The child's role: the example's server, exactly as `main` runs it.
+#[test]
+fn line_echo_server_child() -> io::Result<()> {
+    if std::env::var_os(CHILD).is_none() {
+        return Ok(()); // only meaningful in the child
+    }
+    server::run(0, handler::Config::default(), Duration::from_secs(10))
+}
+
+#[test]
+fn sigint_stops_line_echo_gracefully() -> io::Result<()> {
+    let mut child = Command::new(std::env::current_exe()?)
+        .args([
+            "--exact",
+            &net_proc::test_name(module_path!(), "line_echo_server_child"),
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    // The child's stderr, line by line, on a thread, so reading it never
+    // blocks the test.
+    let (lines_tx, lines) = mpsc::channel::<String>();
+    let stderr = child.stderr.take().expect("piped");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let mut log = Vec::new();
+    let wait_for = |tag: &str, log: &mut Vec<String>| -> io::Result<String> {
+        let deadline = Instant::now() + SAFETY;
+        while let Ok(line) = lines.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            log.push(line.clone());
+            if let Some(at) = line.find(tag) {
+                return Ok(line[at + tag.len()..].trim().to_string());
+            }
+        }
+        Err(io::Error::other(format!(
+            "no {tag:?} from the child; it said {log:?}"
+        )))
+    };
+    let addr = wait_for("listening on", &mut log)?;
+
+    let connect = || -> io::Result<(TcpStream, BufReader<TcpStream>)> {
+        let s = TcpStream::connect(&addr)?;
+        s.set_read_timeout(Some(SAFETY))?;
+        let mut r = BufReader::new(s.try_clone()?);
+        let mut hello = String::new();
+        r.read_line(&mut hello)?;
+        assert_eq!(hello, "Hello!\n");
+        Ok((s, r))
+    };
+    let (_idle, mut idle_r) = connect()?;
+    let (mut busy, mut busy_r) = connect()?;
+    busy.write_all(b"a line in prog")?;
+    // Wait until the child has seen both connections.
+    wait_for("connected", &mut log)?;
+    wait_for("connected", &mut log)?;
+
+    // SAFETY: kill(2) with a valid pid and signal number has no memory
+    // effects on this process.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    wait_for("SIGINT", &mut log)?;
+
+    // The idle client is closed at once: EOF.
+    let mut rest = Vec::new();
+    idle_r.read_to_end(&mut rest)?;
+    assert!(rest.is_empty());
+    // The busy client finishes its line, gets its reply, then EOF.
+    busy.write_all(b"ress\n")?;
+    let mut reply = String::new();
+    busy_r.read_line(&mut reply)?;
+    assert_eq!(reply, "[echo] a line in progress\n");
+    rest.clear();
+    busy_r.read_to_end(&mut rest)?;
+    assert!(rest.is_empty());
+
+    wait_for("reactor stopped", &mut log)?;
+    let deadline = Instant::now() + SAFETY;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() > deadline {
+            child.kill()?;
+            panic!("the child did not exit after SIGINT; it said {log:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(status.success(), "{status:?}; it said {log:?}");
+    // Accepting stopped: nobody listens on the port any more.
+    assert!(TcpStream::connect(&addr).is_err());
+    Ok(())
+}

@@ -1,0 +1,5 @@
+//! Timers: `sleep`, `interval` and `timeout`.
+
+mod interval;
+mod sleep;
+mod timeout;
