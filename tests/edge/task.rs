@@ -40,11 +40,16 @@ fn a_panicking_task_releases_its_socket_and_timer_and_others_go_on() -> io::Resu
         let addr = std_listener.local_addr()?;
         ioloop::block_on(async move {
             let before = fresh_metrics().await;
-            // A bystander with a timer of its own, due later.
-            let bystander = ioloop::spawn(async {
-                let start = Instant::now();
-                sleep(Duration::from_millis(300)).await;
-                start.elapsed()
+            // A bystander with a timer of its own, due only once the checks
+            // below are done (a fixed delay could run out first on a loaded
+            // machine): it is moved to 20 ms from then.
+            let bystander_sleep = Arc::new(std::sync::Mutex::new(sleep(Duration::from_secs(3600))));
+            let bystander = ioloop::spawn({
+                let timer = bystander_sleep.clone();
+                async move {
+                    poll_fn(|cx| Pin::new(&mut *timer.lock().unwrap()).poll(cx)).await;
+                    Instant::now()
+                }
             });
             let gate = util::signal();
             let doomed = {
@@ -97,8 +102,10 @@ fn a_panicking_task_releases_its_socket_and_timer_and_others_go_on() -> io::Resu
             assert_eq!(far_end.read(&mut [0; 8])?, 0);
 
             // The bystander's timer fires as due; the loop takes new work.
-            let waited = bystander.await.expect("the bystander panicked");
-            assert!(waited >= Duration::from_millis(300), "{waited:?}");
+            let due = Instant::now() + Duration::from_millis(20);
+            bystander_sleep.lock().unwrap().reset(due);
+            let fired = bystander.await.expect("the bystander panicked");
+            assert!(fired >= due, "{:?} early", due - fired);
             assert_eq!(ioloop::spawn(async { 7 }).await.expect("a new task"), 7);
             assert_eq!(fresh_metrics().await.live_timers, before.live_timers);
             io::Result::Ok(())
