@@ -1,5 +1,5 @@
 //! The fib server and the echo server of `fib_offload`, shared with
-//! tests/rt_fib_offload.rs.
+//! tests/rt/fib_offload.rs.
 
 use std::io;
 use std::sync::Arc;

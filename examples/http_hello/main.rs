@@ -15,7 +15,7 @@
 //! Nothing is logged per request (it is a benchmark target); Ctrl-C simply
 //! ends the process.
 //!
-//! - `serve.rs`: the connection loop (shared with tests/http_hello.rs).
+//! - `serve.rs`: the connection loop (shared with tests/servers/http_hello.rs).
 //! - `../common/http.rs`: the request parser both twins share.
 
 #[path = "../common/args.rs"]

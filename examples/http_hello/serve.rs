@@ -1,7 +1,7 @@
 //! The hello server's connections on ioloop: read into the shared
 //! [`Connection`], send every reply it queued in one write, repeat.
 //!
-//! Shared by `main.rs` and by tests/http_hello.rs, which runs it
+//! Shared by `main.rs` and by tests/servers/http_hello.rs, which runs it
 //! in-process against real sockets.
 
 use std::io;

@@ -2,7 +2,7 @@
 //! [`Connection`], send every reply it queued in one `write_all`, repeat.
 //! The same loop as examples/http_hello/serve.rs, in tokio's idiom.
 //!
-//! Shared by `main.rs` and by tests/http_hello.rs, which runs both twins
+//! Shared by `main.rs` and by tests/servers/http_hello.rs, which runs both twins
 //! through the same scenarios.
 
 use std::io;

@@ -7,7 +7,7 @@
 //! became `writer.drain().await`. `last_seen` became a `timeout` around the
 //! read, and `on_disconnect` is the [`End`] each connection reports.
 //!
-//! Shared by `main.rs` and by the tests (tests/line_echo.rs includes this
+//! Shared by `main.rs` and by the tests (testkit/src/lib.rs includes this
 //! file), so the tests exercise exactly what the example runs.
 
 use std::future::{Future, poll_fn};

@@ -2,7 +2,7 @@
 //! let the connections finish their lines, say `reactor stopped` (the
 //! lesson's last line), exit 0.
 //!
-//! Shared by `main.rs` and by tests/signal_line_echo.rs, which runs it in
+//! Shared by `main.rs` and by tests/signal/line_echo.rs, which runs it in
 //! a child process and sends it SIGINT.
 
 use std::io;

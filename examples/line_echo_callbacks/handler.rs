@@ -2,7 +2,7 @@
 //! written against `ioloop::callbacks`, byte for byte the protocol of
 //! `examples/line_echo/handler.rs`.
 //!
-//! Shared by `main.rs` and by the tests (tests/callbacks_line_echo.rs
+//! Shared by `main.rs` and by the tests (tests/servers/line_echo_callbacks.rs
 //! includes this file), so the tests exercise exactly what the example runs.
 
 use std::io;

@@ -10,7 +10,7 @@
 //! connection silent for `idle_timeout`, and on stop let each connection
 //! finish its current line.
 //!
-//! Shared by `main.rs` and by tests/line_echo_tokio.rs.
+//! Shared by `main.rs` and by the tests (testkit/src/lib.rs includes it).
 
 use std::future::Future;
 use std::io;

@@ -1,5 +1,5 @@
 //! The two servers of the recipe, shared by `main.rs` and by the tests
-//! (tests/udp_servers.rs includes this file).
+//! (tests/net/udp_servers.rs includes this file).
 
 use std::io;
 use std::time::{SystemTime, UNIX_EPOCH};
