@@ -8,8 +8,6 @@ mod read_buf;
 mod reader;
 pub(crate) mod write_buf;
 mod writer;
-mod writer_access;
-mod writer_io;
 
 pub use reader::{DEFAULT_MAX_LINE_LENGTH, StreamReader};
 pub use writer::StreamWriter;
