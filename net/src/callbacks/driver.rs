@@ -1,35 +1,14 @@
 //! One connection's task: the lesson's `_read`, `_write`, idle pass and
 //! `close` for a single socket, with `sel.select` replaced by the
 //! reactor's wakers.
-//!
-//! # Where `sel.modify` went
-//!
-//! The lesson listens for WRITE only while `outbuf` holds bytes, switching
-//! with `sel.modify`, because `select` is level-triggered: a socket with
-//! room in its send buffer is reported writable on every call, and a loop
-//! listening for WRITE with nothing to write spins at 100% CPU.
-//!
-//! Here the socket is registered once, for both directions, edge-triggered,
-//! and the reactor wakes a task for a direction only through a waker the
-//! task left there, which `poll_write` leaves only when it returns
-//! `Pending`: when there were bytes to send and the kernel's buffer was
-//! full. [`Driver::poll_step`] calls `poll_write` only while the outbuf
-//! holds bytes, so listening for WRITE means exactly "unsent bytes, and no
-//! room for them yet": `queue_send`'s `modify(READ | WRITE)` and
-//! `on_writable`'s `modify(READ)` happen by themselves, and an empty outbuf
-//! costs nothing. Reading works the same way: while the outbuf is above its
-//! high-water mark, or the connection is closing, `poll_read` is not
-//! called, which is the lesson's `modify(WRITE)`, "only WRITE". (A waker
-//! left from before may still fire once; the step then finds nothing to do.)
 
 use std::future::{Future, poll_fn};
-use std::io;
 use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
-use futures_io::{AsyncRead, AsyncWrite};
+use futures_io::AsyncRead;
 use ioloop_runtime::time::{Sleep, sleep};
 
 use super::{Config, Connection, Disconnect, Handler};
@@ -67,6 +46,7 @@ enum Step {
     Over(Disconnect),
 }
 
+/// One connection's loop: its socket, limits, and the state between steps.
 struct Driver<'a> {
     stream: &'a TcpStream,
     config: Config,
@@ -99,22 +79,28 @@ impl Driver<'_> {
         if self.closing.is_some() {
             return;
         }
-        if !conn.closing && conn.inbuf.len() > self.config.max_inbuf {
+        if !conn.is_closing() && conn.inbuf().len() > self.config.max_inbuf {
             handler.on_inbuf_full(conn);
-            if conn.inbuf.len() > self.config.max_inbuf {
+            if conn.inbuf().len() > self.config.max_inbuf {
                 self.closing = Some(Disconnect::InbufFull);
                 return;
             }
         }
-        if conn.closing {
+        if conn.is_closing() {
             self.closing = Some(Disconnect::Closed);
         }
     }
 
     /// One turn of the lesson's loop for this socket, in its order: write
     /// what the kernel takes, read if we may, check the idle deadline.
+    ///
+    /// There is no `sel.modify`: the socket is registered once, both ways,
+    /// and the reactor wakes this task for a direction only through a waker
+    /// a `Pending` poll left there. Sending only while the outbuf holds
+    /// bytes, and reading only while the connection may take more, is the
+    /// whole of WRITE and READ interest.
     fn poll_step(&mut self, cx: &mut Context<'_>, conn: &mut Connection) -> Poll<Step> {
-        let flushed = match self.poll_flush(cx, conn) {
+        let flushed = match conn.poll_send(cx, self.stream) {
             Poll::Ready(Ok(())) => true,
             Poll::Ready(Err(err)) => return Poll::Ready(Step::Over(Disconnect::Failed(err))),
             Poll::Pending => false,
@@ -128,19 +114,13 @@ impl Driver<'_> {
             }
             return Poll::Ready(Step::Over(reason));
         }
-        // One byte past the limit: a message of exactly `max_inbuf` bytes
-        // still has room for its terminator, and one byte more is too long.
-        let cap = self.config.max_inbuf.saturating_add(1);
-        let room = cap.saturating_sub(conn.inbuf.len());
-        let may_read =
-            self.closing.is_none() && conn.outbuf.len() <= self.config.write_high_water && room > 0;
+        let may_read = self.closing.is_none()
+            && conn.outbuf().len() <= self.config.write_high_water
+            && conn.inbuf().len() <= self.config.max_inbuf;
         if may_read {
-            match conn.inbuf.poll_read(cx, self.stream, room) {
+            match conn.poll_read(cx, self.stream, self.config.max_inbuf) {
                 Poll::Ready(Ok(0)) => return Poll::Ready(Step::Eof),
-                Poll::Ready(Ok(_)) => {
-                    conn.last_seen = Instant::now();
-                    return Poll::Ready(Step::Data);
-                }
+                Poll::Ready(Ok(_)) => return Poll::Ready(Step::Data),
                 Poll::Ready(Err(err)) => return Poll::Ready(Step::Over(Disconnect::Failed(err))),
                 Poll::Pending => {}
             }
@@ -151,46 +131,19 @@ impl Driver<'_> {
         Poll::Pending
     }
 
-    /// Sends the outbuf until it is empty (`Ready(Ok)`) or the kernel's
-    /// buffer is full (`Pending`, with our waker left for WRITE): the
-    /// lesson's `on_writable`, `del conn.outbuf[:sent]` included.
-    fn poll_flush(&mut self, cx: &mut Context<'_>, conn: &mut Connection) -> Poll<io::Result<()>> {
-        let mut moved = false;
-        let result = loop {
-            if conn.outbuf.len() == 0 {
-                break Poll::Ready(Ok(()));
-            }
-            match Pin::new(&mut self.stream).poll_write(cx, conn.outbuf.unsent()) {
-                // A stream that takes nothing and says nothing would be
-                // retried forever; std's `write_all` calls it `WriteZero`.
-                Poll::Ready(Ok(0)) => break Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
-                Poll::Ready(Ok(n)) => {
-                    conn.outbuf.advance(n);
-                    moved = true;
-                }
-                Poll::Ready(Err(err)) => break Poll::Ready(Err(err)),
-                Poll::Pending => break Poll::Pending,
-            }
-        };
-        if moved {
-            conn.last_seen = Instant::now();
-        }
-        result
-    }
-
     /// Ready once nothing has moved for the idle timeout.
     ///
-    /// The timer is armed once and moved only when it fires: at that point
-    /// it either finds `last_seen` old enough, or moves to
-    /// `last_seen + idle_timeout`. Moving it on every read instead would
-    /// cost a timer-heap update per message; this way a read costs one
-    /// clock read, and an active connection one timer wake per timeout.
+    /// The timer is armed once and moved only when it fires: it then either
+    /// finds `last_seen` old enough, or moves to `last_seen + idle_timeout`.
+    /// Moving it on every read would cost a timer-heap update per message;
+    /// this way a read costs one clock read, and an active connection one
+    /// timer wake per timeout.
     fn poll_idle(&mut self, cx: &mut Context<'_>, conn: &Connection) -> Poll<()> {
         let (Some(timeout), Some(timer)) = (self.config.idle_timeout, &mut self.idle) else {
             return Poll::Pending;
         };
         while Pin::new(&mut *timer).poll(cx).is_ready() {
-            let Some(deadline) = conn.last_seen.checked_add(timeout) else {
+            let Some(deadline) = conn.last_seen().checked_add(timeout) else {
                 // Beyond what `Instant` can hold: never.
                 self.idle = None;
                 return Poll::Pending;

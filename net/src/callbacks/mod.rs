@@ -25,9 +25,8 @@
 //! | (no limit in the lesson) | [`Config::max_inbuf`], [`Handler::on_inbuf_full`] |
 //!
 //! Files: `handler` ([`Handler`], [`Disconnect`]), `connection`
-//! ([`Connection`]), `server` ([`Config`], [`serve`], [`serve_with`],
-//! [`serve_connection`]), `driver` (a connection's task), `buffers` (the
-//! inbuf and the outbuf).
+//! ([`Connection`] and its buffers' I/O), `server` ([`Config`], [`serve`],
+//! [`serve_with`], [`serve_connection`]), `driver` (a connection's task).
 //!
 //! # Examples
 //!
@@ -69,7 +68,6 @@
 //! .unwrap();
 //! ```
 
-mod buffers;
 mod connection;
 mod driver;
 mod handler;

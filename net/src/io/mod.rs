@@ -4,9 +4,8 @@
 //! [`AsyncWrite`](futures_io::AsyncWrite): a TCP stream, a half of one,
 //! or anything else that reads or writes bytes.
 
-mod read_buf;
+pub(crate) mod buffers;
 mod reader;
-pub(crate) mod write_buf;
 mod writer;
 
 pub use reader::{DEFAULT_MAX_LINE_LENGTH, StreamReader};

@@ -11,7 +11,7 @@ use std::task::{Context, Poll, ready};
 
 use futures_io::{AsyncBufRead, AsyncRead};
 
-use super::read_buf::{READ_CHUNK, ReadBuf};
+use super::buffers::{READ_CHUNK, ReadBuf};
 
 /// The default maximum line length of a [`StreamReader`]: 64 KiB, as
 /// asyncio's default `limit`.
@@ -304,7 +304,7 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
     /// One read from the inner reader into the buffer, which may need to
     /// hold `hold` bytes at once.
     fn poll_fill(&mut self, cx: &mut Context<'_>, hold: usize) -> Poll<io::Result<usize>> {
-        self.buf.poll_fill(cx, &mut self.inner, hold)
+        self.buf.poll_fill(cx, &mut self.inner, hold, usize::MAX)
     }
 
     /// The unread bytes, after one read from the inner reader if there were

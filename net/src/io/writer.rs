@@ -1,6 +1,7 @@
 //! [`StreamWriter`], whole: `write` that never blocks, `drain` where a slow
 //! peer pushes back, its water marks and accessors, and `AsyncWrite`. The
-//! bytes wait in a [`WriteBuf`].
+//! bytes wait in a [`WriteBuf`], whose send loop is shared with the
+//! callback layer.
 
 use std::fmt;
 use std::future::poll_fn;
@@ -10,7 +11,7 @@ use std::task::{Context, Poll, Waker, ready};
 
 use futures_io::AsyncWrite;
 
-use super::write_buf::WriteBuf;
+use super::buffers::{WriteBuf, write_zero};
 
 /// A buffered writer with asyncio's `write` + `drain` contract:
 /// [`write`](Self::write) never blocks and never loses data,
@@ -201,23 +202,13 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
         Poll::Ready(Ok(()))
     }
 
-    /// Sends until at most `target` bytes are queued, waiting on the inner
-    /// writer whenever it refuses, after returning a kept error if there is
-    /// one. Progress is recorded in the buffer after every call, so a
-    /// dropped future loses nothing.
+    /// Sends until at most `target` bytes are queued, after returning a
+    /// kept error if there is one.
     fn poll_send_down_to(&mut self, cx: &mut Context<'_>, target: usize) -> Poll<io::Result<()>> {
         if let Some(err) = self.error.take() {
             return Poll::Ready(Err(err));
         }
-        while self.buf.len() > target {
-            match ready!(Pin::new(&mut self.inner).poll_write(cx, self.buf.unsent())) {
-                Ok(0) => return Poll::Ready(Err(write_zero())),
-                Ok(n) => self.buf.advance(n),
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(err) => return Poll::Ready(Err(err)),
-            }
-        }
-        Poll::Ready(Ok(()))
+        self.buf.poll_send_down_to(cx, &mut self.inner, target)
     }
 
     /// `flush`: everything sent, then the inner writer flushed.
@@ -370,10 +361,4 @@ fn write_now<W: AsyncWrite + Unpin>(inner: &mut W, data: &[u8]) -> (usize, Optio
         }
     }
     (sent, None)
-}
-
-/// A writer that accepted nothing without saying why would be polled
-/// forever; std's `write_all` reports it the same way.
-fn write_zero() -> io::Error {
-    io::Error::new(io::ErrorKind::WriteZero, "the writer accepted no bytes")
 }
