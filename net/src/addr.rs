@@ -1,20 +1,16 @@
-//! Socket addresses without name resolution.
-//!
-//! `std::net::ToSocketAddrs` resolves host names with a blocking
-//! `getaddrinfo`, which must never run on the loop thread: one slow DNS
-//! answer would stall every connection. [`ToSocketAddr`] accepts only what
-//! needs no resolution: socket addresses, `(ip, port)` pairs, and strings
-//! that parse as `ip:port`.
+//! [`ToSocketAddr`]: socket addresses without name resolution.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
 /// A value that names one socket address without a DNS lookup.
 ///
-/// Implemented for [`SocketAddr`], `SocketAddrV4`, `SocketAddrV6`,
-/// `(IpAddr, u16)`, `(Ipv4Addr, u16)`, `(Ipv6Addr, u16)`, `&str` and
-/// `String` (parsed as `"127.0.0.1:8080"` or `"[::1]:8080"`), and references
-/// to these.
+/// `std::net::ToSocketAddrs` resolves host names with a blocking
+/// `getaddrinfo`, which would stall every task on the loop thread; this
+/// trait accepts only what needs no resolution. Implemented for
+/// [`SocketAddr`], `SocketAddrV4`, `SocketAddrV6`, `(IpAddr, u16)`,
+/// `(Ipv4Addr, u16)`, `(Ipv6Addr, u16)`, `&str` and `String` (parsed as
+/// `"127.0.0.1:8080"` or `"[::1]:8080"`), and references to these.
 ///
 /// # Examples
 ///

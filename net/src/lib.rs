@@ -7,11 +7,11 @@
 //!
 //! - [`tcp`]: [`TcpListener`], [`TcpStream`] and its halves.
 //! - [`udp`]: [`UdpSocket`], datagrams.
-//! - [`callbacks`]: the lesson's callback `Reactor` (`on_connect`,
-//!   `on_data`, `on_disconnect`, `queue_send`), served on ioloop.
 //! - [`io`]: [`StreamReader`](io::StreamReader) and
 //!   [`StreamWriter`](io::StreamWriter), asyncio's streams: the lesson's
 //!   `inbuf` and `outbuf`.
+//! - [`callbacks`]: the lesson's callback `Reactor` (`on_connect`,
+//!   `on_data`, `on_disconnect`, `queue_send`), served on ioloop.
 //!
 //! The `ioloop` facade re-exports the sockets as `ioloop::net` and the
 //! streams as `ioloop::io`.

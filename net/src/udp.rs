@@ -1,20 +1,15 @@
-//! UDP: `UdpSocket`, the cookbook's time and echo servers' socket.
-//!
-//! UDP is message-oriented: each send is one datagram, each receive takes
-//! one whole datagram. A receive buffer shorter than the datagram gets its
-//! first bytes and the rest is discarded by the kernel: the buffer size is
-//! the caller's choice of the largest message it accepts (65,507 bytes
-//! holds any UDP datagram over IPv4).
+//! UDP: [`UdpSocket`], whole: binding, addresses, and sending and receiving
+//! datagrams.
 
 use std::fmt;
+use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
+use std::task::{Context, Poll};
 
 use ioloop_runtime::io::Registration;
 
-use crate::ToSocketAddr;
-
-mod datagrams;
+use crate::addr::ToSocketAddr;
 
 /// A UDP socket registered with the reactor.
 ///
@@ -22,15 +17,14 @@ mod datagrams;
 /// ([`send_to`](Self::send_to), [`recv_from`](Self::recv_from));
 /// [`connect`](Self::connect)ed, it talks to one peer
 /// ([`send`](Self::send), [`recv`](Self::recv)) and drops datagrams from
-/// others. Each method is the one pattern: try the syscall; on
-/// `WouldBlock` clear readiness and wait; retry.
+/// others. Each send is one datagram, each receive takes one whole
+/// datagram: a receive buffer shorter than the datagram gets its first
+/// bytes and the rest is discarded (65,507 bytes holds any UDP datagram
+/// over IPv4).
 ///
-/// The reactor keeps one waiting task per direction: one task receiving
-/// and one sending at a time. If two tasks sharing the socket (through an
-/// `Arc`) wait in the same direction at once, the earlier is displaced and
-/// never woken by the socket (a warning is logged). Receive from one task
-/// and hand the datagrams on; a send waits only when the send buffer is
-/// full, so light senders may share, and a heavy one should own the socket.
+/// The reactor keeps one waiting task per direction: if two tasks wait to
+/// receive (or to send) on one socket at once, the earlier is never woken
+/// by it (a warning is logged). Receive from one task.
 ///
 /// # Examples
 ///
@@ -44,6 +38,12 @@ mod datagrams;
 ///     let mut buf = [0; 64];
 ///     let (n, from) = server.recv_from(&mut buf).await?;
 ///     assert_eq!((&buf[..n], from), (&b"what time is it?"[..], client.local_addr()?));
+///
+///     client.connect(server.local_addr()?).await?;
+///     client.send(b"hi").await?;
+///     let mut small = [0; 1];
+///     let (n, _) = server.recv_from(&mut small).await?;
+///     assert_eq!(&small[..n], b"h", "the rest of the datagram is discarded");
 ///     Ok::<_, std::io::Error>(())
 /// })
 /// .unwrap();
@@ -61,17 +61,6 @@ impl UdpSocket {
     ///
     /// `InvalidInput` if `addr` is not a literal `ip:port`; the OS's error
     /// (`AddrInUse`, ...); an error if no ioloop runtime runs on this thread.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// ioloop::block_on(async {
-    ///     let socket = ioloop::net::UdpSocket::bind("127.0.0.1:0").await?;
-    ///     assert_ne!(socket.local_addr()?.port(), 0);
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub async fn bind(addr: impl ToSocketAddr) -> io::Result<UdpSocket> {
         let socket = mio::net::UdpSocket::bind(addr.to_socket_addr()?)?;
         Ok(UdpSocket {
@@ -85,19 +74,6 @@ impl UdpSocket {
     /// # Errors
     ///
     /// If the socket cannot be made non-blocking, or no runtime runs here.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// ioloop::block_on(async {
-    ///     let std_socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
-    ///     let addr = std_socket.local_addr()?;
-    ///     let socket = ioloop::net::UdpSocket::from_std(std_socket)?;
-    ///     assert_eq!(socket.local_addr()?, addr);
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
         socket.set_nonblocking(true)?;
         Ok(UdpSocket {
@@ -110,17 +86,6 @@ impl UdpSocket {
     /// # Errors
     ///
     /// The OS's error from `getsockname(2)` (rare).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// ioloop::block_on(async {
-    ///     let socket = ioloop::net::UdpSocket::bind("127.0.0.1:0").await?;
-    ///     assert!(socket.local_addr()?.ip().is_loopback());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().local_addr()
     }
@@ -130,20 +95,6 @@ impl UdpSocket {
     /// # Errors
     ///
     /// `NotConnected` before [`connect`](Self::connect).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// ioloop::block_on(async {
-    ///     let socket = ioloop::net::UdpSocket::bind("127.0.0.1:0").await?;
-    ///     let err = socket.peer_addr().unwrap_err();
-    ///     assert_eq!(err.kind(), std::io::ErrorKind::NotConnected);
-    ///     socket.connect("127.0.0.1:9").await?;
-    ///     assert_eq!(socket.peer_addr()?, "127.0.0.1:9".parse().unwrap());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().peer_addr()
     }
@@ -155,27 +106,101 @@ impl UdpSocket {
     /// # Errors
     ///
     /// `InvalidInput` if `addr` is not a literal `ip:port`; the OS's error.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::net::UdpSocket;
-    ///
-    /// ioloop::block_on(async {
-    ///     let server = UdpSocket::bind("127.0.0.1:0").await?;
-    ///     let client = UdpSocket::bind("127.0.0.1:0").await?;
-    ///     client.connect(server.local_addr()?).await?;
-    ///     assert_eq!(client.peer_addr()?, server.local_addr()?);
-    ///     client.send(b"hi").await?;
-    ///     let mut buf = [0; 8];
-    ///     let (n, from) = server.recv_from(&mut buf).await?;
-    ///     assert_eq!((&buf[..n], from), (&b"hi"[..], client.local_addr()?));
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub async fn connect(&self, addr: impl ToSocketAddr) -> io::Result<()> {
         self.io.get_ref().connect(addr.to_socket_addr()?)
+    }
+
+    /// Sends one datagram to `target`, waiting for room in the send buffer;
+    /// returns the number of bytes sent (all of `buf`).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` if `target` is not a literal `ip:port`; the OS's error
+    /// (a datagram too large for UDP is `EMSGSIZE`).
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: the datagram is sent whole or not at all.
+    #[doc(alias = "sendto")]
+    pub async fn send_to(&self, buf: &[u8], target: impl ToSocketAddr) -> io::Result<usize> {
+        let target = target.to_socket_addr()?;
+        poll_fn(|cx| self.poll_send_to(cx, buf, target)).await
+    }
+
+    /// [`send_to`](Self::send_to) as a poll function, for hand-written
+    /// futures.
+    ///
+    /// # Errors
+    ///
+    /// As [`send_to`](Self::send_to).
+    pub fn poll_send_to(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+        target: SocketAddr,
+    ) -> Poll<io::Result<usize>> {
+        self.io
+            .poll_write_io(cx, |socket| socket.send_to(buf, target))
+    }
+
+    /// Receives one datagram into `buf`, waiting for one to arrive; returns
+    /// its length (at most `buf.len()`: the rest of a longer datagram is
+    /// discarded) and its sender.
+    ///
+    /// # Errors
+    ///
+    /// The OS's error; on a connected socket, `ConnectionRefused` after an
+    /// earlier datagram found no one listening at the peer.
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: a datagram is either returned or left queued.
+    #[doc(alias = "recvfrom")]
+    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        poll_fn(|cx| self.poll_recv_from(cx, buf)).await
+    }
+
+    /// [`recv_from`](Self::recv_from) as a poll function, for hand-written
+    /// futures.
+    ///
+    /// # Errors
+    ///
+    /// As [`recv_from`](Self::recv_from).
+    pub fn poll_recv_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        self.io.poll_read_io(cx, |socket| socket.recv_from(buf))
+    }
+
+    /// Sends one datagram to the connected peer.
+    ///
+    /// # Errors
+    ///
+    /// `NotConnected` before [`connect`](Self::connect); `ConnectionRefused`
+    /// after an earlier datagram found no one listening at the peer; the
+    /// OS's error.
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: the datagram is sent whole or not at all.
+    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.io.poll_write_io(cx, |socket| socket.send(buf))).await
+    }
+
+    /// Receives one datagram from the connected peer into `buf`; as
+    /// [`recv_from`](Self::recv_from), a longer datagram is truncated.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Self::send).
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: a datagram is either returned or left queued.
+    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.recv(buf))).await
     }
 }
 

@@ -1,21 +1,24 @@
-//! `Connection`: what a handler sees of its connection, the lesson's
-//! `Connection` dataclass: the peer's address, `inbuf`, `outbuf`,
-//! `last_seen`, and the `queue_send` and `close` of its `Reactor`.
+//! [`Connection`], whole: what a handler sees of its connection (the
+//! lesson's `Connection` dataclass, with its `Reactor`'s `queue_send` and
+//! `close`), and how its buffers meet the socket.
 
 use std::fmt;
+use std::io;
 use std::net::SocketAddr;
+use std::task::{Context, Poll, ready};
 use std::time::Instant;
 
-use super::buffers::{InBuf, OutBuf};
+use crate::io::buffers::{ReadBuf, WriteBuf};
+use crate::tcp::TcpStream;
 
 /// One connection's state as its [`Handler`](super::Handler) sees it: the
 /// bytes received and not yet consumed (the inbuf), the bytes queued and
 /// not yet sent (the outbuf), and the peer's address.
 ///
-/// A `Connection` holds no socket: callbacks only look at and change the
-/// buffers, and the connection's task moves the bytes between the buffers
-/// and the socket after each callback returns. That is why a callback
-/// never waits, and why a handler can be tested without a socket, by
+/// A `Connection` lends no socket to the handler: callbacks only look at
+/// and change the buffers, and the connection's task moves the bytes
+/// between the buffers and the socket after each callback returns. So a
+/// callback never waits, and a handler can be tested without a socket, by
 /// feeding a `Connection` bytes ([`new`](Self::new), [`feed`](Self::feed)).
 ///
 /// # Examples
@@ -37,73 +40,44 @@ use super::buffers::{InBuf, OutBuf};
 ///
 /// let mut conn = Connection::new("127.0.0.1:9103".parse().unwrap());
 /// Greeter.on_connect(&mut conn);
-/// assert_eq!(conn.outbuf(), b"Hello!\n");
+/// conn.feed(b"hi\n");
+/// Greeter.on_data(&mut conn);
+/// assert_eq!((conn.inbuf(), conn.outbuf()), (&b""[..], &b"Hello!\n"[..]));
 /// ```
 #[doc(alias = "Transport")]
 pub struct Connection {
     peer: SocketAddr,
-    pub(super) inbuf: InBuf,
-    pub(super) outbuf: OutBuf,
-    pub(super) last_seen: Instant,
-    pub(super) closing: bool,
+    inbuf: ReadBuf,
+    outbuf: WriteBuf,
+    last_seen: Instant,
+    closing: bool,
 }
 
 impl Connection {
     /// A connection to `peer` with empty buffers and no socket: what
     /// [`serve`](super::serve) starts each accepted client with, and what a
     /// test hands a handler to drive it by hand.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::callbacks::Connection;
-    ///
-    /// let conn = Connection::new("127.0.0.1:4000".parse().unwrap());
-    /// assert!(conn.inbuf().is_empty() && conn.outbuf().is_empty());
-    /// assert!(!conn.is_closing());
-    /// ```
     pub fn new(peer: SocketAddr) -> Connection {
         Connection {
             peer,
-            inbuf: InBuf::default(),
-            outbuf: OutBuf::default(),
+            inbuf: ReadBuf::default(),
+            outbuf: WriteBuf::default(),
             last_seen: Instant::now(),
             closing: false,
         }
     }
 
     /// The address of the peer: the lesson's `conn.addr`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::callbacks::Connection;
-    ///
-    /// let conn = Connection::new("10.0.0.7:51000".parse().unwrap());
-    /// assert_eq!(conn.peer_addr().port(), 51000);
-    /// ```
     #[doc(alias = "addr", alias = "peername")]
     pub fn peer_addr(&self) -> SocketAddr {
         self.peer
     }
 
     /// The bytes received and not yet [consumed](Self::consume), oldest
-    /// first: the lesson's `conn.inbuf`.
-    ///
-    /// Bytes stay here across reads until the handler consumes them, so a
-    /// message that arrives in pieces is whole once its last piece is in.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::callbacks::Connection;
-    ///
-    /// let mut conn = Connection::new("127.0.0.1:4000".parse().unwrap());
-    /// conn.feed(b"Hel");
-    /// assert_eq!(conn.inbuf().iter().position(|&b| b == b'\n'), None);
-    /// conn.feed(b"lo\nwor");
-    /// assert_eq!(conn.inbuf(), b"Hello\nwor");
-    /// ```
+    /// first: the lesson's `conn.inbuf`. Bytes stay here across reads
+    /// until the handler consumes them, so a message that arrives in pieces
+    /// is whole once its last piece is in.
+    #[inline]
     pub fn inbuf(&self) -> &[u8] {
         self.inbuf.unread()
     }
@@ -111,18 +85,6 @@ impl Connection {
     /// Drops the first `n` bytes of the [inbuf](Self::inbuf) (all of them
     /// if it holds fewer): the lesson's `del conn.inbuf[:n]`, done by moving
     /// a cursor rather than the bytes.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::callbacks::Connection;
-    ///
-    /// let mut conn = Connection::new("127.0.0.1:4000".parse().unwrap());
-    /// conn.feed(b"Hello\nwor");
-    /// let line_end = conn.inbuf().iter().position(|&b| b == b'\n').unwrap();
-    /// conn.consume(line_end + 1);
-    /// assert_eq!(conn.inbuf(), b"wor");
-    /// ```
     pub fn consume(&mut self, n: usize) {
         self.inbuf.consume(n);
     }
@@ -134,35 +96,14 @@ impl Connection {
     ///
     /// Bytes queued from [`on_disconnect`](super::Handler::on_disconnect)
     /// are not sent: the connection is over by then.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::callbacks::Connection;
-    ///
-    /// let mut conn = Connection::new("127.0.0.1:4000".parse().unwrap());
-    /// conn.queue_send(b"[echo] ");
-    /// conn.queue_send(b"hi\n");
-    /// assert_eq!(conn.outbuf(), b"[echo] hi\n");
-    /// ```
     #[doc(alias = "write", alias = "send")]
     pub fn queue_send(&mut self, data: &[u8]) {
         self.outbuf.push(data);
     }
 
     /// The bytes queued and not yet sent: the lesson's `conn.outbuf`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::callbacks::Connection;
-    ///
-    /// let mut conn = Connection::new("127.0.0.1:4000".parse().unwrap());
-    /// assert!(conn.outbuf().is_empty());
-    /// conn.queue_send(b"Hello!\n");
-    /// assert_eq!(conn.outbuf().len(), 7);
-    /// ```
     #[doc(alias = "get_write_buffer_size")]
+    #[inline]
     pub fn outbuf(&self) -> &[u8] {
         self.outbuf.unsent()
     }
@@ -174,54 +115,20 @@ impl Connection {
     ///
     /// Unlike the lesson's `Reactor.close`, which drops whatever is still in
     /// `outbuf`, this is asyncio's `transport.close()`: a reply queued just
-    /// before closing, such as an error message, still arrives.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::callbacks::Connection;
-    ///
-    /// let mut conn = Connection::new("127.0.0.1:4000".parse().unwrap());
-    /// conn.queue_send(b"bye\n");
-    /// conn.close();
-    /// assert!(conn.is_closing());
-    /// assert_eq!(conn.outbuf(), b"bye\n", "still to be sent");
-    /// ```
+    /// before closing still arrives.
     pub fn close(&mut self) {
         self.closing = true;
     }
 
     /// Whether [`close`](Self::close) was called.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut conn = ioloop::callbacks::Connection::new("127.0.0.1:4000".parse().unwrap());
-    /// assert!(!conn.is_closing());
-    /// conn.close();
-    /// assert!(conn.is_closing());
-    /// ```
     pub fn is_closing(&self) -> bool {
         self.closing
     }
 
-    /// When bytes last moved on this connection, either way: the lesson's
+    /// When bytes last moved on this connection, either way (a client
+    /// downloading a long reply is not idle): the lesson's
     /// `conn.last_seen`. The [idle timeout](super::Config::idle_timeout)
     /// counts from here.
-    ///
-    /// It counts what the peer reads as well as what it sends, so a client
-    /// downloading a long reply is not idle.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Instant;
-    /// use ioloop::callbacks::Connection;
-    ///
-    /// let before = Instant::now();
-    /// let conn = Connection::new("127.0.0.1:4000".parse().unwrap());
-    /// assert!(conn.last_seen() >= before);
-    /// ```
     pub fn last_seen(&self) -> Instant {
         self.last_seen
     }
@@ -229,19 +136,46 @@ impl Connection {
     /// Appends `data` to the inbuf as if it had been received, for driving
     /// a handler without a socket (asyncio's `feed_data`). No limit
     /// applies.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::callbacks::Connection;
-    ///
-    /// let mut conn = Connection::new("127.0.0.1:4000".parse().unwrap());
-    /// conn.feed(b"ping\n");
-    /// assert_eq!(conn.inbuf(), b"ping\n");
-    /// ```
     #[doc(alias = "feed_data")]
     pub fn feed(&mut self, data: &[u8]) {
         self.inbuf.extend(data);
+    }
+
+    /// Reads once from `stream` into the inbuf, which never holds more than
+    /// `max_inbuf + 1` bytes: a message of exactly `max_inbuf` bytes still
+    /// has room for its terminator, and one byte more is too long. Returns
+    /// how many bytes came; 0 is the end of the stream.
+    pub(super) fn poll_read(
+        &mut self,
+        cx: &mut Context<'_>,
+        stream: &TcpStream,
+        max_inbuf: usize,
+    ) -> Poll<io::Result<usize>> {
+        let room = max_inbuf.saturating_add(1).saturating_sub(self.inbuf.len());
+        let n = ready!(self.inbuf.poll_fill(cx, &mut &*stream, max_inbuf, room))?;
+        if n > 0 {
+            self.last_seen = Instant::now();
+        }
+        Poll::Ready(Ok(n))
+    }
+
+    /// Sends the outbuf until it is empty (`Ready(Ok)`) or the kernel's
+    /// buffer is full (`Pending`, with the task's waker left for WRITE).
+    #[inline]
+    pub(super) fn poll_send(
+        &mut self,
+        cx: &mut Context<'_>,
+        stream: &TcpStream,
+    ) -> Poll<io::Result<()>> {
+        let queued = self.outbuf.len();
+        if queued == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        let sent = self.outbuf.poll_send_down_to(cx, &mut &*stream, 0);
+        if self.outbuf.len() < queued {
+            self.last_seen = Instant::now();
+        }
+        sent
     }
 }
 

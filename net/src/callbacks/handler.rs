@@ -1,9 +1,9 @@
-//! `Handler`, the callbacks a connection's events go to (the methods the
-//! lesson's `LineEchoServer` overrides), and `Disconnect`, why it ended.
+//! [`Handler`], the callbacks a connection's events go to (what the
+//! lesson's `LineEchoServer` overrides), and [`Disconnect`], why it ended.
 
 use std::io;
 
-use super::Connection;
+use super::connection::Connection;
 
 /// The callbacks of one connection: what the lesson's `LineEchoServer`
 /// overrides on its `Reactor`, and what asyncio calls a `Protocol`.
@@ -21,24 +21,8 @@ use super::Connection;
 /// A callback never waits: it reads the inbuf, queues replies with
 /// [`queue_send`](Connection::queue_send), and returns; the task sends them
 /// afterwards. Only `on_data` must be written; the others do nothing by
-/// default.
-///
-/// # Why `Handler`, not `Reactor`
-///
-/// The lesson's `Reactor` class is two things: the select loop, and the
-/// base class whose `on_*` methods a subclass overrides. Here the loop is
-/// the runtime (whose readiness table is already called the reactor) plus
-/// [`serve`](super::serve); this trait is only the second half.
-///
-/// # One handler per connection
-///
-/// The lesson has one `LineEchoServer` for all connections, with per-client
-/// fields (`n`, `last_seen`) on `Connection`. Here each connection runs on
-/// a task of its own, and tasks are `Send`, so one shared handler would
-/// need a lock around every callback. Instead, as with asyncio's
-/// `protocol_factory`, each connection gets its own handler, whose fields
-/// are that connection's state; what all connections share (a counter, a
-/// table) is captured by the factory, in an `Arc`.
+/// default. A handler's fields are its connection's state; what all
+/// connections share is captured by the factory, in an `Arc`.
 ///
 /// # Panics
 ///
@@ -81,26 +65,7 @@ use super::Connection;
 /// ```
 #[doc(alias = "Reactor", alias = "Protocol")]
 pub trait Handler {
-    /// The connection was accepted: greet, or set up state. Does nothing
-    /// by default.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::callbacks::{Connection, Handler};
-    ///
-    /// struct Hello;
-    /// impl Handler for Hello {
-    ///     fn on_connect(&mut self, conn: &mut Connection) {
-    ///         conn.queue_send(b"Hello!\n");
-    ///     }
-    ///     fn on_data(&mut self, _conn: &mut Connection) {}
-    /// }
-    ///
-    /// let mut conn = Connection::new("127.0.0.1:4000".parse().unwrap());
-    /// Hello.on_connect(&mut conn);
-    /// assert_eq!(conn.outbuf(), b"Hello!\n");
-    /// ```
+    /// The connection was accepted: greet, or set up state.
     #[doc(alias = "connection_made")]
     fn on_connect(&mut self, conn: &mut Connection) {
         let _ = conn;
@@ -110,59 +75,17 @@ pub trait Handler {
     /// Take out every whole message, [consume](Connection::consume) it, and
     /// leave a partial one for the next call: TCP delivers bytes, not
     /// messages, and a message may come in any number of pieces.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::callbacks::{Connection, Handler};
-    ///
-    /// /// Counts the lines it has seen.
-    /// struct Count(usize);
-    /// impl Handler for Count {
-    ///     fn on_data(&mut self, conn: &mut Connection) {
-    ///         while let Some(end) = conn.inbuf().iter().position(|&b| b == b'\n') {
-    ///             conn.consume(end + 1);
-    ///             self.0 += 1;
-    ///         }
-    ///     }
-    /// }
-    ///
-    /// let (mut count, mut conn) = (Count(0), Connection::new("127.0.0.1:4000".parse().unwrap()));
-    /// conn.feed(b"one\ntw");
-    /// count.on_data(&mut conn);
-    /// conn.feed(b"o\n");
-    /// count.on_data(&mut conn);
-    /// assert_eq!((count.0, conn.inbuf()), (2, &b""[..]));
-    /// ```
     #[doc(alias = "data_received")]
     fn on_data(&mut self, conn: &mut Connection);
 
     /// After `on_data`, the inbuf still holds more than
     /// [`max_inbuf`](super::Config::max_inbuf) bytes: the peer is sending a
-    /// message longer than the limit. Does nothing by default.
+    /// message longer than the limit.
     ///
     /// Once it returns, the connection is closed (after the outbuf is
     /// sent) with [`Disconnect::InbufFull`], unless the handler consumed
-    /// enough to be back within the limit. So this is the place to queue
-    /// an error reply, or to skip the long message and go on.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::callbacks::{Connection, Handler};
-    ///
-    /// struct Strict;
-    /// impl Handler for Strict {
-    ///     fn on_data(&mut self, _conn: &mut Connection) {}
-    ///     fn on_inbuf_full(&mut self, conn: &mut Connection) {
-    ///         conn.queue_send(b"ERR too long\n");
-    ///     }
-    /// }
-    ///
-    /// let mut conn = Connection::new("127.0.0.1:4000".parse().unwrap());
-    /// Strict.on_inbuf_full(&mut conn);
-    /// assert_eq!(conn.outbuf(), b"ERR too long\n");
-    /// ```
+    /// enough to be back within the limit: queue an error reply here, or
+    /// skip the long message and go on.
     fn on_inbuf_full(&mut self, conn: &mut Connection) {
         let _ = conn;
     }
@@ -170,59 +93,18 @@ pub trait Handler {
     /// The peer closed its side: nothing more will arrive. What is left in
     /// the inbuf is a last message without its terminator; replies queued
     /// here are still sent. Then the connection is closed with
-    /// [`Disconnect::PeerClosed`]. Does nothing by default.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::callbacks::{Connection, Handler};
-    ///
-    /// struct Echo;
-    /// impl Handler for Echo {
-    ///     fn on_data(&mut self, _conn: &mut Connection) {}
-    ///     fn on_eof(&mut self, conn: &mut Connection) {
-    ///         let rest = conn.inbuf().to_vec();
-    ///         conn.consume(rest.len());
-    ///         conn.queue_send(&rest);
-    ///     }
-    /// }
-    ///
-    /// let mut conn = Connection::new("127.0.0.1:4000".parse().unwrap());
-    /// conn.feed(b"no newline");
-    /// Echo.on_eof(&mut conn);
-    /// assert_eq!(conn.outbuf(), b"no newline");
-    /// ```
+    /// [`Disconnect::PeerClosed`].
     #[doc(alias = "eof_received")]
     fn on_eof(&mut self, conn: &mut Connection) {
         let _ = conn;
     }
 
     /// The connection is over, for `reason`; its socket is closed when this
-    /// returns. Called once, last. Does nothing by default.
+    /// returns. Called once, last.
     ///
     /// The connection is lent read-only: nothing can be sent any more.
     /// After a clean end its outbuf is empty; after a failure it holds what
     /// was never sent.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::callbacks::{Connection, Disconnect, Handler};
-    ///
-    /// #[derive(Default)]
-    /// struct Log(Vec<String>);
-    /// impl Handler for Log {
-    ///     fn on_data(&mut self, _conn: &mut Connection) {}
-    ///     fn on_disconnect(&mut self, conn: &Connection, reason: Disconnect) {
-    ///         self.0.push(format!("disconnected: {} ({reason:?})", conn.peer_addr()));
-    ///     }
-    /// }
-    ///
-    /// let mut log = Log::default();
-    /// let conn = Connection::new("127.0.0.1:4000".parse().unwrap());
-    /// log.on_disconnect(&conn, Disconnect::Idle);
-    /// assert_eq!(log.0, ["disconnected: 127.0.0.1:4000 (Idle)"]);
-    /// ```
     #[doc(alias = "connection_lost")]
     fn on_disconnect(&mut self, conn: &Connection, reason: Disconnect) {
         let _ = (conn, reason);
@@ -230,16 +112,6 @@ pub trait Handler {
 }
 
 /// Why a connection ended: what [`Handler::on_disconnect`] is told.
-///
-/// # Examples
-///
-/// ```
-/// use ioloop::callbacks::Disconnect;
-///
-/// let reason = Disconnect::Failed(std::io::ErrorKind::ConnectionReset.into());
-/// assert!(reason.is_failure());
-/// assert!(!Disconnect::PeerClosed.is_failure());
-/// ```
 #[derive(Debug)]
 pub enum Disconnect {
     /// The peer closed its side, and everything queued was sent.
@@ -261,15 +133,6 @@ pub enum Disconnect {
 impl Disconnect {
     /// Whether the connection ended on a socket error rather than on
     /// purpose.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::callbacks::Disconnect;
-    ///
-    /// assert!(!Disconnect::Idle.is_failure());
-    /// assert!(Disconnect::Failed(std::io::ErrorKind::BrokenPipe.into()).is_failure());
-    /// ```
     pub fn is_failure(&self) -> bool {
         matches!(self, Disconnect::Failed(_))
     }

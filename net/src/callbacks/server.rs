@@ -1,28 +1,24 @@
-//! Running handlers on ioloop: `Config`, `serve`, `serve_with` and
-//! `serve_connection`, the lesson's `Reactor.run` and `_accept`.
+//! Serving handlers: [`Config`], [`serve`], [`serve_with`] and
+//! [`serve_connection`] (the lesson's `Reactor.run` and `_accept`), and the
+//! per-connection driver, one task's loop of the lesson's `_read`,
+//! `_write`, idle pass and `close` for one socket.
 
+use std::future::{Future, poll_fn};
 use std::io;
-use std::time::Duration;
+use std::net::{Shutdown, SocketAddr};
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
-use super::Handler;
-use super::driver;
+use futures_io::AsyncRead;
+use ioloop_runtime::time::{Sleep, sleep};
+
+use super::connection::Connection;
+use super::handler::{Disconnect, Handler};
 use crate::io::DEFAULT_MAX_LINE_LENGTH;
-use crate::{TcpListener, TcpStream};
+use crate::tcp::{TcpListener, TcpStream};
 
 /// The limits every connection of a server runs with.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use ioloop::callbacks::Config;
-///
-/// let config = Config {
-///     idle_timeout: Some(Duration::from_secs(5)),
-///     ..Config::default()
-/// };
-/// assert_eq!(config.max_inbuf, 64 * 1024);
-/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Config {
     /// The most bytes a handler may leave unconsumed after
@@ -37,9 +33,8 @@ pub struct Config {
     /// sends.
     pub max_inbuf: usize,
     /// How long a connection may go with no byte moving either way before
-    /// it is closed with [`Disconnect::Idle`](super::Disconnect::Idle);
-    /// `None` for never. 30 seconds by default, the lesson's
-    /// `IDLE_DEADLINE`.
+    /// it is closed with [`Disconnect::Idle`]; `None` for never. 30 seconds
+    /// by default, the lesson's `IDLE_DEADLINE`.
     pub idle_timeout: Option<Duration>,
     /// Reading pauses while more than this many bytes wait in the outbuf,
     /// and resumes once the peer has taken enough of them: a peer that
@@ -119,32 +114,6 @@ where
 /// # Cancellation
 ///
 /// As [`serve`].
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use ioloop::callbacks::{Config, Connection, Handler, serve_with};
-/// use ioloop::io::StreamReader;
-/// use ioloop::net::{TcpListener, TcpStream};
-///
-/// struct Silent;
-/// impl Handler for Silent {
-///     fn on_data(&mut self, _conn: &mut Connection) {}
-/// }
-///
-/// ioloop::block_on(async {
-///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-///     let addr = listener.local_addr()?;
-///     let config = Config { idle_timeout: Some(Duration::from_millis(10)), ..Config::default() };
-///     ioloop::spawn(serve_with(listener, config, || Silent));
-///     let client = TcpStream::connect(addr).await?;
-///     // Say nothing: the server closes the connection.
-///     assert_eq!(StreamReader::new(&client).read_line().await?, None);
-///     Ok::<_, std::io::Error>(())
-/// })
-/// .unwrap();
-/// ```
 pub async fn serve_with<F, H>(
     listener: TcpListener,
     config: Config,
@@ -159,9 +128,7 @@ where
         log::debug!("callbacks: accepted {peer}");
         let handler = factory();
         // Detached: the task owns its connection, and nothing awaits it.
-        drop(ioloop_runtime::spawn(driver::drive(
-            stream, peer, config, handler,
-        )));
+        drop(ioloop_runtime::spawn(drive(stream, peer, config, handler)));
     }
 }
 
@@ -176,42 +143,174 @@ where
 ///
 /// Dropping the future closes the connection at once, without
 /// `on_disconnect`; queued bytes are lost.
-///
-/// # Examples
-///
-/// ```
-/// use futures_util::io::{AsyncReadExt, AsyncWriteExt};
-/// use ioloop::callbacks::{Config, Connection, Handler, serve_connection};
-/// use ioloop::net::{TcpListener, TcpStream};
-///
-/// struct Upper;
-/// impl Handler for Upper {
-///     fn on_data(&mut self, conn: &mut Connection) {
-///         let upper = conn.inbuf().to_ascii_uppercase();
-///         conn.consume(upper.len());
-///         conn.queue_send(&upper);
-///     }
-/// }
-///
-/// ioloop::block_on(async {
-///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-///     let mut client = TcpStream::connect(listener.local_addr()?).await?;
-///     let (stream, _) = listener.accept().await?;
-///     let server = ioloop::spawn(serve_connection(stream, Config::default(), Upper));
-///     client.write_all(b"shout").await?;
-///     client.close().await?; // half-close: the server sees EOF, answers, closes
-///     let mut answer = String::new();
-///     client.read_to_string(&mut answer).await?;
-///     assert_eq!(answer, "SHOUT");
-///     server.await.unwrap();
-///     Ok::<_, std::io::Error>(())
-/// })
-/// .unwrap();
-/// ```
 pub async fn serve_connection<H: Handler>(stream: TcpStream, config: Config, handler: H) {
     match stream.peer_addr() {
-        Ok(peer) => driver::drive(stream, peer, config, handler).await,
+        Ok(peer) => drive(stream, peer, config, handler).await,
         // Reset between accept and now: there is no one to serve.
         Err(err) => log::debug!("callbacks: connection gone before it was served: {err}"),
+    }
+}
+
+/// Runs `handler` on `stream` from `on_connect` to `on_disconnect`, then
+/// closes the socket.
+async fn drive<H: Handler>(stream: TcpStream, peer: SocketAddr, config: Config, mut handler: H) {
+    let mut conn = Connection::new(peer);
+    handler.on_connect(&mut conn);
+    let mut driver = Driver {
+        stream: &stream,
+        config,
+        closing: None,
+        idle: config.idle_timeout.map(sleep),
+    };
+    let reason = driver.run(&mut handler, &mut conn).await;
+    log::debug!("callbacks: {peer} disconnected: {reason:?}");
+    handler.on_disconnect(&conn, reason);
+    discard_unread(&stream);
+}
+
+/// What happened on the socket, for the callbacks to hear of.
+enum Step {
+    /// Bytes arrived in the inbuf.
+    Data,
+    /// The peer closed its side.
+    Eof,
+    /// The connection is over.
+    Over(Disconnect),
+}
+
+/// One connection's loop: its socket, limits, and the state between steps.
+struct Driver<'a> {
+    stream: &'a TcpStream,
+    config: Config,
+    /// Set once the connection is to end: the reason to report once the
+    /// outbuf is sent. Nothing is read meanwhile.
+    closing: Option<Disconnect>,
+    /// Fires no later than `last_seen + idle_timeout`; see `poll_idle`.
+    idle: Option<Sleep>,
+}
+
+impl Driver<'_> {
+    /// The connection's loop: wait for a step, tell the handler, repeat.
+    async fn run<H: Handler>(&mut self, handler: &mut H, conn: &mut Connection) -> Disconnect {
+        loop {
+            self.settle(handler, conn);
+            match poll_fn(|cx| self.poll_step(cx, conn)).await {
+                Step::Data => handler.on_data(conn),
+                Step::Eof => {
+                    handler.on_eof(conn);
+                    self.closing = Some(Disconnect::PeerClosed);
+                }
+                Step::Over(reason) => return reason,
+            }
+        }
+    }
+
+    /// Decides, after a callback, whether the connection goes on: the
+    /// handler may have closed it or left too much in the inbuf.
+    fn settle<H: Handler>(&mut self, handler: &mut H, conn: &mut Connection) {
+        if self.closing.is_some() {
+            return;
+        }
+        if !conn.is_closing() && conn.inbuf().len() > self.config.max_inbuf {
+            handler.on_inbuf_full(conn);
+            if conn.inbuf().len() > self.config.max_inbuf {
+                self.closing = Some(Disconnect::InbufFull);
+                return;
+            }
+        }
+        if conn.is_closing() {
+            self.closing = Some(Disconnect::Closed);
+        }
+    }
+
+    /// One turn of the lesson's loop for this socket, in its order: write
+    /// what the kernel takes, read if we may, check the idle deadline.
+    ///
+    /// There is no `sel.modify`: the socket is registered once, both ways,
+    /// and the reactor wakes this task for a direction only through a waker
+    /// a `Pending` poll left there. Sending only while the outbuf holds
+    /// bytes, and reading only while the connection may take more, is the
+    /// whole of WRITE and READ interest.
+    fn poll_step(&mut self, cx: &mut Context<'_>, conn: &mut Connection) -> Poll<Step> {
+        let flushed = match conn.poll_send(cx, self.stream) {
+            Poll::Ready(Ok(())) => true,
+            Poll::Ready(Err(err)) => return Poll::Ready(Step::Over(Disconnect::Failed(err))),
+            Poll::Pending => false,
+        };
+        if let Some(reason) = self.closing.take_if(|_| flushed) {
+            // Everything is sent: the peer reads end of stream after it.
+            // A failure here means the peer is already gone, and the bytes
+            // are with the kernel either way: nothing left to do about it.
+            if let Err(err) = self.stream.shutdown(Shutdown::Write) {
+                log::debug!("callbacks: shutdown after the last reply: {err}");
+            }
+            return Poll::Ready(Step::Over(reason));
+        }
+        let may_read = self.closing.is_none()
+            && conn.outbuf().len() <= self.config.write_high_water
+            && conn.inbuf().len() <= self.config.max_inbuf;
+        if may_read {
+            match conn.poll_read(cx, self.stream, self.config.max_inbuf) {
+                Poll::Ready(Ok(0)) => return Poll::Ready(Step::Eof),
+                Poll::Ready(Ok(_)) => return Poll::Ready(Step::Data),
+                Poll::Ready(Err(err)) => return Poll::Ready(Step::Over(Disconnect::Failed(err))),
+                Poll::Pending => {}
+            }
+        }
+        if self.poll_idle(cx, conn).is_ready() {
+            return Poll::Ready(Step::Over(Disconnect::Idle));
+        }
+        Poll::Pending
+    }
+
+    /// Ready once nothing has moved for the idle timeout.
+    ///
+    /// The timer is armed once and moved only when it fires: it then either
+    /// finds `last_seen` old enough, or moves to `last_seen + idle_timeout`.
+    /// Moving it on every read would cost a timer-heap update per message;
+    /// this way a read costs one clock read, and an active connection one
+    /// timer wake per timeout.
+    fn poll_idle(&mut self, cx: &mut Context<'_>, conn: &Connection) -> Poll<()> {
+        let (Some(timeout), Some(timer)) = (self.config.idle_timeout, &mut self.idle) else {
+            return Poll::Pending;
+        };
+        while Pin::new(&mut *timer).poll(cx).is_ready() {
+            let Some(deadline) = conn.last_seen().checked_add(timeout) else {
+                // Beyond what `Instant` can hold: never.
+                self.idle = None;
+                return Poll::Pending;
+            };
+            if deadline <= Instant::now() {
+                return Poll::Ready(());
+            }
+            timer.reset(deadline);
+        }
+        Poll::Pending
+    }
+}
+
+/// The most bytes [`discard_unread`] reads before giving up.
+const DISCARD_LIMIT: usize = 64 * 1024;
+
+/// Reads and drops what the peer has already sent, without waiting, just
+/// before the socket is closed. Linux answers a `close(2)` with unread data
+/// with a reset instead of a FIN, and a reset can destroy the replies still
+/// on their way to the peer: the `ERR` line for an overlong message, whose
+/// end we never read. A peer still sending after `DISCARD_LIMIT` bytes gets
+/// its reset.
+///
+/// It polls with a waker that does nothing: nobody is to be woken, and the
+/// socket is closed right after, which drops any waker left with the
+/// reactor.
+fn discard_unread(stream: &TcpStream) {
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut sink = [0; 4096];
+    let mut discarded = 0;
+    while discarded < DISCARD_LIMIT {
+        match Pin::new(&mut &*stream).poll_read(&mut cx, &mut sink) {
+            Poll::Ready(Ok(n)) if n > 0 => discarded += n,
+            // End of stream, an error, or nothing more yet: done either way.
+            _ => break,
+        }
     }
 }

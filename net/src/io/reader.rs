@@ -1,25 +1,20 @@
-//! `StreamReader`: lines, delimited records and exact-size frames out of a
-//! byte stream, with the bytes kept in the reader (the lesson's `inbuf`).
+//! [`StreamReader`], whole: lines, delimited records and exact-size frames
+//! cut out of its [`ReadBuf`], its limits and accessors, and
+//! `AsyncRead` / `AsyncBufRead` over the same buffer.
 
+use std::fmt;
 use std::future::poll_fn;
 use std::io;
+use std::ops::Range;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 
-use futures_io::AsyncRead;
+use futures_io::{AsyncBufRead, AsyncRead};
 
-use super::framing::Unterminated;
-use super::read_buf::ReadBuf;
+use super::buffers::{READ_CHUNK, ReadBuf};
 
 /// The default maximum line length of a [`StreamReader`]: 64 KiB, as
 /// asyncio's default `limit`.
-///
-/// # Examples
-///
-/// ```
-/// use ioloop::io::{DEFAULT_MAX_LINE_LENGTH, StreamReader};
-///
-/// let reader = StreamReader::new(&b""[..]);
-/// assert_eq!(reader.max_line_length(), DEFAULT_MAX_LINE_LENGTH);
-/// ```
 pub const DEFAULT_MAX_LINE_LENGTH: usize = 64 * 1024;
 
 /// A buffered reader that frames a byte stream into lines, delimited
@@ -27,26 +22,19 @@ pub const DEFAULT_MAX_LINE_LENGTH: usize = 64 * 1024;
 /// `inbuf`.
 ///
 /// The reader owns its buffer. Each method returns a slice borrowed from
-/// it (no copy), valid until the next call on the reader. Bytes that were
-/// read but not yet returned stay in the buffer, which is what makes every
-/// method cancel-safe: dropping a future half-way loses nothing.
+/// it (no copy), valid until the next call on the reader. Bytes read but
+/// not yet returned stay in the buffer, so every method is cancel-safe:
+/// dropping a future half-way loses nothing.
 ///
-/// # Memory
+/// The buffer is allocated on the first read, 8 KiB at a time, and never
+/// grows past the [maximum line length](Self::set_max_line_length) plus
+/// 8 KiB, whatever the peer sends; only [`read_exact`](Self::read_exact)
+/// goes beyond, to the `n` asked for, and gives it back afterwards.
 ///
-/// The buffer is allocated on the first read, 8 KiB at a time, and grows
-/// only while a line needs it, up to the [maximum line
-/// length](Self::set_max_line_length) plus 8 KiB (about 72 KiB by
-/// default), whatever the peer sends. Only [`read_exact`](Self::read_exact)
-/// goes beyond that, to the `n` its caller asked for; that memory is given
-/// back once those bytes are consumed.
-///
-/// # Combinators
-///
-/// `StreamReader` implements [`AsyncRead`] and
-/// [`AsyncBufRead`](futures_io::AsyncBufRead), reading from the same
-/// buffer, so futures-util's combinators work on it and can be mixed with
-/// `read_line`. The inherent `read_line`, `read_until` and `read_exact`
-/// shadow the extension-trait methods of the same names; call those as
+/// It implements [`AsyncRead`] and [`AsyncBufRead`] over the same buffer,
+/// so futures-util's combinators mix with `read_line`. The inherent
+/// `read_line`, `read_until` and `read_exact` shadow the extension-trait
+/// methods of those names; call those as
 /// `AsyncBufReadExt::read_line(&mut reader, &mut s)`.
 ///
 /// # Examples
@@ -65,33 +53,34 @@ pub const DEFAULT_MAX_LINE_LENGTH: usize = 64 * 1024;
 /// .unwrap();
 /// ```
 pub struct StreamReader<R> {
-    pub(super) inner: R,
-    pub(super) buf: ReadBuf,
-    pub(super) max_line: usize,
+    inner: R,
+    buf: ReadBuf,
+    max_line: usize,
     /// How many unread bytes were already searched for `scan_for` and found
     /// not to contain it: the next search starts there, so a line arriving
     /// one byte at a time costs O(n), not O(n²).
-    pub(super) scanned: usize,
-    pub(super) scan_for: u8,
+    scanned: usize,
+    scan_for: u8,
     /// Set after an overlong line was reported before its end arrived: the
     /// rest of it, up to and including this delimiter, is skipped by the
     /// next read of any kind.
-    pub(super) skip_until: Option<u8>,
+    skip_until: Option<u8>,
+}
+
+/// What [`StreamReader::poll_record`] makes of bytes the stream ends with
+/// before a delimiter.
+#[derive(Clone, Copy)]
+enum Unterminated {
+    /// A last record, as it is: `read_line`, as asyncio's `readline`.
+    Record,
+    /// `UnexpectedEof`, the bytes left buffered: `read_until`, as asyncio's
+    /// `readuntil`.
+    Error,
 }
 
 impl<R: AsyncRead + Unpin> StreamReader<R> {
     /// Wraps `inner`, with an empty buffer (nothing is allocated until the
     /// first read) and a maximum line length of 64 KiB.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::io::StreamReader;
-    ///
-    /// let reader = StreamReader::new(&b"ping\n"[..]);
-    /// assert!(reader.buffer().is_empty());
-    /// assert_eq!(reader.max_line_length(), 65536);
-    /// ```
     pub fn new(inner: R) -> Self {
         StreamReader {
             inner,
@@ -106,26 +95,23 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
     /// Reads the next line, without its line ending (`\n` or `\r\n`).
     ///
     /// Returns `Ok(None)` at a clean end of stream (no bytes pending). A
-    /// last line that the stream ends without a `\n` is returned as a line,
-    /// as it is.
+    /// last line that the stream ends without a `\n` is returned as it is.
     ///
     /// # Errors
     ///
-    /// - [`InvalidData`](io::ErrorKind::InvalidData) if the line is longer
-    ///   than the [maximum line length](Self::set_max_line_length). The
-    ///   error comes as soon as the limit is passed, without waiting for the
-    ///   end of the line. The reader stays usable: the overlong line is
-    ///   dropped (the part still to come is skipped by the next read), and
-    ///   the next call returns the line after it.
+    /// - [`InvalidData`](io::ErrorKind::InvalidData) as soon as the line
+    ///   passes the [maximum line length](Self::set_max_line_length). The
+    ///   reader stays usable: the overlong line is dropped (the part still
+    ///   to come is skipped by the next read), and the next call returns the
+    ///   line after it.
     /// - Any error of the inner reader, once the lines already buffered
-    ///   are returned: asyncio raises it at once, but lines the peer sent
-    ///   before a reset are data too. A partial line stays buffered, and a
-    ///   later call may go on.
+    ///   are returned. A partial line stays buffered, and a later call may
+    ///   go on.
     ///
     /// # Cancellation
     ///
-    /// Cancel-safe. The bytes of a partial line live in the reader, not in
-    /// the future, so dropping the future (say, under
+    /// Cancel-safe: the bytes of a partial line live in the reader, so
+    /// dropping the future (say, under a
     /// [`timeout`](ioloop_runtime::time::timeout)) loses nothing, and the
     /// next call returns the whole line.
     ///
@@ -163,55 +149,30 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
     /// # Errors
     ///
     /// - [`UnexpectedEof`](io::ErrorKind::UnexpectedEof) if the stream ends
-    ///   before the delimiter, as asyncio's `IncompleteReadError`. The bytes
-    ///   that did arrive stay in the [buffer](Self::buffer).
+    ///   before the delimiter; the bytes that did arrive stay in the
+    ///   [buffer](Self::buffer).
     /// - [`InvalidData`](io::ErrorKind::InvalidData) if the bytes before
-    ///   the delimiter pass the [maximum line length](Self::set_max_line_length).
-    ///   The record is dropped, as `read_line` and asyncio's `readline` drop
-    ///   an overlong line, and the next call returns the one after it.
-    ///   asyncio's `readuntil` keeps it buffered, failing every later call
-    ///   until the caller drains it by hand; dropping it keeps memory bounded
-    ///   and the reader usable without knowing how much to drain.
-    /// - Any error of the inner reader, as for `read_line`: once the
-    ///   records already buffered are returned.
+    ///   the delimiter pass the [maximum line length](Self::set_max_line_length);
+    ///   the record is dropped, as `read_line` drops an overlong line.
+    /// - Any error of the inner reader, as for `read_line`.
     ///
     /// # Cancellation
     ///
     /// Cancel-safe, as [`read_line`](Self::read_line).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::io::ErrorKind;
-    /// use ioloop::io::StreamReader;
-    ///
-    /// ioloop::block_on(async {
-    ///     let mut reader = StreamReader::new(&b"a\0bc\0d"[..]);
-    ///     assert_eq!(reader.read_until(0).await?, Some(&b"a\0"[..]));
-    ///     assert_eq!(reader.read_until(0).await?, Some(&b"bc\0"[..]));
-    ///     let err = reader.read_until(0).await.unwrap_err();
-    ///     assert_eq!(err.kind(), ErrorKind::UnexpectedEof);
-    ///     assert_eq!(reader.buffer(), b"d");
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     #[doc(alias = "readuntil")]
     pub async fn read_until(&mut self, delimiter: u8) -> io::Result<Option<&[u8]>> {
         let record = poll_fn(|cx| self.poll_record(cx, delimiter, Unterminated::Error)).await?;
         Ok(record.map(|range| self.buf.get(range)))
     }
 
-    /// Reads exactly `n` bytes.
-    ///
-    /// The buffer grows to `n` if it must: the caller asked for them. The
+    /// Reads exactly `n` bytes. The buffer grows to `n` if it must; the
     /// line limit does not apply.
     ///
     /// # Errors
     ///
     /// - [`UnexpectedEof`](io::ErrorKind::UnexpectedEof) if the stream ends
-    ///   first. The bytes that did arrive stay in the buffer (see
-    ///   [`buffer`](Self::buffer)); nothing is lost.
+    ///   first; the bytes that did arrive stay in the
+    ///   [buffer](Self::buffer).
     /// - Any error of the inner reader, with the bytes read so far kept.
     ///
     /// # Cancellation
@@ -222,18 +183,13 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
     /// # Examples
     ///
     /// ```
-    /// use std::io::ErrorKind;
     /// use ioloop::io::StreamReader;
     ///
     /// ioloop::block_on(async {
-    ///     let mut reader = StreamReader::new(&b"\x00\x05hello\x00\x09wor"[..]);
+    ///     let mut reader = StreamReader::new(&b"\x00\x05hello"[..]);
     ///     let len = reader.read_exact(2).await?;
     ///     let len = usize::from(u16::from_be_bytes([len[0], len[1]]));
     ///     assert_eq!(reader.read_exact(len).await?, b"hello");
-    ///     reader.read_exact(2).await?;
-    ///     let err = reader.read_exact(9).await.unwrap_err();
-    ///     assert_eq!(err.kind(), ErrorKind::UnexpectedEof);
-    ///     assert_eq!(reader.buffer(), b"wor");
     ///     Ok::<_, std::io::Error>(())
     /// })
     /// .unwrap();
@@ -243,4 +199,251 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
         let range = poll_fn(|cx| self.poll_exact(cx, n)).await?;
         Ok(self.buf.get(range))
     }
+
+    /// Finds the next record ending in `delimiter`, consumes it, and returns
+    /// where it sits in the buffer (delimiter included, if it came).
+    /// `Ok(None)` is a clean end of stream.
+    ///
+    /// All progress (bytes read, how far the search got, a tail being
+    /// skipped) is kept in the reader, never in the future: that is the
+    /// whole of the cancel-safety argument.
+    fn poll_record(
+        &mut self,
+        cx: &mut Context<'_>,
+        delimiter: u8,
+        unterminated: Unterminated,
+    ) -> Poll<io::Result<Option<Range<usize>>>> {
+        // One unit of the task's budget per record: a reader that is always
+        // ready (in memory, or a socket with a backlog) must not let a task
+        // that loops over it hold the loop.
+        ready!(ioloop_runtime::task::poll_budget(cx));
+        ready!(self.poll_skip_overlong(cx))?;
+        if self.scan_for != delimiter {
+            // What was searched for another byte says nothing about this one.
+            self.scan_for = delimiter;
+            self.scanned = 0;
+        }
+        loop {
+            let unread = self.buf.unread();
+            // memchr's vectorised search: a byte loop was most of
+            // `read_line`'s time.
+            if let Some(at) = memchr::memchr(delimiter, &unread[self.scanned..]) {
+                let len = self.scanned + at;
+                let record = self.consume(len + 1);
+                if len > self.max_line {
+                    // The delimiter came in the read that passed the limit:
+                    // the whole line is here, so it goes in one step.
+                    return Poll::Ready(Err(too_long(self.max_line)));
+                }
+                return Poll::Ready(Ok(Some(record)));
+            }
+            self.scanned = unread.len();
+            if self.scanned > self.max_line {
+                // Report now rather than buffer a line we will refuse, and
+                // skip the rest of it later, as it arrives.
+                self.consume(usize::MAX);
+                self.skip_until = Some(delimiter);
+                return Poll::Ready(Err(too_long(self.max_line)));
+            }
+            // `scanned <= max_line` here, so the fill stays within
+            // `max_line + READ_CHUNK`: the memory bound.
+            if ready!(self.poll_fill(cx, self.max_line))? == 0 {
+                let len = self.buf.len();
+                if len == 0 {
+                    return Poll::Ready(Ok(None));
+                }
+                return Poll::Ready(match unterminated {
+                    // The stream ended mid-record: hand out what there is.
+                    Unterminated::Record => Ok(Some(self.consume(usize::MAX))),
+                    // As in `poll_exact`, the partial bytes stay buffered.
+                    Unterminated::Error => {
+                        let msg = format!(
+                            "stream ended after {len} bytes without the delimiter {delimiter:#04x}"
+                        );
+                        Err(io::Error::new(io::ErrorKind::UnexpectedEof, msg))
+                    }
+                });
+            }
+        }
+    }
+
+    /// Gathers `n` unread bytes, consumes them, and returns where they sit.
+    fn poll_exact(&mut self, cx: &mut Context<'_>, n: usize) -> Poll<io::Result<Range<usize>>> {
+        ready!(ioloop_runtime::task::poll_budget(cx));
+        ready!(self.poll_skip_overlong(cx))?;
+        while self.buf.len() < n {
+            if ready!(self.poll_fill(cx, n.max(self.max_line)))? == 0 {
+                // The partial bytes stay buffered: the caller may still want
+                // them (`buffer()`), and nothing is ever thrown away.
+                let msg = format!("stream ended after {} of {n} bytes", self.buf.len());
+                return Poll::Ready(Err(io::Error::new(io::ErrorKind::UnexpectedEof, msg)));
+            }
+        }
+        Poll::Ready(Ok(self.consume(n)))
+    }
+
+    /// After an overlong line was reported mid-way, reads and drops the
+    /// rest of it, up to and including its delimiter. Only the current
+    /// chunk is ever held, so an endless line costs one buffer.
+    fn poll_skip_overlong(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while let Some(delimiter) = self.skip_until {
+            if let Some(at) = memchr::memchr(delimiter, self.buf.unread()) {
+                self.consume(at + 1);
+                self.skip_until = None;
+                break;
+            }
+            self.consume(usize::MAX);
+            if ready!(self.poll_fill(cx, self.max_line))? == 0 {
+                // The stream ended inside the overlong line: nothing left to skip.
+                self.skip_until = None;
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// One read from the inner reader into the buffer, which may need to
+    /// hold `hold` bytes at once.
+    fn poll_fill(&mut self, cx: &mut Context<'_>, hold: usize) -> Poll<io::Result<usize>> {
+        self.buf.poll_fill(cx, &mut self.inner, hold, usize::MAX)
+    }
+
+    /// The unread bytes, after one read from the inner reader if there were
+    /// none; empty means end of stream.
+    fn fill_if_empty(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
+        if self.buf.len() == 0 {
+            ready!(self.poll_fill(cx, self.max_line))?;
+        }
+        Poll::Ready(Ok(self.buf.unread()))
+    }
+}
+
+impl<R> StreamReader<R> {
+    /// Sets the maximum line length, in bytes: 64 KiB by default,
+    /// `usize::MAX` for none.
+    ///
+    /// The limit counts every byte before the `\n` (or the
+    /// [`read_until`](StreamReader::read_until) delimiter), a `\r` included:
+    /// a line of exactly `max` bytes is accepted, one byte more is an
+    /// [`InvalidData`](std::io::ErrorKind::InvalidData) error. The buffer
+    /// then never grows past `max` plus one 8 KiB read.
+    #[doc(alias = "limit")]
+    pub fn set_max_line_length(&mut self, max: usize) {
+        self.max_line = max;
+    }
+
+    /// The maximum line length, in bytes.
+    pub fn max_line_length(&self) -> usize {
+        self.max_line
+    }
+
+    /// The bytes read from the inner reader and not yet returned.
+    pub fn buffer(&self) -> &[u8] {
+        self.buf.unread()
+    }
+
+    /// The bytes allocated for the buffer: what the reader costs in memory.
+    pub fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// The inner reader.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
+    /// The inner reader, mutably. Reading from it directly skips the
+    /// buffered bytes.
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
+    /// Unwraps the inner reader. Bytes still buffered are dropped: take
+    /// them from [`buffer`](Self::buffer) first if they matter.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+
+    /// Consumes `n` unread bytes (all of them if fewer), keeping the search
+    /// position in step.
+    fn consume(&mut self, n: usize) -> Range<usize> {
+        let taken = self.buf.consume(n);
+        self.scanned = self.scanned.saturating_sub(taken.len());
+        taken
+    }
+}
+
+/// Serves buffered bytes first, so reads mixed with `read_line` see the
+/// stream in order.
+impl<R: AsyncRead + Unpin> AsyncRead for StreamReader<R> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        out: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        if out.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        ready!(ioloop_runtime::task::poll_budget(cx));
+        ready!(this.poll_skip_overlong(cx))?;
+        if this.buf.len() == 0 && out.len() >= READ_CHUNK {
+            // Nothing buffered and the caller's buffer is at least a chunk:
+            // going through ours would only add a copy.
+            return Pin::new(&mut this.inner).poll_read(cx, out);
+        }
+        let available = ready!(this.fill_if_empty(cx))?;
+        let n = available.len().min(out.len());
+        out[..n].copy_from_slice(&available[..n]);
+        this.consume(n);
+        Poll::Ready(Ok(n))
+    }
+}
+
+/// Hands out the reader's own buffer; a fill reads only when it is empty.
+///
+/// # Examples
+///
+/// ```
+/// use futures_util::io::AsyncBufReadExt;
+/// use futures_util::stream::TryStreamExt;
+/// use ioloop::io::StreamReader;
+///
+/// ioloop::block_on(async {
+///     let reader = StreamReader::new(&b"a\nb\r\nc"[..]);
+///     let lines: Vec<String> = reader.lines().try_collect().await?;
+///     assert_eq!(lines, ["a", "b", "c"]);
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+impl<R: AsyncRead + Unpin> AsyncBufRead for StreamReader<R> {
+    fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
+        let this = self.get_mut();
+        ready!(ioloop_runtime::task::poll_budget(cx));
+        ready!(this.poll_skip_overlong(cx))?;
+        this.fill_if_empty(cx)
+    }
+
+    fn consume(self: Pin<&mut Self>, amt: usize) {
+        StreamReader::consume(self.get_mut(), amt);
+    }
+}
+
+impl<R: fmt::Debug> fmt::Debug for StreamReader<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamReader")
+            .field("inner", &self.inner)
+            .field("buffered", &self.buf.len())
+            .field("max_line_length", &self.max_line)
+            .finish()
+    }
+}
+
+/// The error for a line over the limit; its message names the limit, so a
+/// server can pass it on as is.
+fn too_long(max_line: usize) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("line longer than the maximum line length of {max_line} bytes"),
+    )
 }

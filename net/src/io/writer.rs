@@ -1,13 +1,17 @@
-//! `StreamWriter`: a write that never blocks, and `drain`, the point where a
-//! slow peer pushes back (the lesson's `outbuf`, `queue_send` and
-//! `on_writable`).
+//! [`StreamWriter`], whole: `write` that never blocks, `drain` where a slow
+//! peer pushes back, its water marks and accessors, and `AsyncWrite`. The
+//! bytes wait in a [`WriteBuf`], whose send loop is shared with the
+//! callback layer.
 
+use std::fmt;
 use std::future::poll_fn;
 use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker, ready};
 
 use futures_io::AsyncWrite;
 
-use super::write_buf::WriteBuf;
+use super::buffers::{WriteBuf, write_zero};
 
 /// A buffered writer with asyncio's `write` + `drain` contract:
 /// [`write`](Self::write) never blocks and never loses data,
@@ -17,30 +21,16 @@ use super::write_buf::WriteBuf;
 /// only what it did not take: the lesson's partial `send`, with the rest in
 /// the `outbuf`.
 ///
-/// # No background writer: why the limits default to zero
-///
-/// ioloop has no task that flushes buffers behind the program's back: the
-/// bytes in a `StreamWriter` move only when its owner calls `write`,
-/// `drain`, `flush` or `close`. asyncio's default limits (drain returns at
-/// once while at most 64 KiB is queued) rely on the event loop sending the
-/// rest later; here, a request/response server would return from `drain`
-/// with the tail of its reply still queued, then wait for the client's next
-/// request, which never comes because the client is waiting for that tail.
-///
-/// So both limits default to 0: `drain` sends everything. Raise them with
+/// Nothing sends in the background: bytes move only when the owner calls
+/// `write`, `drain`, `flush` or `close`. So both water marks default to 0
+/// and `drain` sends everything; raise them with
 /// [`set_write_buffer_limits`](Self::set_write_buffer_limits) for a
-/// producer that streams and comes back to `drain` soon, where letting a
-/// little data queue saves waits.
+/// producer that comes back to `drain` soon.
 ///
-/// # Memory
-///
-/// The buffer holds what the inner writer has refused. A program that
+/// The buffer holds only what the inner writer refused: a program that
 /// drains after each write holds at most its high-water mark plus one
-/// write; a large write to an idle stream keeps only the part the kernel
-/// did not take. Once the buffer empties, an allocation over 64 KiB is
-/// given back.
-///
-/// Dropping a `StreamWriter` drops its buffered bytes: call
+/// write. Once it empties, an allocation over 64 KiB is given back.
+/// Dropping a `StreamWriter` drops its queued bytes: call
 /// [`flush`](Self::flush) or [`close`](Self::close) first.
 ///
 /// # Examples
@@ -59,26 +49,18 @@ use super::write_buf::WriteBuf;
 /// .unwrap();
 /// ```
 pub struct StreamWriter<W> {
-    pub(super) inner: W,
-    pub(super) buf: WriteBuf,
-    pub(super) high: usize,
-    pub(super) low: usize,
+    inner: W,
+    buf: WriteBuf,
+    high: usize,
+    low: usize,
     /// An error the inner writer returned during [`write`](Self::write),
     /// which cannot return one: the next drain, flush or close does.
-    pub(super) error: Option<io::Error>,
+    error: Option<io::Error>,
 }
 
 impl<W: AsyncWrite + Unpin> StreamWriter<W> {
-    /// Wraps `inner`, with an empty buffer and both limits at 0 (`drain`
-    /// sends everything; see [the type docs](Self) for why).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let writer = ioloop::io::StreamWriter::new(Vec::new());
-    /// assert_eq!(writer.buffered(), 0);
-    /// assert_eq!(writer.write_buffer_limits(), (0, 0));
-    /// ```
+    /// Wraps `inner`, with an empty buffer and both water marks at 0
+    /// (`drain` sends everything).
     pub fn new(inner: W) -> Self {
         StreamWriter {
             inner,
@@ -97,11 +79,9 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     /// goes behind what is queued, so the order is kept. Call
     /// [`drain`](Self::drain) to wait for the peer.
     ///
-    /// An error from that try cannot be returned here: it is kept, and the
-    /// next `drain`, `flush` or `close` returns it. The stream is then most
-    /// likely broken (a reset, a closed pipe) and the queued bytes will not
-    /// arrive; they are kept all the same, and a later drain tries them
-    /// again.
+    /// An error from that try is kept, and the next `drain`, `flush` or
+    /// `close` returns it. The queued bytes are kept all the same, and a
+    /// later drain tries them again.
     ///
     /// # Examples
     ///
@@ -119,7 +99,7 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
             return;
         }
         if self.buf.len() == 0 && self.error.is_none() {
-            let (sent, error) = super::writer_io::write_now(&mut self.inner, data);
+            let (sent, error) = write_now(&mut self.inner, data);
             self.error = error;
             self.buf.push(&data[sent..]);
         } else {
@@ -184,23 +164,6 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     /// # Cancellation
     ///
     /// Cancel-safe, as [`drain`](Self::drain).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::io::StreamWriter;
-    ///
-    /// ioloop::block_on(async {
-    ///     let mut writer = StreamWriter::new(Vec::new());
-    ///     writer.set_write_buffer_limits(1024, 512);
-    ///     writer.write(b"abc");
-    ///     writer.flush().await?;
-    ///     assert_eq!(writer.buffered(), 0);
-    ///     assert_eq!(writer.get_ref(), b"abc");
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub async fn flush(&mut self) -> io::Result<()> {
         poll_fn(|cx| self.poll_flush_all(cx)).await
     }
@@ -217,22 +180,185 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     ///
     /// Cancel-safe, as [`drain`](Self::drain); calling it again finishes
     /// the job.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::io::StreamWriter;
-    ///
-    /// ioloop::block_on(async {
-    ///     let mut writer = StreamWriter::new(Vec::new());
-    ///     writer.write(b"bye\n");
-    ///     writer.close().await?;
-    ///     assert_eq!(writer.into_inner(), b"bye\n");
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub async fn close(&mut self) -> io::Result<()> {
         poll_fn(|cx| self.poll_close_all(cx)).await
     }
+
+    /// `drain` at or below `high`: one try without waiting.
+    fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if let Some(err) = self.error.take() {
+            return Poll::Ready(Err(err));
+        }
+        if self.buf.len() > self.high {
+            return self.poll_send_down_to(cx, self.low);
+        }
+        if self.buf.len() > 0 {
+            let (sent, error) = write_now(&mut self.inner, self.buf.unsent());
+            self.buf.advance(sent);
+            if let Some(err) = error {
+                return Poll::Ready(Err(err));
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Sends until at most `target` bytes are queued, after returning a
+    /// kept error if there is one.
+    fn poll_send_down_to(&mut self, cx: &mut Context<'_>, target: usize) -> Poll<io::Result<()>> {
+        if let Some(err) = self.error.take() {
+            return Poll::Ready(Err(err));
+        }
+        self.buf.poll_send_down_to(cx, &mut self.inner, target)
+    }
+
+    /// `flush`: everything sent, then the inner writer flushed.
+    fn poll_flush_all(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_send_down_to(cx, 0))?;
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    /// `close`: everything sent, then the inner writer closed (its
+    /// `poll_close` flushes too).
+    fn poll_close_all(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_send_down_to(cx, 0))?;
+        Pin::new(&mut self.inner).poll_close(cx)
+    }
+}
+
+impl<W> StreamWriter<W> {
+    /// Sets the high- and low-water marks [`drain`](StreamWriter::drain)
+    /// works with, in bytes: asyncio's `set_write_buffer_limits`, high mark
+    /// first. `drain` returns at once while at most `high` bytes are
+    /// queued, and otherwise sends until at most `low` are.
+    ///
+    /// # Panics
+    ///
+    /// If `low > high`, as asyncio raises `ValueError`: such limits would
+    /// make `drain` return with more queued than it was called with.
+    pub fn set_write_buffer_limits(&mut self, high: usize, low: usize) {
+        assert!(
+            low <= high,
+            "StreamWriter::set_write_buffer_limits: low-water mark {low} is above high-water mark {high}"
+        );
+        self.high = high;
+        self.low = low;
+    }
+
+    /// The high- and low-water marks, in bytes, high first.
+    pub fn write_buffer_limits(&self) -> (usize, usize) {
+        (self.high, self.low)
+    }
+
+    /// How many bytes are queued, not yet taken by the inner writer.
+    #[doc(alias = "get_write_buffer_size")]
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The inner writer.
+    pub fn get_ref(&self) -> &W {
+        &self.inner
+    }
+
+    /// The inner writer, mutably. Writing to it directly goes ahead of the
+    /// queued bytes.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.inner
+    }
+
+    /// Unwraps the inner writer. Queued bytes are dropped: flush first.
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+}
+
+/// Accepts whole slices, like [`StreamWriter::write`], with backpressure
+/// before rather than after: above the high-water mark, `poll_write` first
+/// sends down to the low-water mark, so `write_all` or `copy` stay within
+/// the high-water mark plus one slice. Accepted bytes may still be queued:
+/// `flush` or `close` when done.
+///
+/// Unlike `write`, errors are returned at once: if the inner writer fails
+/// before taking any of a slice, `poll_write` returns the error and queues
+/// nothing, so a retry does not duplicate bytes.
+impl<W: AsyncWrite + Unpin> AsyncWrite for StreamWriter<W> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        if this.buf.len() > this.high {
+            ready!(this.poll_send_down_to(cx, this.low))?;
+        } else if let Some(err) = this.error.take() {
+            return Poll::Ready(Err(err));
+        }
+        if this.buf.len() > 0 || data.is_empty() {
+            this.buf.push(data);
+            return Poll::Ready(Ok(data.len()));
+        }
+        match write_now(&mut this.inner, data) {
+            (0, Some(err)) => Poll::Ready(Err(err)),
+            // Part went out before the error: report that part accepted,
+            // and keep the error for the next call.
+            (sent, Some(err)) => {
+                this.error = Some(err);
+                Poll::Ready(Ok(sent))
+            }
+            (sent, None) => {
+                this.buf.push(&data[sent..]);
+                Poll::Ready(Ok(data.len()))
+            }
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().poll_flush_all(cx)
+    }
+
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().poll_close_all(cx)
+    }
+}
+
+impl<W: fmt::Debug> fmt::Debug for StreamWriter<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamWriter")
+            .field("inner", &self.inner)
+            .field("buffered", &self.buf.len())
+            .field("high", &self.high)
+            .field("low", &self.low)
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+/// Writes as much of `data` as `inner` takes right now, without waiting.
+/// Returns how much it took, and the error that stopped it, if one did.
+///
+/// It polls with a waker that does nothing, which is sound: `write` must
+/// not wait, so nobody needs waking now, and if the writer keeps the no-op
+/// waker (it returns `Pending`), the task that later awaits `drain` polls
+/// again with its real waker, which replaces it. `drain` needs `&mut self`,
+/// so no drain can be waiting meanwhile.
+///
+/// It keeps trying while the writer makes progress: for a socket a partial
+/// write means the send buffer is full (one extra `EAGAIN`, on the slow
+/// path only), but writers that take a bounded piece per call (a pipe, a
+/// TLS layer) would otherwise leave bytes queued that they would take now.
+fn write_now<W: AsyncWrite + Unpin>(inner: &mut W, data: &[u8]) -> (usize, Option<io::Error>) {
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut sent = 0;
+    while sent < data.len() {
+        match Pin::new(&mut *inner).poll_write(&mut cx, &data[sent..]) {
+            Poll::Ready(Ok(0)) => return (sent, Some(write_zero())),
+            Poll::Ready(Ok(n)) => sent += n.min(data.len() - sent),
+            Poll::Ready(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
+            // Not an error here: the bytes wait for `drain`.
+            Poll::Ready(Err(err)) if err.kind() == io::ErrorKind::WouldBlock => break,
+            Poll::Ready(Err(err)) => return (sent, Some(err)),
+            Poll::Pending => break,
+        }
+    }
+    (sent, None)
 }

@@ -1,36 +1,14 @@
-//! Accepting: sorting `accept(2)` errors, and backing off when the process
-//! runs out of file descriptors. Both [`TcpListener::accept`] and
-//! [`Incoming`] go through [`Acceptor::poll_accept`], so the rules live here
-//! only.
+//! Accepting, for both [`TcpListener::accept`] and [`Incoming`]: sorting
+//! `accept(2)` errors, and backing off when the process runs out of file
+//! descriptors. The guide's "Streams and sockets in depth" says why each
+//! rule is what it is.
 //!
-//! An accept fails for one of three reasons, and each has its own answer:
-//!
-//! - **The connection**: it was aborted or reset while queued, a firewall
-//!   refused it, or (Linux passes these on from the new socket) its network
-//!   went away. The next queued connection is fine: skip it, log at debug.
-//!   (After 32 such failures in a row, back off as below all the same: an
-//!   error that does not consume its connection, such as a security policy
-//!   refusing every accept with `EPERM`, must not become a busy loop.)
-//! - **Resources**: `EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`. The connection
-//!   stays queued and the listener stays readable, so retrying at once fails
-//!   the same way, forever, at 100% CPU. Stop accepting for a while instead
-//!   (warn, sleep, retry), with the delay growing while the shortage lasts.
-//! - **The listener**: anything else (`EBADF`, `EINVAL`, a runtime that shut
-//!   down) goes to the caller.
-//!
-//! # Why 10 ms doubling to 1 s
-//!
-//! The first retry comes soon, because shortages are often momentary (a
-//! burst of connections closing a moment later) and a queued client waits
-//! for as long as we sleep. Each failed retry doubles the delay, so a
-//! shortage that lasts costs about seven wake-ups to reach the cap and then
-//! one per second: no measurable CPU. The cap is asyncio's
-//! `ACCEPT_RETRY_DELAY`, one second: the longest a freed descriptor waits
-//! before a queued client gets it. A successful accept resets the delay.
-//!
-//! The listener is edge-triggered: its readiness is *not* cleared while
-//! backing off (the connections are still queued, and no new edge may come
-//! for them), so the retry after the delay calls `accept` directly.
+//! - A failed *connection* (aborted or reset while queued, refused by a
+//!   firewall, its network gone) is skipped, logged at debug.
+//! - A *resource* shortage (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`) leaves
+//!   the connection queued and the listener readable: accepting pauses,
+//!   with a warning, for 10 ms, doubling up to 1 s while it lasts.
+//! - Anything else is the *listener*'s error, and goes to the caller.
 //!
 //! [`TcpListener::accept`]: super::TcpListener::accept
 //! [`Incoming`]: super::Incoming
@@ -45,14 +23,15 @@ use std::time::Duration;
 use ioloop_runtime::io::Registration;
 use ioloop_runtime::time::{Sleep, sleep};
 
-use super::TcpStream;
+use super::stream::TcpStream;
 
 /// The first back-off delay after a resource error.
 const FIRST_DELAY: Duration = Duration::from_millis(10);
 /// The longest back-off delay.
 const MAX_DELAY: Duration = Duration::from_secs(1);
-/// Per-connection failures in a row after which we back off anyway (see
-/// the module docs).
+/// Per-connection failures in a row after which we back off anyway: an
+/// error that does not consume its connection (a security policy refusing
+/// every accept with `EPERM`) must not become a busy loop.
 const MAX_SKIPS_IN_A_ROW: u32 = 32;
 
 /// What one accept failure means; see the module docs.
@@ -92,10 +71,8 @@ fn connection_errno(code: i32) -> bool {
 }
 
 /// The state of one accept loop: the back-off timer and how long the next
-/// one will be. It lives in the accept future or the [`Incoming`] stream,
-/// so the delay grows for as long as that loop keeps failing.
-///
-/// [`Incoming`]: super::Incoming
+/// one will be. It lives in the accept future or the `Incoming` stream, so
+/// the delay grows for as long as that loop keeps failing.
 #[derive(Debug)]
 pub(crate) struct Acceptor {
     backoff: Option<Sleep>,
@@ -120,6 +97,8 @@ impl Acceptor {
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         loop {
+            // Readiness is not cleared while backing off: the connections
+            // are still queued, and no new edge may come for them.
             if let Some(backoff) = &mut self.backoff {
                 ready!(Pin::new(backoff).poll(cx));
                 self.backoff = None;

@@ -1,16 +1,20 @@
-//! `TcpListener`: binding a port and accepting connections.
+//! [`TcpListener`], whole, and [`Incoming`], its connections as a
+//! `futures_core::Stream`. How accept errors are handled is `accept.rs`.
 
 use std::fmt;
 use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
+use futures_core::Stream;
 use ioloop_runtime::io::Registration;
 use socket2::{Domain, Protocol, Socket, Type};
 
 use super::accept::Acceptor;
-use super::{Incoming, TcpStream};
-use crate::ToSocketAddr;
+use super::stream::TcpStream;
+use crate::addr::ToSocketAddr;
 
 /// The listen backlog. std and mio use 128, which drops connections when
 /// a burst of clients arrives faster than one loop tick accepts them; the
@@ -44,10 +48,8 @@ impl TcpListener {
     /// Binds a listener to `addr`, with `SO_REUSEADDR` (a restarted server
     /// can bind the port its previous run left in `TIME_WAIT`) and a listen
     /// backlog of 1024. Port 0 picks a free port; see
-    /// [`local_addr`](Self::local_addr).
-    ///
-    /// It is `async` to match the rest of the API (and asyncio's
-    /// `start_server`), but never waits: binding does not block.
+    /// [`local_addr`](Self::local_addr). `async` to match asyncio's
+    /// `start_server`, but binding never waits.
     ///
     /// # Errors
     ///
@@ -89,21 +91,6 @@ impl TcpListener {
     ///
     /// If the socket cannot be made non-blocking, or no ioloop runtime runs
     /// on this thread.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::net::TcpListener;
-    ///
-    /// ioloop::block_on(async {
-    ///     let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    ///     let addr = std_listener.local_addr()?;
-    ///     let listener = TcpListener::from_std(std_listener)?;
-    ///     assert_eq!(listener.local_addr()?, addr);
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         listener.set_nonblocking(true)?;
         Self::from_mio(mio::net::TcpListener::from_std(listener))
@@ -120,33 +107,20 @@ impl TcpListener {
     /// # Errors
     ///
     /// The OS's error from `getsockname(2)` (rare).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::net::TcpListener;
-    ///
-    /// ioloop::block_on(async {
-    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-    ///     assert!(listener.local_addr()?.ip().is_loopback());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().local_addr()
     }
 
     /// Waits for the next connection and returns it with the peer's
-    /// address: the lesson's `conn, addr = sock.accept()`.
+    /// address: the lesson's `conn, addr = sock.accept()`. The stream is
+    /// registered with the runtime running this future.
     ///
     /// Connections that failed while queued (aborted, reset, refused by a
     /// firewall) are skipped, logged at debug level. When the process is out
     /// of file descriptors (`EMFILE`, `ENFILE`), buffers or memory, the
     /// connection stays queued and accepting pauses, with a warning, for
-    /// 10 ms, doubling on each failure up to 1 s: retrying at once would
-    /// spin on a listener that stays readable. The accepted stream is
-    /// registered with the runtime running this future.
+    /// 10 ms, doubling on each failure up to 1 s, instead of spinning on a
+    /// listener that stays readable.
     ///
     /// # Errors
     ///
@@ -178,31 +152,13 @@ impl TcpListener {
         poll_fn(|cx| acceptor.poll_accept(&self.io, cx)).await
     }
 
-    /// The connections this listener accepts, as a `futures_core::Stream`.
-    ///
-    /// Errors are sorted as in [`accept`](Self::accept); the stream never
-    /// ends, and yields `Err` only for errors of the listener itself.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::pin::Pin;
-    /// use futures_core::Stream;
-    /// use ioloop::net::{TcpListener, TcpStream};
-    ///
-    /// ioloop::block_on(async {
-    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-    ///     let client = TcpStream::connect(listener.local_addr()?).await?;
-    ///     let mut incoming = listener.incoming();
-    ///     let next = std::future::poll_fn(|cx| Pin::new(&mut incoming).poll_next(cx)).await;
-    ///     let server = next.expect("the stream never ends")?;
-    ///     assert_eq!(server.peer_addr()?, client.local_addr()?);
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
+    /// The connections this listener accepts, as a `futures_core::Stream`:
+    /// see [`Incoming`].
     pub fn incoming(&self) -> Incoming<'_> {
-        Incoming::new(&self.io)
+        Incoming {
+            listener: &self.io,
+            acceptor: Acceptor::new(),
+        }
     }
 }
 
@@ -225,5 +181,57 @@ impl std::os::fd::AsFd for TcpListener {
 impl std::os::fd::AsRawFd for TcpListener {
     fn as_raw_fd(&self) -> std::os::fd::RawFd {
         self.io.get_ref().as_raw_fd()
+    }
+}
+
+/// The stream of connections a [`TcpListener`] accepts, from
+/// [`TcpListener::incoming`].
+///
+/// It never ends, and yields `Err` only for errors of the listener itself:
+/// failed connections are skipped and resource shortages backed off, as in
+/// [`TcpListener::accept`]. The back-off state lives here, so it grows for
+/// as long as this stream keeps failing.
+///
+/// # Examples
+///
+/// ```
+/// use std::pin::Pin;
+/// use futures_core::Stream;
+/// use ioloop::net::{TcpListener, TcpStream};
+///
+/// ioloop::block_on(async {
+///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+///     let client = TcpStream::connect(listener.local_addr()?).await?;
+///     let mut incoming = listener.incoming();
+///     let next = std::future::poll_fn(|cx| Pin::new(&mut incoming).poll_next(cx)).await;
+///     let server = next.expect("the stream never ends")?;
+///     assert_eq!(server.peer_addr()?, client.local_addr()?);
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+#[must_use = "streams do nothing unless polled"]
+pub struct Incoming<'a> {
+    listener: &'a Registration<mio::net::TcpListener>,
+    acceptor: Acceptor,
+}
+
+impl Stream for Incoming<'_> {
+    type Item = io::Result<TcpStream>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        this.acceptor
+            .poll_accept(this.listener, cx)
+            .map(|accepted| Some(accepted.map(|(stream, _)| stream)))
+    }
+}
+
+impl fmt::Debug for Incoming<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Incoming")
+            .field("listener", self.listener.get_ref())
+            .field("acceptor", &self.acceptor)
+            .finish()
     }
 }

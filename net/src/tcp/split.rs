@@ -1,85 +1,63 @@
-//! Borrowed halves: `TcpStream::split`.
+//! A [`TcpStream`]'s halves, one reading task and one writing task: the
+//! borrowed [`ReadHalf`] and [`WriteHalf`] from `split`, and the owned
+//! [`OwnedReadHalf`] and [`OwnedWriteHalf`] from `into_split`.
 //!
-//! `&TcpStream` already reads and writes, so a half is a reference with
-//! one direction's trait. The reactor keeps one reader waker and one writer
-//! waker per socket, which is exactly one reading task and one writing
-//! task: what the halves are for.
+//! `&TcpStream` already reads and writes, so a half is a reference (or an
+//! `Arc`) with one direction's trait; the reactor keeps one waker per
+//! direction, which is exactly what two halves need.
 
 use std::io;
+use std::net::Shutdown;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_io::{AsyncRead, AsyncWrite};
 
-use super::TcpStream;
+use super::stream::TcpStream;
 
 /// The reading half of a [`TcpStream`], from [`TcpStream::split`].
-///
-/// # Examples
-///
-/// ```
-/// use futures_util::{AsyncReadExt, AsyncWriteExt};
-/// use ioloop::net::{TcpListener, TcpStream};
-///
-/// ioloop::block_on(async {
-///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-///     let mut client = TcpStream::connect(listener.local_addr()?).await?;
-///     let (server, _) = listener.accept().await?;
-///     let (mut reader, _writer) = TcpStream::split(&server);
-///     client.write_all(b"hi").await?;
-///     let mut buf = [0; 2];
-///     reader.read_exact(&mut buf).await?;
-///     assert_eq!(&buf, b"hi");
-///     Ok::<_, std::io::Error>(())
-/// })
-/// .unwrap();
-/// ```
 #[derive(Debug)]
 pub struct ReadHalf<'a>(&'a TcpStream);
 
 /// The writing half of a [`TcpStream`], from [`TcpStream::split`].
 /// Closing it (`poll_close`) shuts the stream's write side down; dropping
 /// it does nothing, since the stream is only borrowed.
-///
-/// # Examples
-///
-/// ```
-/// use futures_util::{AsyncReadExt, AsyncWriteExt};
-/// use ioloop::net::{TcpListener, TcpStream};
-///
-/// ioloop::block_on(async {
-///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-///     let mut client = TcpStream::connect(listener.local_addr()?).await?;
-///     let (server, _) = listener.accept().await?;
-///     let (_reader, mut writer) = TcpStream::split(&server);
-///     writer.write_all(b"bye").await?;
-///     writer.close().await?; // the client reads end of file
-///     let mut got = Vec::new();
-///     client.read_to_end(&mut got).await?;
-///     assert_eq!(got, b"bye");
-///     Ok::<_, std::io::Error>(())
-/// })
-/// .unwrap();
-/// ```
 #[derive(Debug)]
 pub struct WriteHalf<'a>(&'a TcpStream);
 
+/// The reading half of a [`TcpStream`], from [`TcpStream::into_split`].
+/// Dropping it does not affect the write half.
+#[derive(Debug)]
+pub struct OwnedReadHalf {
+    stream: Arc<TcpStream>,
+}
+
+/// The writing half of a [`TcpStream`], from [`TcpStream::into_split`].
+///
+/// Dropping it shuts the stream's write side down, so the peer reads end
+/// of file; `poll_close` does the same explicitly. The socket closes when
+/// both halves are gone.
+#[derive(Debug)]
+pub struct OwnedWriteHalf {
+    stream: Arc<TcpStream>,
+    /// Set once the write side is shut down, so drop does not repeat it.
+    shut_down: bool,
+}
+
 impl TcpStream {
     /// Splits the stream into a read half and a write half borrowing it,
-    /// for one task (or one `select`) reading while another writes.
-    ///
-    /// For halves that move into spawned tasks, see
+    /// for one task (or one `select`) reading while another writes. For
+    /// halves that move into spawned tasks, see
     /// [`into_split`](Self::into_split).
     ///
     /// With `futures_util::AsyncReadExt` in scope, `stream.split()` means
-    /// that trait's `split(self)` (it takes the stream by value, so Rust
-    /// finds it first); write `TcpStream::split(&stream)` or
-    /// `(&stream).split()` for this one.
+    /// that trait's `split(self)`; write `TcpStream::split(&stream)` for
+    /// this one.
     ///
     /// # Examples
     ///
-    /// An echo: copy what the client sends back to it, through the halves
-    /// of one stream.
+    /// An echo through the halves of one stream:
     ///
     /// ```
     /// use futures_util::{AsyncReadExt, AsyncWriteExt};
@@ -103,6 +81,52 @@ impl TcpStream {
     /// ```
     pub fn split(&self) -> (ReadHalf<'_>, WriteHalf<'_>) {
         (ReadHalf(self), WriteHalf(self))
+    }
+
+    /// Splits the stream into a read half and a write half that own it
+    /// together, to move into two tasks: one reading, one writing.
+    ///
+    /// Dropping the write half shuts the write side down, so the peer reads
+    /// end of file: that is how a writing task says it is done. The socket
+    /// closes when both halves are dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_util::{AsyncReadExt, AsyncWriteExt};
+    /// use ioloop::net::{TcpListener, TcpStream};
+    ///
+    /// ioloop::block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let client = TcpStream::connect(listener.local_addr()?).await?;
+    ///     let (mut server, _) = listener.accept().await?;
+    ///     let (mut reader, mut writer) = client.into_split();
+    ///     let sending = ioloop::spawn(async move {
+    ///         writer.write_all(b"ping").await
+    ///         // dropped here: the server reads end of file
+    ///     });
+    ///     let mut got = Vec::new();
+    ///     server.read_to_end(&mut got).await?;
+    ///     server.write_all(b"pong").await?;
+    ///     drop(server);
+    ///     let mut answer = Vec::new();
+    ///     reader.read_to_end(&mut answer).await?;
+    ///     sending.await.unwrap()?;
+    ///     assert_eq!((&got[..], &answer[..]), (&b"ping"[..], &b"pong"[..]));
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+        let stream = Arc::new(self);
+        let reader = OwnedReadHalf {
+            stream: stream.clone(),
+        };
+        let writer = OwnedWriteHalf {
+            stream,
+            shut_down: false,
+        };
+        (reader, writer)
     }
 }
 
@@ -134,6 +158,48 @@ impl AsyncWrite for WriteHalf<'_> {
     }
 }
 
+impl AsyncRead for OwnedReadHalf {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        self.stream.poll_recv(cx, buf)
+    }
+}
+
+impl AsyncWrite for OwnedWriteHalf {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.stream.poll_send(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        this.shut_down = true;
+        this.stream.poll_shutdown_write()
+    }
+}
+
+impl Drop for OwnedWriteHalf {
+    fn drop(&mut self) {
+        if self.shut_down {
+            return;
+        }
+        if let Err(err) = self.stream.shutdown(Shutdown::Write) {
+            // A drop has no one to tell.
+            log::debug!("shutting down a dropped write half: {err}");
+        }
+    }
+}
+
 impl AsRef<TcpStream> for ReadHalf<'_> {
     fn as_ref(&self) -> &TcpStream {
         self.0
@@ -143,5 +209,17 @@ impl AsRef<TcpStream> for ReadHalf<'_> {
 impl AsRef<TcpStream> for WriteHalf<'_> {
     fn as_ref(&self) -> &TcpStream {
         self.0
+    }
+}
+
+impl AsRef<TcpStream> for OwnedReadHalf {
+    fn as_ref(&self) -> &TcpStream {
+        &self.stream
+    }
+}
+
+impl AsRef<TcpStream> for OwnedWriteHalf {
+    fn as_ref(&self) -> &TcpStream {
+        &self.stream
     }
 }

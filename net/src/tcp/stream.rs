@@ -1,21 +1,26 @@
-//! `TcpStream`: the type, addresses and socket options. Connecting is in
-//! `connect`, reading and writing in `stream_io`.
+//! [`TcpStream`], whole: connecting, addresses and options, and
+//! `futures_io::AsyncRead` / `AsyncWrite`.
 
 use std::fmt;
-use std::io;
+use std::future::poll_fn;
+use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr};
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 
+use futures_io::{AsyncRead, AsyncWrite};
 use ioloop_runtime::io::Registration;
+
+use crate::addr::ToSocketAddr;
 
 /// A TCP connection registered with the reactor: the lesson's `conn`.
 ///
 /// `TcpStream` and `&TcpStream` implement `futures_io::AsyncRead` and
-/// `AsyncWrite`, so one task can read while another writes (the reactor
-/// keeps one waiting task per direction, so not two readers or two writers
-/// at once; see
-/// [`split`](Self::split) and [`into_split`](Self::into_split)). For
-/// line-oriented protocols wrap it in asyncio-style streams,
-/// `ioloop::io::StreamReader` and `StreamWriter`.
+/// `AsyncWrite`, so one task can read while another writes (one task per
+/// direction: see [`split`](Self::split) and
+/// [`into_split`](Self::into_split)). For line-oriented protocols wrap it
+/// in `ioloop::io::StreamReader` and `StreamWriter`. Writes never raise
+/// `SIGPIPE`: a peer that has gone is `BrokenPipe` or `ConnectionReset`.
 ///
 /// Dropping the stream closes the socket.
 ///
@@ -35,18 +40,26 @@ use ioloop_runtime::io::Registration;
 /// .unwrap();
 /// ```
 pub struct TcpStream {
-    pub(super) io: Registration<mio::net::TcpStream>,
+    io: Registration<mio::net::TcpStream>,
 }
 
 impl TcpStream {
-    /// Wraps a connected stream made elsewhere, switching it to
-    /// non-blocking mode and registering it with the runtime running on
-    /// this thread.
+    /// Opens a connection to `addr`: a non-blocking `connect(2)`, then a
+    /// wait for the socket to become writable, then its error, if any.
+    ///
+    /// There is no timeout of its own (the kernel gives up after minutes of
+    /// unanswered SYNs): wrap it in `ioloop::time::timeout` to bound it.
     ///
     /// # Errors
     ///
-    /// If the socket cannot be made non-blocking, or no ioloop runtime runs
-    /// on this thread.
+    /// `InvalidInput` if `addr` is not a literal `ip:port` (no DNS on the
+    /// loop thread); the connect error otherwise (`ConnectionRefused` when
+    /// nothing listens, `TimedOut`, `NetworkUnreachable`, ...); an error if
+    /// no ioloop runtime runs on this thread.
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future closes the half-open socket.
     ///
     /// # Examples
     ///
@@ -55,13 +68,58 @@ impl TcpStream {
     ///
     /// ioloop::block_on(async {
     ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-    ///     let std_stream = std::net::TcpStream::connect(listener.local_addr()?)?;
-    ///     let stream = TcpStream::from_std(std_stream)?;
-    ///     assert_eq!(stream.peer_addr()?, listener.local_addr()?);
+    ///     let addr = listener.local_addr()?;
+    ///     let stream = TcpStream::connect(addr).await?;
+    ///     assert_eq!(stream.peer_addr()?, addr);
+    ///     drop(listener);
+    ///     let refused = TcpStream::connect(addr).await.unwrap_err();
+    ///     assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
     ///     Ok::<_, std::io::Error>(())
     /// })
     /// .unwrap();
     /// ```
+    #[doc(alias = "open_connection", alias = "create_connection")]
+    pub async fn connect(addr: impl ToSocketAddr) -> io::Result<TcpStream> {
+        let addr = addr.to_socket_addr()?;
+        let stream = Self::from_mio(mio::net::TcpStream::connect(addr)?)?;
+        poll_fn(|cx| stream.poll_connected(cx)).await?;
+        Ok(stream)
+    }
+
+    /// Ready once a non-blocking connect has finished, with its outcome.
+    fn poll_connected(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        loop {
+            // Writable means the connect finished, well or not: `SO_ERROR`
+            // says which. A wake-up before that (a new registration starts
+            // out "ready") shows as `ENOTCONN` from `getpeername`: clear the
+            // readiness and wait for the real edge.
+            let event = ready!(self.io.poll_write_ready(cx))?;
+            let socket = self.io.get_ref();
+            if let Some(err) = socket.take_error()? {
+                return Poll::Ready(Err(err));
+            }
+            match socket.peer_addr() {
+                Ok(_) => return Poll::Ready(Ok(())),
+                // A write-closed socket stays "ready" (the closed bit never
+                // clears), so waiting again would spin: report it instead.
+                Err(err)
+                    if err.kind() == io::ErrorKind::NotConnected && !event.is_write_closed() =>
+                {
+                    self.io.clear_readiness(event);
+                }
+                Err(err) => return Poll::Ready(Err(err)),
+            }
+        }
+    }
+
+    /// Wraps a connected stream made elsewhere, switching it to
+    /// non-blocking mode and registering it with the runtime running on
+    /// this thread.
+    ///
+    /// # Errors
+    ///
+    /// If the socket cannot be made non-blocking, or no ioloop runtime runs
+    /// on this thread.
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         stream.set_nonblocking(true)?;
         Self::from_mio(mio::net::TcpStream::from_std(stream))
@@ -78,20 +136,6 @@ impl TcpStream {
     /// # Errors
     ///
     /// `NotConnected` once the connection was reset.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::net::{TcpListener, TcpStream};
-    ///
-    /// ioloop::block_on(async {
-    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-    ///     let stream = TcpStream::connect(listener.local_addr()?).await?;
-    ///     assert_eq!(stream.peer_addr()?, listener.local_addr()?);
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().peer_addr()
     }
@@ -101,21 +145,6 @@ impl TcpStream {
     /// # Errors
     ///
     /// The OS's error from `getsockname(2)` (rare).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::net::{TcpListener, TcpStream};
-    ///
-    /// ioloop::block_on(async {
-    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-    ///     let client = TcpStream::connect(listener.local_addr()?).await?;
-    ///     let (_server, peer) = listener.accept().await?;
-    ///     assert_eq!(client.local_addr()?, peer);
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().local_addr()
     }
@@ -126,45 +155,16 @@ impl TcpStream {
     /// # Errors
     ///
     /// The OS's error from `setsockopt(2)`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::net::{TcpListener, TcpStream};
-    ///
-    /// ioloop::block_on(async {
-    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-    ///     let stream = TcpStream::connect(listener.local_addr()?).await?;
-    ///     assert!(!stream.nodelay()?);
-    ///     stream.set_nodelay(true)?;
-    ///     assert!(stream.nodelay()?);
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
         self.io.get_ref().set_nodelay(nodelay)
     }
 
-    /// Whether `TCP_NODELAY` is set; see [`set_nodelay`](Self::set_nodelay).
+    /// Whether `TCP_NODELAY` is set (it is not by default); see
+    /// [`set_nodelay`](Self::set_nodelay).
     ///
     /// # Errors
     ///
     /// The OS's error from `getsockopt(2)`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::net::{TcpListener, TcpStream};
-    ///
-    /// ioloop::block_on(async {
-    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-    ///     let stream = TcpStream::connect(listener.local_addr()?).await?;
-    ///     assert!(!stream.nodelay()?, "Nagle's algorithm is on by default");
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn nodelay(&self) -> io::Result<bool> {
         self.io.get_ref().nodelay()
     }
@@ -177,37 +177,110 @@ impl TcpStream {
     ///
     /// The OS's error from `shutdown(2)`. A connection the peer already
     /// reset is not one: it is shut, and the call returns `Ok`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::net::Shutdown;
-    /// use futures_util::{AsyncReadExt, AsyncWriteExt};
-    /// use ioloop::net::{TcpListener, TcpStream};
-    ///
-    /// ioloop::block_on(async {
-    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-    ///     let mut client = TcpStream::connect(listener.local_addr()?).await?;
-    ///     let (mut server, _) = listener.accept().await?;
-    ///     client.write_all(b"question").await?;
-    ///     client.shutdown(Shutdown::Write)?;
-    ///     let mut asked = Vec::new();
-    ///     server.read_to_end(&mut asked).await?; // ends: the client half-closed
-    ///     server.write_all(b"answer").await?;
-    ///     drop(server);
-    ///     let mut answer = Vec::new();
-    ///     client.read_to_end(&mut answer).await?; // the client still reads
-    ///     assert_eq!((&asked[..], &answer[..]), (&b"question"[..], &b"answer"[..]));
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         match self.io.get_ref().shutdown(how) {
             // A reset got there first (a race with the kernel): nothing left to shut.
             Err(err) if err.kind() == io::ErrorKind::NotConnected => Ok(()),
             result => result,
         }
+    }
+
+    /// Reads into `buf`, waiting for data; an empty `buf` returns `Ok(0)`
+    /// at once, without a syscall.
+    pub(crate) fn poll_recv(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        if buf.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        // The stream variant also clears readiness after a short read: on a
+        // byte stream the kernel buffer is then empty, and the next call
+        // waits for an edge instead of spending a `recv` on `EAGAIN`. That
+        // keeps an echo at one `recv` and one `send` per message.
+        let len = buf.len();
+        self.io
+            .poll_read_stream(cx, len, |mut socket| socket.read(buf))
+    }
+
+    /// Writes from `buf`, waiting for room; an empty `buf` returns `Ok(0)`
+    /// at once.
+    pub(crate) fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        if buf.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        // std's `write` is `send(..., MSG_NOSIGNAL)` on Linux: a peer that
+        // has gone is an error for the writing task, not a `SIGPIPE` for a
+        // process that never ignored it. For the same reason vectored
+        // writes keep the default (first non-empty buffer): `writev(2)`
+        // cannot take `MSG_NOSIGNAL`.
+        self.io
+            .poll_write_stream(cx, buf.len(), |mut socket| socket.write(buf))
+    }
+
+    /// The write side's `poll_close`: a half-close, so the peer reads end
+    /// of file; nothing is buffered here to flush first.
+    pub(crate) fn poll_shutdown_write(&self) -> Poll<io::Result<()>> {
+        Poll::Ready(self.shutdown(Shutdown::Write))
+    }
+}
+
+impl AsyncRead for &TcpStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_recv(cx, buf)
+    }
+}
+
+/// `poll_flush` has nothing to do (bytes go straight to the kernel);
+/// `poll_close` shuts the write side down.
+impl AsyncWrite for &TcpStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_send(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_shutdown_write()
+    }
+}
+
+impl AsyncRead for TcpStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_recv(cx, buf)
+    }
+}
+
+impl AsyncWrite for TcpStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_send(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_shutdown_write()
     }
 }
 
