@@ -20,7 +20,7 @@
 //!
 //! Both run on the same runtime, one task per connection; what differs is
 //! who holds the loop. There, `converse` holds it and waits; here the
-//! layer holds it (`net/src/callbacks/driver.rs`) and calls `LineEcho` when
+//! layer holds it (`net/src/callbacks/server.rs`) and calls `LineEcho` when
 //! something happens, and `LineEcho` never waits:
 //!
 //! | line_echo (`await`) | line_echo_callbacks (callbacks) |
