@@ -6,8 +6,9 @@
 //! `PlannedWriter`'s `Pending`) wake the task inside the poll that returns
 //! `Pending`, so polling again at once is what a runtime would do. The
 //! world is closed, so a `Pending` with no wake behind it can only mean a
-//! task that would sleep forever: the lost wakeup the runtime promises never to make. A
-//! runtime would show that as a hang; here it is an assertion naming it.
+//! task that would sleep forever: a lost wakeup, which the runtime promises
+//! never to allow. A runtime would show that as a hang; here it is an
+//! assertion naming it.
 
 use std::future::Future;
 use std::pin::pin;
