@@ -79,7 +79,8 @@ pub(crate) fn uninstall() -> Option<Box<Core>> {
 }
 
 /// Queues `job` on `shared`'s loop: the one place that decides between the
-/// local run queue (this thread runs that loop) and the injection queue.
+/// local run queue (this thread runs that loop) and the injection queue. A
+/// task just spawned enters the loop's task list on the way.
 pub(crate) fn schedule(shared: &Shared, job: Job) {
     let job = with_core(|core| match core {
         Some(core) if std::ptr::eq(&*core.shared, shared) => {
@@ -90,21 +91,6 @@ pub(crate) fn schedule(shared: &Shared, job: Job) {
     });
     if let Some(job) = job {
         shared.inject(job);
-    }
-}
-
-/// Enters a new task into `shared`'s loop: into its task list at once if
-/// this thread runs it, else through the injection queue.
-pub(crate) fn submit(shared: &Shared, task: Task) {
-    let task = with_core(|core| match core {
-        Some(core) if std::ptr::eq(&*core.shared, shared) => {
-            core.register(task);
-            None
-        }
-        _ => Some(task),
-    });
-    if let Some(task) = task {
-        shared.inject(Job::Task(task));
     }
 }
 
@@ -155,20 +141,20 @@ impl Core {
         }
     }
 
-    /// Queues a job woken on the loop thread.
+    /// Queues a job on the loop thread; a task spawned and not yet in the
+    /// task list is entered there first (cancelled if the loop is closing).
     pub(crate) fn push(&self, job: Job) {
-        self.run_queue.borrow_mut().push_back(job);
-    }
-
-    /// Enters a new task into the task list and the run queue.
-    pub(crate) fn register(&self, task: Task) {
+        let task = match job {
+            Job::Task(task) if task.key() == UNREGISTERED => task,
+            job => return self.run_queue.borrow_mut().push_back(job),
+        };
         if self.closing.get() {
             task.cancel(JoinError::cancelled());
             return;
         }
         let key = self.tasks.borrow_mut().insert(task.clone());
         task.set_key(key);
-        self.push(Job::Task(task));
+        self.run_queue.borrow_mut().push_back(Job::Task(task));
     }
 
     /// Runs ticks until `poll_main` (the `block_on` future) is ready.
@@ -316,10 +302,7 @@ impl Core {
     fn take_injected(&self) {
         let mut inject = self.shared.inject.lock();
         for job in inject.queue.drain(..) {
-            match job {
-                Job::Task(task) if task.key() == UNREGISTERED => self.register(task),
-                job => self.push(job),
-            }
+            self.push(job);
         }
         if !inject.timers.is_empty() {
             let mut timers = self.timers.borrow_mut();

@@ -16,7 +16,7 @@ use std::task::{Context, Poll};
 
 use crate::core;
 use crate::metrics::Metrics;
-use crate::shared::Shared;
+use crate::shared::{Job, Shared};
 use crate::task::cell::TaskCell;
 use crate::task::join::JoinHandle;
 
@@ -105,7 +105,7 @@ impl Handle {
     {
         let task = TaskCell::new(future, self.shared.clone());
         let handle = JoinHandle::new(task.clone());
-        core::submit(&self.shared, task);
+        core::schedule(&self.shared, Job::Task(task));
         handle
     }
 

@@ -155,7 +155,7 @@ fn loom_wake_racing_shutdown() {
         let (future, drops) = pending_forever(slot.clone());
         let task = TaskCell::new(future, shared.clone());
         let handle = JoinHandle::new(task.clone());
-        core.register(task.clone());
+        core.push(Job::Task(task.clone()));
         task.run();
         let waker = slot.lock().take().expect("polled once");
 
