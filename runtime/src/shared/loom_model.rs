@@ -7,8 +7,9 @@
 //!     cargo test -p ioloop-runtime --release --lib loom --target-dir target/loom
 //! ```
 //!
-//! The foreign side is the real `Shared::schedule`. The loop's side is the
-//! sequence `Core::run` and `Driver::wait` go through, with the poller's
+//! The foreign side is the real `core::schedule`, from a thread that runs
+//! no loop. The loop's side is the sequence `Core::run` goes through around
+//! its poll, with the poller's
 //! eventfd modelled by `PollWaker` (`crate::sync::mock`): a blocking wait
 //! returns only after a write, so a lost wake is a deadlock, which loom
 //! reports. Each model also checks that no park costs more than one
