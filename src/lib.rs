@@ -1,35 +1,20 @@
-//! ioloop: a small, readable, fast single-threaded async runtime.
-//!
-//! It is the event loop from the lessons made real: a reactor that keeps
-//! one waker per file descriptor and direction, a timer heap whose nearest
-//! deadline becomes the poll timeout, and an executor that runs tasks when
-//! they are woken.
+//! ioloop: a small, readable, fast single-threaded async runtime, the event
+//! loop of the lessons made real: a reactor over mio, a timer heap whose
+//! nearest deadline becomes the poll timeout, an executor, and asyncio's
+//! streams.
 //!
 //! ```
-//! use std::time::Duration;
-//!
-//! ioloop::block_on(async {
-//!     let tasks: Vec<_> = (1..=3u64)
-//!         .map(|i| ioloop::spawn(async move {
-//!             ioloop::time::sleep(Duration::from_millis(i)).await;
-//!             i * 10
-//!         }))
-//!         .collect();
-//!     let mut sum = 0;
-//!     for task in tasks {
-//!         sum += task.await.unwrap();
-//!     }
-//!     assert_eq!(sum, 60);
+//! let answer = ioloop::block_on(async {
+//!     let task = ioloop::spawn(async { 20 });
+//!     task.await.unwrap() + 22
 //! });
+//! assert_eq!(answer, 42);
 //! ```
 //!
-//! Everything here is re-exported from `ioloop-runtime` (executor, reactor,
-//! timers, blocking pool, signals) and `ioloop-net` (sockets, streams, the
-//! callback layer); see their crate docs for how the loop works inside.
-//!
-//! New here from asyncio, Tornado, Twisted or the `selectors` lessons?
-//! Start with the [`guide`]: every concept you know, mapped to the item
-//! that plays its part, and one echoed line followed through the code.
+//! Everything here is re-exported from `ioloop-runtime` and `ioloop-net`.
+//! Coming from asyncio, Tornado, Twisted or the `selectors` lessons? Start
+//! with the [`guide`]: every concept mapped to the item that plays its part,
+//! and one echoed line followed through the code.
 
 #![forbid(unsafe_code)]
 
