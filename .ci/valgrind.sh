@@ -54,7 +54,7 @@ RUNS=(
     "rt"                    # spawn, shutdown, panic, alloc, spawn_blocking, wake,
                             # yield_now, block_on, handle, budget (fib_offload skipped)
     "rt_blocking_threads"
-    "reactor_readiness"
+    "edge readiness::"
     "net tcp_accept::"
     "servers line_echo::"
     "io tcp:: read_cancel::"

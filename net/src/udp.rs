@@ -22,9 +22,8 @@ use crate::addr::ToSocketAddr;
 /// bytes and the rest is discarded (65,507 bytes holds any UDP datagram
 /// over IPv4).
 ///
-/// The reactor keeps one waiting task per direction: if two tasks wait to
-/// receive (or to send) on one socket at once, the earlier is never woken
-/// by it (a warning is logged). Receive from one task.
+/// Shared through an `Arc`, several tasks may receive (or send) at once:
+/// each datagram goes to one of them, and none waits forever.
 ///
 /// # Examples
 ///

@@ -12,7 +12,7 @@
 //! does nothing, as if the descriptor were already gone, and a duplicate
 //! held by the test keeps the file open. tests/stress/close.rs covers the
 //! ordinary close, which deregisters first and leaves nothing behind;
-//! tests/reactor_readiness.rs a stale event for a reused slot on its own.
+//! tests/edge/readiness.rs a stale event for a reused slot on its own.
 
 use std::fmt;
 use std::io::{self, Read, Write};

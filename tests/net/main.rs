@@ -1,5 +1,6 @@
 //! Sockets: TCP accept, half-close, reset, split, combinators, EMFILE and
-//! SIGPIPE; UDP round trips and the cookbook's UDP servers.
+//! SIGPIPE; UDP round trips and the cookbook's UDP servers; several tasks
+//! waiting on one socket.
 //!
 //! `tcp_emfile` and `tcp_sigpipe` run their scenario in a child process
 //! (this binary again, selected by an environment variable, running only
@@ -8,6 +9,7 @@
 //! 10,000 connect/close cycles watches the whole process, so it runs in
 //! tests/stress/ (`tcp_fd_count`).
 
+mod shared_sockets;
 mod tcp_accept;
 mod tcp_combinators;
 mod tcp_emfile;

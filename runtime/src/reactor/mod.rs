@@ -2,7 +2,7 @@
 //! who waits on them.
 //!
 //! [`Reactor`] is the table of registrations: one entry per source, with
-//! its readiness bits and a reader and a writer waker. This is the lesson's
+//! its readiness bits and the tasks waiting to read and to write. This is the lesson's
 //! `key.data`: where `selectors` hands back the object stored at
 //! `register`, mio hands back a token, and the token leads here.
 //!
@@ -33,9 +33,11 @@
 //!
 //! - `token`: slab key + generation packed into a `mio::Token`.
 //! - `registration`: `Registration`, what sockets are built on.
+//! - `waiters`: the tasks waiting on one direction of a source, any number.
 
 pub(crate) mod registration;
 pub(crate) mod token;
+mod waiters;
 
 use std::fmt;
 use std::io;
@@ -46,6 +48,8 @@ use mio::{Interest, Registry, Token};
 use slab::Slab;
 
 use crate::sync::Mutex;
+use crate::task::cell::wake_all;
+use waiters::Waiters;
 
 /// One registered source.
 struct Entry {
@@ -55,10 +59,8 @@ struct Entry {
     readiness: u8,
     /// The tick of the last event that set bits here.
     tick: u32,
-    /// A second waiter has been reported once for this source.
-    warned: bool,
-    reader: Option<Waker>,
-    writer: Option<Waker>,
+    readers: Waiters,
+    writers: Waiters,
 }
 
 struct Entries {
@@ -89,13 +91,6 @@ impl Direction {
         match self {
             Direction::Read => READ_MASK,
             Direction::Write => WRITE_MASK,
-        }
-    }
-
-    fn verb(self) -> &'static str {
-        match self {
-            Direction::Read => "read",
-            Direction::Write => "write",
         }
     }
 }
@@ -157,9 +152,8 @@ impl Reactor {
                 generation,
                 readiness: READABLE | WRITABLE,
                 tick,
-                warned: false,
-                reader: None,
-                writer: None,
+                readers: Waiters::default(),
+                writers: Waiters::default(),
             });
             token
         };
@@ -236,32 +230,15 @@ impl Reactor {
                 tick: entry.tick,
             }));
         }
-        let slot = match direction {
-            Direction::Read => &mut entry.reader,
-            Direction::Write => &mut entry.writer,
+        let waiters = match direction {
+            Direction::Read => &mut entry.readers,
+            Direction::Write => &mut entry.writers,
         };
-        let old = match slot {
-            Some(waker) if waker.will_wake(cx.waker()) => None,
-            _ => slot.replace(cx.waker().clone()),
-        };
-        // One waker per direction: a waiter of another task displaced here
-        // is never woken by this source. Say so, once per source. (A waker
-        // with no data, such as `Waker::noop`, stands for no task.)
-        let displaced = old
-            .as_ref()
-            .is_some_and(|old| !old.data().is_null() && !cx.waker().data().is_null());
-        let warn = displaced && !std::mem::replace(&mut entry.warned, true);
+        let mut woken = waiters.register(cx.waker());
         drop(entries);
-        if warn {
-            log::warn!(
-                "ioloop: two tasks wait to {} one I/O source; the earlier waiter was \
-                 displaced and will not be woken by it (one waiter per direction is supported)",
-                direction.verb()
-            );
-        }
-        // A waker's drop can run arbitrary code, even code that takes this
-        // lock: drop it only after the lock is released.
-        drop(old);
+        // Woken only after the lock is released: a waker can run arbitrary
+        // code, even code that takes this lock.
+        wake_all(&mut woken);
         Poll::Pending
     }
 
@@ -314,10 +291,10 @@ impl Reactor {
             entry.readiness |= bits;
             entry.tick = tick;
             if bits & READ_MASK != 0 {
-                wakers.extend(entry.reader.take());
+                entry.readers.take_into(wakers);
             }
             if bits & WRITE_MASK != 0 {
-                wakers.extend(entry.writer.take());
+                entry.writers.take_into(wakers);
             }
         }
         done
@@ -329,8 +306,8 @@ impl Reactor {
         let mut entries = self.entries.lock();
         entries.shutdown = true;
         for (_, entry) in entries.slab.iter_mut() {
-            wakers.extend(entry.reader.take());
-            wakers.extend(entry.writer.take());
+            entry.readers.take_into(wakers);
+            entry.writers.take_into(wakers);
         }
     }
 

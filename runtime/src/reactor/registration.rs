@@ -27,9 +27,9 @@ use crate::task::budget;
 /// [`poll_read_io`](Self::poll_read_io) and
 /// [`poll_write_io`](Self::poll_write_io) are that pattern, written once.
 ///
-/// One task may wait on each direction at a time: a second task waiting to
-/// read (or to write) replaces the first one's waker, and the first is
-/// then not woken by this source (logged at warn level, once per source).
+/// Any number of tasks may wait on each direction (several acceptors on a
+/// listener, two readers of one socket); the next readiness event in that
+/// direction wakes them all.
 ///
 /// Each readiness check spends one unit of the task's cooperative budget
 /// (128 per poll); when it runs out the check returns `Pending` and the task

@@ -1,4 +1,4 @@
-//! loom models of a registration's waker slot: a task reading through the
+//! loom models of a registration's waiters: a task reading through the
 //! one I/O pattern (`poll_io`: wait for readiness, try the call, clear
 //! readiness on `WouldBlock`) while the loop dispatches new events for the
 //! same source.
@@ -37,14 +37,21 @@ type Source = mio::unix::pipe::Receiver;
 struct Kernel(AtomicUsize);
 
 impl Kernel {
-    /// `recv` into a buffer of `BUF` bytes. There is one reader, and the
-    /// peer only adds: what the reader saw queued is still there to take.
-    fn recv(&self) -> io::Result<usize> {
-        match self.0.load(Ordering::Acquire).min(BUF) {
-            0 => Err(io::ErrorKind::WouldBlock.into()),
-            n => {
-                self.0.fetch_sub(n, Ordering::AcqRel);
-                Ok(n)
+    /// `recv` into a buffer of `len` bytes: takes what is queued, up to
+    /// `len`, even with another reader taking bytes at the same time.
+    fn recv(&self, len: usize) -> io::Result<usize> {
+        let mut queued = self.0.load(Ordering::Acquire);
+        loop {
+            let n = queued.min(len);
+            if n == 0 {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            match self
+                .0
+                .compare_exchange(queued, queued - n, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Ok(n),
+                Err(now) => queued = now,
             }
         }
     }
@@ -65,7 +72,7 @@ fn read(
 ) -> Poll<()> {
     let mut cx = Context::from_waker(waker);
     while *got < want {
-        match reg.poll_read_stream(&mut cx, BUF, |_| kernel.recv()) {
+        match reg.poll_read_stream(&mut cx, BUF, |_| kernel.recv(BUF)) {
             Poll::Ready(n) => *got += n.expect("the model's recv only fails with WouldBlock"),
             Poll::Pending => return Poll::Pending,
         }
@@ -129,4 +136,51 @@ fn loom_clear_racing_an_event() {
 #[test]
 fn loom_clear_racing_two_events() {
     reader_racing_events(2);
+}
+
+/// Two readers wait on one source, each for one byte, while the loop
+/// dispatches one event for the two bytes the peer sent. Both must be
+/// woken: with one waker slot per direction, the second waiter displaced
+/// the first, which then waited forever.
+#[test]
+fn loom_two_waiters_racing_an_event() {
+    loom::model(|| {
+        let shared = harness::shared();
+        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
+        let reg =
+            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        let kernel = Arc::new(Kernel::default());
+        // A read of one byte, into a buffer of one byte: never short.
+        let read_one = |reg: &Registration<Source>, kernel: &Kernel, waker: &Waker| {
+            let mut cx = Context::from_waker(waker);
+            reg.poll_read_stream(&mut cx, 1, |_| kernel.recv(1))
+                .map(|n| n.expect("the model's recv only fails with WouldBlock"))
+        };
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let (reg, kernel) = (reg.clone(), kernel.clone());
+                let flag = Flag::new();
+                let handle = thread::spawn({
+                    let flag = flag.clone();
+                    move || read_one(&reg, &kernel, &flag.waker()).is_ready()
+                });
+                (handle, flag)
+            })
+            .collect();
+        kernel.0.fetch_add(2, Ordering::AcqRel);
+        let mut wakers = Vec::new();
+        shared
+            .reactor
+            .record(iter::once((reg.token, READABLE)), &mut wakers);
+        wake_all(&mut wakers);
+
+        for (handle, flag) in readers {
+            let mut done = handle.join().unwrap();
+            while !done {
+                assert!(flag.take(), "a waiting reader was never woken");
+                done = read_one(&reg, &kernel, &flag.waker()).is_ready();
+            }
+        }
+        assert_eq!(kernel.0.load(Ordering::Acquire), 0);
+    });
 }
