@@ -36,15 +36,19 @@ impl Waiters {
     /// Adds `waker`, unless it wakes a task already waiting. Returns the
     /// wakers to wake now, after the caller's lock is released: none,
     /// unless the set just reached its limit.
+    #[inline]
     pub(crate) fn register(&mut self, waker: &Waker) -> Vec<Waker> {
         match &self.first {
-            None => {
-                self.first = Some(waker.clone());
-                return Vec::new();
-            }
-            Some(first) if first.will_wake(waker) => return Vec::new(),
-            Some(_) => {}
+            None => self.first = Some(waker.clone()),
+            Some(first) if first.will_wake(waker) => {}
+            Some(_) => return self.register_more(waker),
         }
+        Vec::new()
+    }
+
+    /// `register` for a second waiter and beyond.
+    #[cold]
+    fn register_more(&mut self, waker: &Waker) -> Vec<Waker> {
         let more = self.more.get_or_insert_with(|| {
             Box::new(More {
                 wakers: Vec::new(),
@@ -65,8 +69,11 @@ impl Waiters {
     }
 
     /// Moves every waiter into `out`, to be woken.
+    #[inline]
     pub(crate) fn take_into(&mut self, out: &mut Vec<Waker>) {
-        out.extend(self.first.take());
+        if let Some(waker) = self.first.take() {
+            out.push(waker);
+        }
         if let Some(more) = &mut self.more {
             // `append` leaves the vector empty with its capacity kept.
             out.append(&mut more.wakers);
