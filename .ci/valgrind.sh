@@ -62,6 +62,9 @@ RUNS=(
 SKIP=(
     fib_offload::
     a_tcp_echo_answers_promptly_during_a_two_second_blocking_computation
+    # Leaks on purpose: a runtime dropped away from its spawn_local tasks'
+    # thread must not drop their futures, so memcheck sees them lost.
+    a_runtime_dropped_away_from_its_local_tasks_leaks_their_futures
 )
 
 test_args=()

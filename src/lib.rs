@@ -22,7 +22,7 @@ pub mod guide;
 
 pub use ioloop_runtime::{
     Builder, Handle, JoinError, JoinHandle, Metrics, Runtime, ShutdownReport, YieldNow, block_on,
-    signal, spawn, spawn_blocking, task, time, yield_now,
+    signal, spawn, spawn_blocking, spawn_local, task, time, yield_now,
 };
 
 /// I/O: asyncio-style streams, and registering sources with the reactor.

@@ -21,10 +21,12 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
+use std::future::Future;
 use std::io;
 use std::mem;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
+use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
 use mio::{Events, Poll as Poller};
@@ -33,8 +35,8 @@ use slab::Slab;
 use crate::shared::{Inject, Job, Shared};
 use crate::task::budget;
 use crate::task::cell::wake_all;
-use crate::task::cell::{Schedule, Task, UNREGISTERED};
-use crate::task::join::JoinError;
+use crate::task::cell::{Schedule, Task, TaskCell, UNREGISTERED};
+use crate::task::join::{JoinError, JoinHandle};
 use crate::time::timers::{self, Timers};
 
 thread_local! {
@@ -122,6 +124,10 @@ pub(crate) struct Core {
     since_poll: Cell<usize>,
     /// Set during shutdown: new tasks are cancelled on the spot.
     closing: Cell<bool>,
+    /// Live tasks made by `spawn_local`, and the thread they belong to: the
+    /// loop may run only there while any live (see `task/cell.rs`).
+    local_tasks: Cell<usize>,
+    local_home: Cell<Option<ThreadId>>,
 }
 
 impl Core {
@@ -138,6 +144,8 @@ impl Core {
             now: Cell::new(timers::ticks(Instant::now())),
             since_poll: Cell::new(0),
             closing: Cell::new(false),
+            local_tasks: Cell::new(0),
+            local_home: Cell::new(None),
         }
     }
 
@@ -254,7 +262,11 @@ impl Core {
     /// Polls one task, and takes it off the task list if that completed it.
     fn run_task(&self, task: Task) {
         let key = task.key();
+        let local = task.is_local();
         if task.run() {
+            if local {
+                self.local_tasks.set(self.local_tasks.get() - 1);
+            }
             let (removed, none_left) = {
                 let mut tasks = self.tasks.borrow_mut();
                 (tasks.try_remove(key), tasks.is_empty())
@@ -269,6 +281,25 @@ impl Core {
                 }
             }
         }
+    }
+
+    /// Spawns a task whose future or output need not be `Send`, on this,
+    /// the loop's thread, which becomes the one thread the loop may run on
+    /// while the task lives.
+    pub(crate) fn spawn_local<F: Future + 'static>(&self, future: F) -> JoinHandle<F::Output> {
+        self.local_home.set(Some(thread::current().id()));
+        self.local_tasks.set(self.local_tasks.get() + 1);
+        let task = TaskCell::new_local(future, self.shared.clone());
+        let handle = JoinHandle::new(task.clone());
+        self.push(Job::Task(task));
+        handle
+    }
+
+    /// The thread this loop must run on, if it has live local tasks and
+    /// that thread is not the calling one.
+    pub(crate) fn foreign_home(&self) -> Option<ThreadId> {
+        let home = self.local_home.get()?;
+        (self.local_tasks.get() > 0 && home != thread::current().id()).then_some(home)
     }
 
     /// Spawned tasks not yet finished, counting those handed in from other
@@ -357,16 +388,29 @@ impl Core {
             }
         }
         // A future's destructor may wake or spawn; spawns are cancelled at
-        // once (`closing`), so this ends.
+        // once (`closing`), so this ends. Local tasks away from their home
+        // thread cannot be dropped here: their futures are leaked.
+        let away = self.foreign_home().is_some();
+        if away {
+            log::error!(
+                "ioloop: a runtime with spawn_local tasks was dropped away from their \
+                 thread; their futures are leaked, not dropped"
+            );
+        }
         loop {
             let tasks: Vec<Task> = self.tasks.borrow_mut().drain().collect();
             if tasks.is_empty() {
                 break;
             }
             for task in tasks {
-                task.cancel(JoinError::cancelled());
+                if away && task.is_local() {
+                    task.abandon();
+                } else {
+                    task.cancel(JoinError::cancelled());
+                }
             }
         }
+        self.local_tasks.set(0);
         let queued = mem::take(&mut *self.run_queue.borrow_mut());
         drop(queued);
         // Whoever still waits on a timer or a source (a future polled from

@@ -179,6 +179,65 @@ where
     current("spawn").spawn(future)
 }
 
+/// Runs `future`, which need not be `Send`, as a new task on the loop
+/// running on this thread, and returns a handle to await its output.
+///
+/// This is what a single-threaded runtime can give that a work-stealing one
+/// cannot: tasks sharing `Rc<RefCell<_>>` state. The task runs only on this
+/// thread; its runtime refuses to run its loop on another while the task
+/// lives. The [`JoinHandle`] is `Send` only if the output is. Still one
+/// allocation per task.
+///
+/// # Panics
+///
+/// If this thread is not running a loop (inside `block_on` or its tasks):
+/// a `!Send` future cannot be moved to the loop's thread. In a blocking
+/// job, use [`spawn`] (with a `Send` future) instead.
+///
+/// # Examples
+///
+/// ```
+/// use std::cell::RefCell;
+/// use std::rc::Rc;
+///
+/// ioloop::block_on(async {
+///     let hits = Rc::new(RefCell::new(0));
+///     let tasks: Vec<_> = (0..3)
+///         .map(|_| {
+///             let hits = hits.clone();
+///             ioloop::spawn_local(async move { *hits.borrow_mut() += 1 })
+///         })
+///         .collect();
+///     for task in tasks {
+///         task.await.unwrap();
+///     }
+///     assert_eq!(*hits.borrow(), 3);
+/// });
+/// ```
+///
+/// The handle of a task with a `!Send` output cannot leave the thread:
+///
+/// ```compile_fail
+/// fn send_away<T: Send>(_: T) {}
+/// ioloop::block_on(async {
+///     send_away(ioloop::spawn_local(async { std::rc::Rc::new(1) }));
+/// });
+/// ```
+#[track_caller]
+pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+{
+    let mut future = Some(future);
+    core::with_core(|core| core.map(|core| core.spawn_local(future.take().expect("once"))))
+        .unwrap_or_else(|| {
+            panic!(
+                "ioloop::spawn_local called off a loop's thread: a future that is not Send \
+                 can only run where it was made; call it inside block_on or a task"
+            )
+        })
+}
+
 /// Runs `f` on a thread of the runtime's blocking pool and returns a handle
 /// to await its result, without blocking the loop.
 ///

@@ -58,7 +58,7 @@ mod sync;
 pub mod task;
 pub mod time;
 
-pub use handle::{Handle, spawn, spawn_blocking};
+pub use handle::{Handle, spawn, spawn_blocking, spawn_local};
 pub use metrics::Metrics;
 pub use runtime::{Builder, Runtime, ShutdownReport, block_on};
 pub use task::{JoinError, JoinHandle, YieldNow, yield_now};

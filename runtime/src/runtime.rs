@@ -126,6 +126,8 @@ impl Runtime {
     ///
     /// - If called from inside a runtime (a task, or another `block_on`):
     ///   the inner loop would stall the outer one. Await the future instead.
+    /// - If tasks spawned with [`spawn_local`](crate::spawn_local) are still
+    ///   alive and belong to another thread: they can run only there.
     /// - If `future` panics: the panic propagates, and the runtime stays
     ///   usable.
     ///
@@ -147,6 +149,13 @@ impl Runtime {
                 Err(output) => return output,
             },
         };
+        if let Some(home) = core.foreign_home() {
+            self.home.put_back(core);
+            panic!(
+                "ioloop: this runtime has tasks from spawn_local, which belong to thread \
+                 {home:?}; its loop can run only there until they finish"
+            );
+        }
         let _entered = Entered::new(&self.home, core).unwrap_or_else(|_| {
             panic!("ioloop: block_on called while this thread's thread-locals are being destroyed")
         });

@@ -89,7 +89,11 @@ impl Shared {
         let mut inject = self.inject.lock();
         if inject.closed {
             drop(inject);
-            if let Job::Task(task) = job {
+            // A local task is cancelled by the loop's shutdown, on its own
+            // thread, never here.
+            if let Job::Task(task) = job
+                && !task.is_local()
+            {
                 task.cancel(JoinError::cancelled());
             }
             return;

@@ -86,6 +86,37 @@ fn one_allocation_per_spawned_task() {
     });
 }
 
+/// `spawn_local` tasks too: one allocation each, whatever their future
+/// holds (here an `Rc`, which `spawn` would refuse).
+#[test]
+fn one_allocation_per_spawn_local_task() {
+    async fn spawn_local_and_join(handles: &mut Vec<ioloop::JoinHandle<usize>>) -> usize {
+        let shared = std::rc::Rc::new(1usize);
+        for i in 0..N {
+            let shared = shared.clone();
+            handles.push(ioloop::spawn_local(async move {
+                ioloop::yield_now().await;
+                i * *shared
+            }));
+        }
+        let mut sum = 0;
+        for handle in handles.drain(..) {
+            sum += handle.await.unwrap();
+        }
+        sum
+    }
+    ioloop::block_on(async {
+        let mut handles = Vec::with_capacity(N);
+        spawn_local_and_join(&mut handles).await;
+        let before = allocations();
+        let sum = spawn_local_and_join(&mut handles).await;
+        let spent = allocations() - before;
+        assert_eq!(sum, N * (N - 1) / 2);
+        // N tasks, and the one `Rc` the round shares.
+        assert_eq!(spent, N as u64 + 1, "allocations for {N} local tasks");
+    });
+}
+
 /// Two tasks taking turns: each wake is a cross-task wake on the loop thread.
 struct Baton {
     turn: usize,

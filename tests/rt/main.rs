@@ -16,5 +16,6 @@ mod panic;
 mod shutdown;
 mod spawn;
 mod spawn_blocking;
+mod spawn_local;
 mod wake;
 mod yield_now;

@@ -48,11 +48,15 @@ const CANCELLED: usize = 1 << 2;
 /// The `JoinHandle` was dropped: nobody will read the output, so whoever
 /// sets the second of `COMPLETE` / `DETACHED` drops it.
 const DETACHED: usize = 1 << 3;
+/// Spawned by `spawn_local`: its future (and perhaps its output) need not
+/// be `Send`, so the loop must only ever poll or drop it on its home thread
+/// (see the `Send` impl below). Never changes.
+const LOCAL: usize = 1 << 4;
 
 /// The state word holds the bits above in its low `KEY_SHIFT` bits and the
 /// task's slot in the loop's task list above them: one word instead of two
 /// keeps a spawned task 8 bytes smaller.
-const KEY_SHIFT: u32 = 4;
+const KEY_SHIFT: u32 = 5;
 const BITS_MASK: usize = (1 << KEY_SHIFT) - 1;
 
 /// `key` of a task that was spawned from another thread and has not been
@@ -80,6 +84,12 @@ pub(crate) trait Runnable: Send + Sync {
     /// Drops the future if it is still there and completes the task with
     /// `error`: the runtime shut down, or no thread could run a blocking job.
     fn cancel(&self, error: JoinError);
+    /// Completes the task as cancelled without dropping its future, which
+    /// is leaked: for a local task when its runtime is dropped away from
+    /// its home thread.
+    fn abandon(&self);
+    /// Spawned by `spawn_local`: run and cancel only on its home thread.
+    fn is_local(&self) -> bool;
     /// The task's slot in the loop's task list.
     fn key(&self) -> usize;
     /// Records the task's slot in the loop's task list: when it enters the
@@ -104,6 +114,30 @@ pub(crate) struct TaskCell<F: Future, S> {
     join_waker: Mutex<Option<Waker>>,
 }
 
+// SAFETY: a task is shared between threads (its `Arc` is its waker, and
+// wakers go anywhere), but what it holds is reached in three ways only:
+// the loop polls, cancels or completes it; the `JoinHandle` takes or drops
+// the output; a waker touches the state word and the scheduler. For a task
+// made by `new`, the future and output are `Send`, and the mutexes do the
+// rest. For one made by `new_local` they need not be, and these hold
+// instead, each kept by the runtime:
+// - it is made on the thread running the loop, and that loop refuses to
+//   run on another thread while local tasks live (`runtime.rs`, `block_on`),
+//   so every poll, cancel and completion happens on the home thread;
+// - a runtime dropped on another thread leaks the futures of its local
+//   tasks instead of dropping them there (`Core::shutdown`), and a wake
+//   after shutdown never cancels a local task off the loop (`Shared::inject`);
+// - the future is in the task list until it is gone, so the last `Arc`
+//   dropped on another thread never drops a future;
+// - the `JoinHandle` of a `!Send` output is itself `!Send` (`join.rs`), so
+//   the output is taken or dropped on the home thread.
+#[allow(unsafe_code)]
+unsafe impl<F: Future, S: Send + Sync> Send for TaskCell<F, S> {}
+// SAFETY: as for `Send` above: every access to the future and output goes
+// through the `stage` mutex, on the thread the invariants above allow.
+#[allow(unsafe_code)]
+unsafe impl<F: Future, S: Send + Sync> Sync for TaskCell<F, S> {}
+
 impl<F, S> TaskCell<F, S>
 where
     F: Future + Send + 'static,
@@ -113,8 +147,25 @@ where
     /// Allocates the task, already marked `SCHEDULED`: the caller must put
     /// it in a run queue.
     pub(crate) fn new(future: F, scheduler: Arc<S>) -> Arc<Self> {
+        TaskCell::with_state(future, scheduler, SCHEDULED)
+    }
+}
+
+impl<F, S> TaskCell<F, S>
+where
+    F: Future + 'static,
+    S: Schedule,
+{
+    /// Allocates a task whose future or output need not be `Send`: for the
+    /// loop thread only, which must uphold the invariants of the `Send`
+    /// impl above.
+    pub(crate) fn new_local(future: F, scheduler: Arc<S>) -> Arc<Self> {
+        TaskCell::with_state(future, scheduler, SCHEDULED | LOCAL)
+    }
+
+    fn with_state(future: F, scheduler: Arc<S>, bits: usize) -> Arc<Self> {
         Arc::new(TaskCell {
-            state: AtomicUsize::new(SCHEDULED | (UNREGISTERED << KEY_SHIFT)),
+            state: AtomicUsize::new(bits | (UNREGISTERED << KEY_SHIFT)),
             scheduler,
             stage: Mutex::new(Stage::Running(future)),
             join_waker: Mutex::new(None),
@@ -204,8 +255,7 @@ where
 
 impl<F, S> Runnable for TaskCell<F, S>
 where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
+    F: Future + 'static,
     S: Schedule,
 {
     fn run(self: Arc<Self>) -> bool {
@@ -244,6 +294,18 @@ where
         self.cancel_future(error);
     }
 
+    fn abandon(&self) {
+        let mut stage = self.stage.lock();
+        if matches!(*stage, Stage::Running(_)) {
+            std::mem::forget(std::mem::replace(&mut *stage, Stage::Consumed));
+            self.complete(stage, Err(JoinError::cancelled()));
+        }
+    }
+
+    fn is_local(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & LOCAL != 0
+    }
+
     fn key(&self) -> usize {
         self.state.load(Ordering::Relaxed) >> KEY_SHIFT
     }
@@ -268,8 +330,7 @@ where
 
 impl<F, S> Wake for TaskCell<F, S>
 where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
+    F: Future + 'static,
     S: Schedule,
 {
     fn wake(self: Arc<Self>) {
@@ -286,8 +347,7 @@ where
 
 impl<F, S> Join<F::Output> for TaskCell<F, S>
 where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
+    F: Future + 'static,
     S: Schedule,
 {
     fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {

@@ -3,6 +3,7 @@
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -44,11 +45,18 @@ pub(crate) trait Join<T>: Send + Sync {
 #[must_use = "dropping a JoinHandle detaches the task; bind it to `_task` to keep it running silently"]
 pub struct JoinHandle<T> {
     task: Arc<dyn Join<T>>,
+    /// `Send` and `Sync` only if `T` is `Send` (a `spawn_local` task's
+    /// `!Send` output must be taken on the thread that spawned it), and
+    /// `Unpin` whatever `T` is (a `Box` always is).
+    _output: PhantomData<Box<std::sync::Mutex<T>>>,
 }
 
 impl<T> JoinHandle<T> {
     pub(crate) fn new(task: Arc<dyn Join<T>>) -> Self {
-        JoinHandle { task }
+        JoinHandle {
+            task,
+            _output: PhantomData,
+        }
     }
 
     /// Asks the loop to drop the task's future.

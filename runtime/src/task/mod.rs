@@ -11,7 +11,7 @@ pub(crate) mod cell;
 pub(crate) mod join;
 mod yield_now;
 
-pub use crate::handle::spawn;
+pub use crate::handle::{spawn, spawn_local};
 pub use budget::{Unconstrained, consume_budget, poll_budget, unconstrained};
 pub use join::{JoinError, JoinHandle};
 pub use yield_now::{YieldNow, yield_now};
