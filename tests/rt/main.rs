@@ -12,6 +12,7 @@ mod block_on;
 mod budget;
 mod fib_offload;
 mod handle;
+mod join_set;
 mod panic;
 mod shutdown;
 mod spawn;

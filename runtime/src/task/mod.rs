@@ -3,15 +3,18 @@
 //! - `cell`: the task itself (state bits, future, output) in one
 //!   allocation, and how waking it schedules it.
 //! - `join`: [`JoinHandle`] and [`JoinError`].
+//! - `join_set`: [`JoinSet`], a group of tasks joined as they finish.
 //! - `yield_now`: giving the loop a turn ([`yield_now()`]).
 //! - `budget`: how much I/O a task may do per poll before it must yield.
 
 pub(crate) mod budget;
 pub(crate) mod cell;
 pub(crate) mod join;
+mod join_set;
 mod yield_now;
 
 pub use crate::handle::{spawn, spawn_local};
 pub use budget::{Unconstrained, consume_budget, poll_budget, unconstrained};
 pub use join::{JoinError, JoinHandle};
+pub use join_set::JoinSet;
 pub use yield_now::{YieldNow, yield_now};

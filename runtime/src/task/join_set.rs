@@ -1,0 +1,223 @@
+//! `JoinSet`: a group of tasks whose results come back as they finish.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker, ready};
+
+use parking_lot::Mutex;
+
+use super::join::{JoinError, JoinHandle};
+
+/// A group of tasks, whose results [`join_next`](Self::join_next) hands
+/// back in the order they finish: asyncio's `TaskGroup` and `gather`,
+/// tokio's `JoinSet`.
+///
+/// Dropping the set aborts every task still in it.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ioloop::task::JoinSet;
+///
+/// ioloop::block_on(async {
+///     let mut set = JoinSet::new();
+///     for ms in [30u64, 10, 20] {
+///         set.spawn(async move {
+///             ioloop::time::sleep(Duration::from_millis(ms)).await;
+///             ms
+///         });
+///     }
+///     let mut order = Vec::new();
+///     while let Some(done) = set.join_next().await {
+///         order.push(done.unwrap());
+///     }
+///     assert_eq!(order, [10, 20, 30]);
+/// });
+/// ```
+#[doc(alias = "TaskGroup")]
+#[doc(alias = "gather")]
+pub struct JoinSet<T> {
+    tasks: HashMap<u64, JoinHandle<T>>,
+    done: Arc<Mutex<Done>>,
+    next_id: u64,
+    /// A task that said it was done, whose output is not stored yet.
+    finishing: Option<u64>,
+}
+
+/// The tasks that finished and are not joined yet, in order, and the
+/// waker of whoever waits in `join_next`.
+#[derive(Default)]
+struct Done {
+    ids: VecDeque<u64>,
+    waker: Option<Waker>,
+}
+
+/// Dropped when its task's future ends, however it ends (output, panic,
+/// abort): queues the task's id and wakes the set.
+struct Notify {
+    id: u64,
+    done: Arc<Mutex<Done>>,
+}
+
+impl Drop for Notify {
+    fn drop(&mut self) {
+        let waker = {
+            let mut done = self.done.lock();
+            done.ids.push_back(self.id);
+            done.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+impl<T> JoinSet<T> {
+    /// An empty set.
+    pub fn new() -> Self {
+        JoinSet {
+            tasks: HashMap::new(),
+            done: Arc::default(),
+            next_id: 0,
+            finishing: None,
+        }
+    }
+
+    /// How many tasks are in the set: running, or finished and not joined.
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Whether the set holds no task.
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// Spawns `future` into the set, as [`spawn`](crate::spawn) does.
+    ///
+    /// # Panics
+    ///
+    /// As [`spawn`](crate::spawn): outside an ioloop runtime.
+    #[track_caller]
+    pub fn spawn<F>(&mut self, future: F)
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let notify = self.notify();
+        let handle = crate::spawn(async move {
+            let _notify = notify;
+            future.await
+        });
+        self.tasks.insert(self.next_id - 1, handle);
+    }
+
+    /// Spawns `future`, which need not be `Send`, into the set, as
+    /// [`spawn_local`](crate::spawn_local) does.
+    ///
+    /// # Panics
+    ///
+    /// As [`spawn_local`](crate::spawn_local): off a loop's thread.
+    #[track_caller]
+    pub fn spawn_local<F>(&mut self, future: F)
+    where
+        F: Future<Output = T> + 'static,
+        T: 'static,
+    {
+        let notify = self.notify();
+        let handle = crate::spawn_local(async move {
+            let _notify = notify;
+            future.await
+        });
+        self.tasks.insert(self.next_id - 1, handle);
+    }
+
+    fn notify(&mut self) -> Notify {
+        self.next_id += 1;
+        Notify {
+            id: self.next_id - 1,
+            done: self.done.clone(),
+        }
+    }
+
+    /// Waits for the next task to finish and returns its result, or `None`
+    /// once the set is empty.
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: a result is taken out of the set only when this returns
+    /// it.
+    pub async fn join_next(&mut self) -> Option<Result<T, JoinError>> {
+        poll_fn(|cx| self.poll_join_next(cx)).await
+    }
+
+    /// Polls for the next task to finish; see [`join_next`](Self::join_next).
+    pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        if self.tasks.is_empty() {
+            return Poll::Ready(None);
+        }
+        let id = match self.finishing {
+            Some(id) => id,
+            None => {
+                let mut done = self.done.lock();
+                match done.ids.pop_front() {
+                    Some(id) => id,
+                    None => {
+                        done.waker = Some(cx.waker().clone());
+                        return Poll::Pending;
+                    }
+                }
+            }
+        };
+        let handle = self
+            .tasks
+            .get_mut(&id)
+            .expect("a task that finished is in the set until joined");
+        // The task's future has ended; its output is stored right after,
+        // so this is ready at once, unless the set is polled on another
+        // thread than the loop's.
+        self.finishing = Some(id);
+        let result = ready!(Pin::new(handle).poll(cx));
+        self.finishing = None;
+        self.tasks.remove(&id);
+        Poll::Ready(Some(result))
+    }
+
+    /// Aborts every task in the set. They stay in it until joined, each
+    /// then giving a cancelled [`JoinError`] (or its output, if it had
+    /// finished first).
+    pub fn abort_all(&self) {
+        for handle in self.tasks.values() {
+            handle.abort();
+        }
+    }
+
+    /// Aborts every task and waits until all have ended, dropping their
+    /// results.
+    pub async fn shutdown(&mut self) {
+        self.abort_all();
+        while self.join_next().await.is_some() {}
+    }
+}
+
+impl<T> Default for JoinSet<T> {
+    fn default() -> Self {
+        JoinSet::new()
+    }
+}
+
+impl<T> Drop for JoinSet<T> {
+    fn drop(&mut self) {
+        self.abort_all();
+    }
+}
+
+impl<T> fmt::Debug for JoinSet<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinSet").field("len", &self.len()).finish()
+    }
+}
