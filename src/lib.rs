@@ -21,8 +21,8 @@
 pub mod guide;
 
 pub use ioloop_runtime::{
-    Builder, Handle, JoinError, JoinHandle, Metrics, Runtime, ShutdownReport, YieldNow, block_on,
-    signal, spawn, spawn_blocking, spawn_local, task, time, yield_now,
+    Builder, EnterGuard, Handle, JoinError, JoinHandle, Metrics, Runtime, ShutdownReport, YieldNow,
+    block_on, signal, spawn, spawn_blocking, spawn_local, task, time, yield_now,
 };
 
 /// I/O: asyncio-style streams, and registering sources with the reactor.

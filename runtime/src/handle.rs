@@ -12,7 +12,8 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, Thread};
 
 use crate::core;
 use crate::metrics::Metrics;
@@ -121,6 +122,45 @@ impl Handle {
         let handle = JoinHandle::new(task.clone());
         self.shared.pool.spawn(task);
         handle
+    }
+
+    /// Runs `future` to completion on this thread, working for this
+    /// runtime: it can spawn, sleep and do I/O on it, and this thread parks
+    /// between wakes. From a blocking job, say, or any thread of your own.
+    ///
+    /// The runtime's I/O and timers move only while some thread runs its
+    /// loop ([`Runtime::block_on`](crate::Runtime::block_on)), as with
+    /// tokio's current-thread runtime: with no loop running, a future that
+    /// waits on them waits until one does.
+    ///
+    /// # Panics
+    ///
+    /// If called on a thread running a loop: it would stall that loop.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::new().unwrap();
+    /// let handle = rt.handle().clone();
+    /// let answer = rt.block_on(async move {
+    ///     ioloop::spawn_blocking(move || handle.block_on(async {
+    ///         ioloop::spawn(async { 6 * 7 }).await.unwrap()
+    ///     }))
+    ///     .await
+    ///     .unwrap()
+    /// });
+    /// assert_eq!(answer, 42);
+    /// ```
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        if core::with_core(|core| core.is_some()) {
+            panic!("ioloop: Handle::block_on called on a loop's thread; await the future instead");
+        }
+        let never = || None::<std::convert::Infallible>;
+        match park_on(self.shared.clone(), std::pin::pin!(future), never) {
+            Ok(output) => output,
+            Err(never) => match never {},
+        }
     }
 
     /// A snapshot of the runtime's counters.
@@ -322,6 +362,43 @@ impl Drop for WorkingFor {
         let previous = self.previous.take();
         // Fails only while the thread's locals are destroyed: nothing to restore.
         let _ = WORKING_FOR.try_with(|slot| *slot.borrow_mut() = previous);
+    }
+}
+
+/// Polls `future` on this thread, working for `shared`, parked between
+/// wakes, until it is ready (`Ok`) or `stop`, asked after every wake-up,
+/// gives something (`Err`).
+pub(crate) fn park_on<F: Future, R>(
+    shared: Arc<Shared>,
+    mut future: Pin<&mut F>,
+    mut stop: impl FnMut() -> Option<R>,
+) -> Result<F::Output, R> {
+    let _working = work_for(shared);
+    let waker = Waker::from(Arc::new(Unparker(thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return Ok(output);
+        }
+        // Parked until a wake; an unpark that came first makes `park`
+        // return at once.
+        thread::park();
+        if let Some(stopped) = stop() {
+            return Err(stopped);
+        }
+    }
+}
+
+/// Wakes a thread parked in [`park_on`].
+struct Unparker(Thread);
+
+impl Wake for Unparker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
     }
 }
 

@@ -60,7 +60,7 @@ pub mod time;
 
 pub use handle::{Handle, spawn, spawn_blocking, spawn_local};
 pub use metrics::Metrics;
-pub use runtime::{Builder, Runtime, ShutdownReport, block_on};
+pub use runtime::{Builder, EnterGuard, Runtime, ShutdownReport, block_on};
 pub use task::{JoinError, JoinHandle, YieldNow, yield_now};
 
 /// Registering I/O sources with the reactor: what sockets are built on.

@@ -3,9 +3,10 @@
 use std::fmt;
 use std::future::{Future, poll_fn};
 use std::io;
+use std::marker::PhantomData;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Wake, Waker};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
@@ -178,21 +179,36 @@ impl Runtime {
     /// While another thread runs the loop: polls `future` on this thread
     /// each time it is woken, until it completes (`Err(output)`) or the core
     /// comes back for this thread to run (`Ok(core)`).
-    fn wait_turn<F: Future>(&self, mut future: Pin<&mut F>) -> Result<Box<Core>, F::Output> {
-        let _working = handle::work_for(self.handle.shared().clone());
-        let waker = Waker::from(Arc::new(Unparker(thread::current())));
-        let mut cx = Context::from_waker(&waker);
-        loop {
-            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+    fn wait_turn<F: Future>(&self, future: Pin<&mut F>) -> Result<Box<Core>, F::Output> {
+        let shared = self.handle.shared().clone();
+        match handle::park_on(shared, future, || self.home.take_or_wait()) {
+            Ok(output) => {
                 self.home.stop_waiting();
-                return Err(output);
+                Err(output)
             }
-            // Parked until the future's waker fires or the core comes back;
-            // an unpark that came first makes `park` return at once.
-            thread::park();
-            if let Some(core) = self.home.take_or_wait() {
-                return Ok(core);
-            }
+            Err(core) => Ok(core),
+        }
+    }
+
+    /// Makes this runtime the current one on this thread until the guard
+    /// drops, without running its loop: [`spawn`](crate::spawn), sockets
+    /// and sleeps reach it, and the tasks spawned run at the next
+    /// `block_on`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::new().unwrap();
+    /// let task = {
+    ///     let _guard = rt.enter();
+    ///     ioloop::spawn(async { 5 })
+    /// };
+    /// assert_eq!(rt.block_on(task).unwrap(), 5);
+    /// ```
+    pub fn enter(&self) -> EnterGuard<'_> {
+        EnterGuard {
+            _working: handle::work_for(self.handle.shared().clone()),
+            _runtime: PhantomData,
         }
     }
 
@@ -417,16 +433,17 @@ impl Wake for MainWaker {
     }
 }
 
-/// Wakes a thread parked in [`Runtime::wait_turn`].
-struct Unparker(Thread);
+/// The guard of [`Runtime::enter`]; it must be dropped on the thread that
+/// made it, so it is not `Send`.
+#[must_use = "the runtime is current only while the guard lives"]
+pub struct EnterGuard<'a> {
+    _working: handle::WorkingFor,
+    _runtime: PhantomData<(&'a Runtime, *const ())>,
+}
 
-impl Wake for Unparker {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.unpark();
+impl fmt::Debug for EnterGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EnterGuard").finish_non_exhaustive()
     }
 }
 

@@ -137,3 +137,46 @@ fn thousands_of_wakes_from_several_threads_to_a_sleeping_loop_cost_at_most_one_w
         );
     });
 }
+
+/// `Runtime::enter`: `spawn` works outside `block_on` under the guard, and
+/// the tasks run at the next `block_on`; the guard restores what was there.
+#[test]
+fn spawn_under_runtime_enter_runs_at_the_next_block_on() {
+    let rt = ioloop::Runtime::new().unwrap();
+    let (task, nested) = {
+        let _guard = rt.enter();
+        assert!(ioloop::Handle::try_current().is_some());
+        let task = ioloop::spawn(async {
+            ioloop::time::sleep(Duration::from_millis(1)).await;
+            1
+        });
+        let nested = {
+            let other = ioloop::Runtime::new().unwrap();
+            let _inner = other.enter();
+            ioloop::Handle::try_current().is_some()
+        };
+        (task, nested)
+    };
+    assert!(nested);
+    assert!(ioloop::Handle::try_current().is_none());
+    assert_eq!(rt.block_on(task).unwrap(), 1);
+}
+
+/// `Handle::block_on` from a blocking job: the future spawns and sleeps on
+/// the runtime whose loop runs on the other thread.
+#[test]
+fn handle_block_on_from_a_blocking_job_reaches_the_runtime() {
+    let rt = ioloop::Runtime::new().unwrap();
+    let handle = rt.handle().clone();
+    let got = rt.block_on(async move {
+        ioloop::spawn_blocking(move || {
+            handle.block_on(async {
+                ioloop::time::sleep(Duration::from_millis(2)).await;
+                ioloop::spawn(async { 21 }).await.unwrap() * 2
+            })
+        })
+        .await
+        .unwrap()
+    });
+    assert_eq!(got, 42);
+}
