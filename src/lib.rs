@@ -11,7 +11,9 @@
 //! assert_eq!(answer, 42);
 //! ```
 //!
-//! Everything here is re-exported from `ioloop-runtime` and `ioloop-net`.
+//! Everything here is re-exported from `ioloop-runtime` and `ioloop-net`,
+//! and, with the `macros` feature (on by default), [`macro@main`] and
+//! [`macro@test`] from `ioloop-macros`.
 //! Coming from asyncio, Tornado, Twisted or the `selectors` lessons? Start
 //! with the [`guide`]: every concept mapped to the item that plays its part,
 //! and one echoed line followed through the code.
@@ -24,6 +26,9 @@ pub use ioloop_runtime::{
     Builder, Handle, JoinError, JoinHandle, Metrics, Runtime, ShutdownReport, YieldNow, block_on,
     signal, spawn, spawn_blocking, task, time, yield_now,
 };
+
+#[cfg(feature = "macros")]
+pub use ioloop_macros::{main, test};
 
 /// I/O: asyncio-style streams, and registering sources with the reactor.
 pub mod io {
