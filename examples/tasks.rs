@@ -7,27 +7,25 @@
 
 use std::time::{Duration, Instant};
 
-fn main() {
+#[ioloop::main]
+async fn main() {
     let start = Instant::now();
-    let total = ioloop::block_on(async move {
-        let sleeps = [300, 100, 400, 200, 50];
-        let tasks: Vec<_> = sleeps
-            .iter()
-            .enumerate()
-            .map(|(i, &ms)| {
-                ioloop::spawn(async move {
-                    ioloop::time::sleep(Duration::from_millis(ms)).await;
-                    println!("task {i} woke after {ms} ms (at {:?})", start.elapsed());
-                    ms
-                })
+    let sleeps = [300, 100, 400, 200, 50];
+    let tasks: Vec<_> = sleeps
+        .iter()
+        .enumerate()
+        .map(|(i, &ms)| {
+            ioloop::spawn(async move {
+                ioloop::time::sleep(Duration::from_millis(ms)).await;
+                println!("task {i} woke after {ms} ms (at {:?})", start.elapsed());
+                ms
             })
-            .collect();
-        let mut total = 0;
-        for task in tasks {
-            total += task.await.expect("no task panics here");
-        }
-        total
-    });
+        })
+        .collect();
+    let mut total = 0;
+    for task in tasks {
+        total += task.await.expect("no task panics here");
+    }
     println!(
         "slept {total} ms in all, in {:?} of wall time, on one thread",
         start.elapsed()

@@ -35,20 +35,19 @@ async fn echo(mut stream: TcpStream) -> io::Result<u64> {
     }
 }
 
-fn main() -> io::Result<()> {
+#[ioloop::main]
+async fn main() -> io::Result<()> {
     let port: u16 = args::Args::parse(USAGE).get("port", 16001);
-    ioloop::block_on(async move {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
-        eprintln!("tcp_echo listening on {}", listener.local_addr()?);
-        loop {
-            let (stream, peer): (TcpStream, SocketAddr) = listener.accept().await?;
-            eprintln!("connected: {peer}");
-            drop(ioloop::spawn(async move {
-                match echo(stream).await {
-                    Ok(n) => eprintln!("disconnected: {peer} (echoed {n} bytes)"),
-                    Err(err) => eprintln!("disconnected: {peer} ({err})"),
-                }
-            }));
-        }
-    })
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
+    eprintln!("tcp_echo listening on {}", listener.local_addr()?);
+    loop {
+        let (stream, peer): (TcpStream, SocketAddr) = listener.accept().await?;
+        eprintln!("connected: {peer}");
+        drop(ioloop::spawn(async move {
+            match echo(stream).await {
+                Ok(n) => eprintln!("disconnected: {peer} (echoed {n} bytes)"),
+                Err(err) => eprintln!("disconnected: {peer} ({err})"),
+            }
+        }));
+    }
 }

@@ -11,12 +11,18 @@
 //! assert_eq!(answer, 42);
 //! ```
 //!
-//! Everything here is re-exported from `ioloop-runtime` and `ioloop-net`.
+//! Everything here is re-exported from `ioloop-runtime` and `ioloop-net`,
+//! and, with the `macros` feature (on by default), [`macro@main`] and
+//! [`macro@test`] from `ioloop-macros`.
 //! Coming from asyncio, Tornado, Twisted or the `selectors` lessons? Start
 //! with the [`guide`]: every concept mapped to the item that plays its part,
 //! and one echoed line followed through the code.
 
 #![forbid(unsafe_code)]
+// The front page and the guide link to the attributes, which are not here
+// without the `macros` feature: those links are the only ones allowed to
+// dangle, and only then.
+#![cfg_attr(not(feature = "macros"), allow(rustdoc::broken_intra_doc_links))]
 
 pub mod guide;
 
@@ -24,6 +30,9 @@ pub use ioloop_runtime::{
     Builder, EnterGuard, Handle, JoinError, JoinHandle, Metrics, Runtime, ShutdownReport, YieldNow,
     block_on, signal, spawn, spawn_blocking, spawn_local, task, time, yield_now,
 };
+
+#[cfg(feature = "macros")]
+pub use ioloop_macros::{main, test};
 
 /// I/O: asyncio-style streams, and registering sources with the reactor.
 pub mod io {

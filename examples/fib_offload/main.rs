@@ -27,17 +27,16 @@ use ioloop::net::{TcpListener, UdpSocket};
 
 const USAGE: &str = "usage: fib_offload [--port 16000] [--echo-port 16001]";
 
-fn main() -> io::Result<()> {
+#[ioloop::main]
+async fn main() -> io::Result<()> {
     let args = args::Args::parse(USAGE);
     let fib_port: u16 = args.get("port", 16000);
     let echo_port: u16 = args.get("echo-port", 16001);
-    ioloop::block_on(async move {
-        let fib = UdpSocket::bind((Ipv4Addr::LOCALHOST, fib_port)).await?;
-        let echo = TcpListener::bind((Ipv4Addr::LOCALHOST, echo_port)).await?;
-        eprintln!("udp fib server on {}", fib.local_addr()?);
-        eprintln!("tcp echo server on {}", echo.local_addr()?);
-        let echo = ioloop::spawn(servers::echo_server(echo));
-        servers::fib_server(fib).await?;
-        echo.await.map_err(io::Error::from)?
-    })
+    let fib = UdpSocket::bind((Ipv4Addr::LOCALHOST, fib_port)).await?;
+    let echo = TcpListener::bind((Ipv4Addr::LOCALHOST, echo_port)).await?;
+    eprintln!("udp fib server on {}", fib.local_addr()?);
+    eprintln!("tcp echo server on {}", echo.local_addr()?);
+    let echo = ioloop::spawn(servers::echo_server(echo));
+    servers::fib_server(fib).await?;
+    echo.await?
 }

@@ -22,20 +22,19 @@ use servers::{echo_server, time_server};
 
 const USAGE: &str = "usage: udp_servers [--port 14000] [--echo-port 15000]";
 
-fn main() -> io::Result<()> {
+#[ioloop::main]
+async fn main() -> io::Result<()> {
     let args = args::Args::parse(USAGE);
     let time_port: u16 = args.get("port", 14000);
     let echo_port: u16 = args.get("echo-port", 15000);
-    ioloop::block_on(async move {
-        let time = UdpSocket::bind((Ipv4Addr::LOCALHOST, time_port)).await?;
-        let echo = UdpSocket::bind((Ipv4Addr::LOCALHOST, echo_port)).await?;
-        eprintln!("udp time server on {}", time.local_addr()?);
-        eprintln!("udp echo server on {}", echo.local_addr()?);
-        let time = ioloop::spawn(time_server(time));
-        let echo = ioloop::spawn(echo_server(echo));
-        // Each runs until its socket fails; report whichever does.
-        let first = time.await;
-        eprintln!("time server stopped: {first:?}");
-        echo.await.map_err(io::Error::from)?
-    })
+    let time = UdpSocket::bind((Ipv4Addr::LOCALHOST, time_port)).await?;
+    let echo = UdpSocket::bind((Ipv4Addr::LOCALHOST, echo_port)).await?;
+    eprintln!("udp time server on {}", time.local_addr()?);
+    eprintln!("udp echo server on {}", echo.local_addr()?);
+    let time = ioloop::spawn(time_server(time));
+    let echo = ioloop::spawn(echo_server(echo));
+    // Each runs until its socket fails; report whichever does.
+    let first = time.await;
+    eprintln!("time server stopped: {first:?}");
+    echo.await?
 }

@@ -40,100 +40,86 @@ impl Drop for Pending {
     }
 }
 
-#[test]
-fn the_inner_future_finishing_first_wins() -> io::Result<()> {
-    ioloop::block_on(async {
-        let started = Instant::now();
-        let out = timeout(SAFETY, async {
-            sleep(Duration::from_millis(10)).await;
-            "done"
-        })
-        .await;
-        assert_eq!(out, Ok("done"));
-        assert!(started.elapsed() >= Duration::from_millis(10));
-        // The deadline's timer went with the `Timeout`.
-        assert_eq!(live_timers().await, 0);
-        Ok(())
+#[ioloop::test]
+async fn the_inner_future_finishing_first_wins() -> io::Result<()> {
+    let started = Instant::now();
+    let out = timeout(SAFETY, async {
+        sleep(Duration::from_millis(10)).await;
+        "done"
     })
+    .await;
+    assert_eq!(out, Ok("done"));
+    assert!(started.elapsed() >= Duration::from_millis(10));
+    // The deadline's timer went with the `Timeout`.
+    assert_eq!(live_timers().await, 0);
+    Ok(())
 }
 
-#[test]
-fn the_deadline_passing_first_gives_elapsed_and_drops_the_future() -> io::Result<()> {
-    ioloop::block_on(async {
-        let dropped = Arc::new(AtomicBool::new(false));
-        let deadline = Instant::now() + Duration::from_millis(20);
-        // The safety net is the outer timeout; the inner one is under test.
-        let out = timeout(SAFETY, timeout_at(deadline, Pending(dropped.clone()))).await?;
-        let _: Elapsed = out.expect_err("a pending future beat its deadline");
-        assert!(Instant::now() >= deadline, "the timeout fired early");
-        assert!(dropped.load(Ordering::SeqCst), "the inner future was kept");
-        assert_eq!(live_timers().await, 0);
-        Ok(())
-    })
+#[ioloop::test]
+async fn the_deadline_passing_first_gives_elapsed_and_drops_the_future() -> io::Result<()> {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let deadline = Instant::now() + Duration::from_millis(20);
+    // The safety net is the outer timeout; the inner one is under test.
+    let out = timeout(SAFETY, timeout_at(deadline, Pending(dropped.clone()))).await?;
+    let _: Elapsed = out.expect_err("a pending future beat its deadline");
+    assert!(Instant::now() >= deadline, "the timeout fired early");
+    assert!(dropped.load(Ordering::SeqCst), "the inner future was kept");
+    assert_eq!(live_timers().await, 0);
+    Ok(())
 }
 
-#[test]
-fn the_deadline_passing_first_with_a_duration() -> io::Result<()> {
-    ioloop::block_on(async {
-        let started = Instant::now();
-        let out = timeout(SAFETY, timeout(Duration::from_millis(15), pending::<()>())).await?;
-        assert!(out.is_err());
-        assert!(started.elapsed() >= Duration::from_millis(15));
-        Ok(())
-    })
+#[ioloop::test]
+async fn the_deadline_passing_first_with_a_duration() -> io::Result<()> {
+    let started = Instant::now();
+    let out = timeout(SAFETY, timeout(Duration::from_millis(15), pending::<()>())).await?;
+    assert!(out.is_err());
+    assert!(started.elapsed() >= Duration::from_millis(15));
+    Ok(())
 }
 
-#[test]
-fn elapsed_converts_to_timed_out_and_works_with_question_mark() -> io::Result<()> {
+#[ioloop::test]
+async fn elapsed_converts_to_timed_out_and_works_with_question_mark() -> io::Result<()> {
     fn as_io(r: Result<(), Elapsed>) -> io::Result<()> {
         r?;
         Ok(())
     }
-    ioloop::block_on(async {
-        let err = timeout(Duration::from_millis(1), pending::<()>())
-            .await
-            .unwrap_err();
-        assert_eq!(err.to_string(), "deadline has elapsed");
-        let io: io::Error = err.into();
-        assert_eq!(io.kind(), io::ErrorKind::TimedOut);
-        assert_eq!(as_io(Err(err)).unwrap_err().kind(), io::ErrorKind::TimedOut);
-        // And it is a real `std::error::Error`, reachable through the io one.
-        let inner = io.get_ref().expect("the Elapsed is kept as the source");
-        assert!(inner.is::<Elapsed>());
-        Ok(())
-    })
+    let err = timeout(Duration::from_millis(1), pending::<()>())
+        .await
+        .unwrap_err();
+    assert_eq!(err.to_string(), "deadline has elapsed");
+    let io: io::Error = err.into();
+    assert_eq!(io.kind(), io::ErrorKind::TimedOut);
+    assert_eq!(as_io(Err(err)).unwrap_err().kind(), io::ErrorKind::TimedOut);
+    // And it is a real `std::error::Error`, reachable through the io one.
+    let inner = io.get_ref().expect("the Elapsed is kept as the source");
+    assert!(inner.is::<Elapsed>());
+    Ok(())
 }
 
-#[test]
-fn a_zero_duration_with_a_ready_future_is_ok() -> io::Result<()> {
-    ioloop::block_on(async {
-        assert_eq!(timeout(Duration::ZERO, ready(5)).await, Ok(5));
-        assert_eq!(timeout_at(Instant::now(), async { 6 }).await, Ok(6));
-        // A deadline long past: the future is still polled first.
-        let past = Instant::now() - Duration::from_millis(1);
-        let mut t = timeout_at(past, ready(7));
-        assert_eq!(poll_once(&mut t), Poll::Ready(Ok(7)));
-        Ok(())
-    })
+#[ioloop::test]
+async fn a_zero_duration_with_a_ready_future_is_ok() -> io::Result<()> {
+    assert_eq!(timeout(Duration::ZERO, ready(5)).await, Ok(5));
+    assert_eq!(timeout_at(Instant::now(), async { 6 }).await, Ok(6));
+    // A deadline long past: the future is still polled first.
+    let past = Instant::now() - Duration::from_millis(1);
+    let mut t = timeout_at(past, ready(7));
+    assert_eq!(poll_once(&mut t), Poll::Ready(Ok(7)));
+    Ok(())
 }
 
-#[test]
-fn a_zero_duration_with_a_pending_future_elapses_on_the_first_poll() -> io::Result<()> {
-    ioloop::block_on(async {
-        let mut t = timeout(Duration::ZERO, pending::<()>());
-        assert!(matches!(poll_once(&mut t), Poll::Ready(Err(_))));
-        assert_eq!(live_timers().await, 0);
-        Ok(())
-    })
+#[ioloop::test]
+async fn a_zero_duration_with_a_pending_future_elapses_on_the_first_poll() -> io::Result<()> {
+    let mut t = timeout(Duration::ZERO, pending::<()>());
+    assert!(matches!(poll_once(&mut t), Poll::Ready(Err(_))));
+    assert_eq!(live_timers().await, 0);
+    Ok(())
 }
 
-#[test]
-fn into_inner_gives_the_future_back_unharmed() -> io::Result<()> {
-    ioloop::block_on(async {
-        let t = timeout(Duration::from_secs(3600), async { 9 });
-        assert_eq!(t.into_inner().await, 9);
-        Ok(())
-    })
+#[ioloop::test]
+async fn into_inner_gives_the_future_back_unharmed() -> io::Result<()> {
+    let t = timeout(Duration::from_secs(3600), async { 9 });
+    assert_eq!(t.into_inner().await, 9);
+    Ok(())
 }
 
 /// Wraps a future and notes when each of its polls began.

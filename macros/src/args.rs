@@ -1,0 +1,78 @@
+//! The attribute's arguments: `Builder` settings, as in
+//! `#[ioloop::main(max_blocking_threads = 4)]`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::meta::ParseNestedMeta;
+use syn::parse::Parser;
+use syn::{Ident, LitInt, Token};
+
+/// The `Builder` methods an argument may name. Each takes a `usize` that
+/// must be at least 1, so all are checked here the same way, and a zero is
+/// refused at compile time rather than by the builder's panic at run time.
+const SETTINGS: [&str; 3] = ["event_interval", "events_capacity", "max_blocking_threads"];
+
+/// The settings given, in the order written.
+pub(crate) struct Args {
+    settings: Vec<(Ident, LitInt)>,
+}
+
+impl Args {
+    /// Parses `name = integer, ...`; the error points at the offending
+    /// name or value.
+    pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
+        let mut args = Args {
+            settings: Vec::new(),
+        };
+        syn::meta::parser(|meta| args.setting(meta)).parse2(tokens)?;
+        Ok(args)
+    }
+
+    fn setting(&mut self, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
+        let Some(name) = meta
+            .path
+            .get_ident()
+            .filter(|name| SETTINGS.contains(&&*name.to_string()))
+        else {
+            return Err(meta.error(format_args!(
+                "unknown argument; the arguments are `Builder` settings: {}",
+                SETTINGS.join(", ")
+            )));
+        };
+        if self.settings.iter().any(|(seen, _)| seen == name) {
+            return Err(meta.error(format_args!("`{name}` is given twice")));
+        }
+        if !meta.input.peek(Token![=]) {
+            return Err(meta.error(format_args!("`{name}` takes a value: `{name} = 1`")));
+        }
+        let value: LitInt = meta.value()?.parse()?;
+        if value.base10_parse::<usize>()? == 0 {
+            return Err(syn::Error::new(
+                value.span(),
+                format_args!("`{name}` must be at least 1"),
+            ));
+        }
+        self.settings.push((name.clone(), value));
+        Ok(())
+    }
+
+    /// An expression that runs `future` to completion on a new runtime:
+    /// `ioloop::block_on` without settings, else a runtime from a
+    /// `Builder`. Either panics if the OS refuses the runtime's fds, as
+    /// `ioloop::block_on` does: `main` and a test have no caller to hand
+    /// the error to.
+    pub(crate) fn block_on(&self, future: TokenStream) -> TokenStream {
+        if self.settings.is_empty() {
+            return quote! { ::ioloop::block_on(#future) };
+        }
+        let names = self.settings.iter().map(|(name, _)| name);
+        let values = self.settings.iter().map(|(_, value)| value);
+        quote! {
+            ::ioloop::Builder::new()
+                #( .#names(#values) )*
+                .build()
+                .unwrap_or_else(|err| ::core::panic!("ioloop: cannot create a runtime: {err}"))
+                .block_on(#future)
+        }
+    }
+}
