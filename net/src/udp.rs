@@ -201,6 +201,92 @@ impl UdpSocket {
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.recv(buf))).await
     }
+
+    /// Waits until a datagram can be received (or an error is pending).
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub async fn readable(&self) -> io::Result<()> {
+        self.io.readable().await.map(drop)
+    }
+
+    /// Waits until a datagram can be sent.
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub async fn writable(&self) -> io::Result<()> {
+        self.io.writable().await.map(drop)
+    }
+
+    /// Polls for read readiness, registering `cx` to be woken by it.
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_read_ready(cx).map_ok(drop)
+    }
+
+    /// Polls for write readiness, registering `cx` to be woken by it.
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_write_ready(cx).map_ok(drop)
+    }
+
+    /// Receives a datagram if one is queued, without waiting.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if none is; as [`recv_from`](Self::recv_from).
+    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.io.try_read_io(|socket| socket.recv_from(buf))
+    }
+
+    /// Sends a datagram to `target` if there is room now, without waiting.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if the send buffer is full; the OS's error.
+    pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
+        self.io.try_write_io(|socket| socket.send_to(buf, target))
+    }
+
+    /// Receives a datagram from the connected peer if one is queued.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if none is; as [`recv`](Self::recv).
+    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.try_read_io(|socket| socket.recv(buf))
+    }
+
+    /// Sends a datagram to the connected peer if there is room now.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if the send buffer is full; as [`send`](Self::send).
+    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io.try_write_io(|socket| socket.send(buf))
+    }
+
+    /// Waits for a datagram and copies it into `buf` without taking it off
+    /// the queue: the next receive returns it again.
+    ///
+    /// # Errors
+    ///
+    /// As [`recv_from`](Self::recv_from).
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: nothing is consumed.
+    pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.peek_from(buf))).await
+    }
 }
 
 impl fmt::Debug for UdpSocket {

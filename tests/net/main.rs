@@ -17,5 +17,6 @@ mod tcp_half_close;
 mod tcp_reset;
 mod tcp_sigpipe;
 mod tcp_split;
+mod try_io;
 mod udp_round_trip;
 mod udp_servers;

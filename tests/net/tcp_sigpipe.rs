@@ -54,6 +54,12 @@ fn child() -> io::Result<()> {
         client.shutdown(Shutdown::Write)?;
         let err = client.write_all(b"after shutdown").await.unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
+        // A vectored write too: `sendmsg` with MSG_NOSIGNAL, not `writev`.
+        let slices = [io::IoSlice::new(b"two"), io::IoSlice::new(b" slices")];
+        let err = client.write_vectored(&slices).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
+        let err = client.try_write_vectored(&slices).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
 
         // The peer closed: its reset, then EPIPE on every write after.
         let mut client = TcpStream::connect(addr).await?;

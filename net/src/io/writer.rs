@@ -5,7 +5,7 @@
 
 use std::fmt;
 use std::future::poll_fn;
-use std::io;
+use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker, ready};
 
@@ -310,6 +310,47 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for StreamWriter<W> {
                 Poll::Ready(Ok(data.len()))
             }
         }
+    }
+
+    /// Several slices at once (a header and a body, say): with nothing
+    /// queued, one vectored write is tried at once (one `sendmsg` on a
+    /// socket) and what it did not take is queued; otherwise the slices
+    /// join the queue, which a later send drains whole.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        if this.buf.len() > this.high {
+            ready!(this.poll_send_down_to(cx, this.low))?;
+        } else if let Some(err) = this.error.take() {
+            return Poll::Ready(Err(err));
+        }
+        let total = bufs.iter().map(|b| b.len()).sum();
+        let mut sent = 0;
+        if this.buf.len() == 0 && total > 0 {
+            let mut now = Context::from_waker(Waker::noop());
+            match Pin::new(&mut this.inner).poll_write_vectored(&mut now, bufs) {
+                Poll::Ready(Ok(n)) => sent = n.min(total),
+                Poll::Ready(Err(err))
+                    if !matches!(
+                        err.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    return Poll::Ready(Err(err));
+                }
+                // Not taken now: all of it waits for `drain`.
+                Poll::Ready(Err(_)) | Poll::Pending => {}
+            }
+        }
+        for buf in bufs {
+            let skip = sent.min(buf.len());
+            sent -= skip;
+            this.buf.push(&buf[skip..]);
+        }
+        Poll::Ready(Ok(total))
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

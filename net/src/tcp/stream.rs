@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::future::poll_fn;
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, IoSliceMut, Read, Write};
 use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -185,6 +185,112 @@ impl TcpStream {
         }
     }
 
+    /// Waits until the stream is readable (or the peer has hung up, or an
+    /// error is pending), without reading. Any number of tasks may wait.
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub async fn readable(&self) -> io::Result<()> {
+        self.io.readable().await.map(drop)
+    }
+
+    /// Waits until the stream is writable (or closed, or in error).
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub async fn writable(&self) -> io::Result<()> {
+        self.io.writable().await.map(drop)
+    }
+
+    /// Polls for read readiness, registering `cx` to be woken by it.
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_read_ready(cx).map_ok(drop)
+    }
+
+    /// Polls for write readiness, registering `cx` to be woken by it.
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_write_ready(cx).map_ok(drop)
+    }
+
+    /// Reads what is there now into `buf`, without waiting: `Ok(0)` is the
+    /// end of the stream.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if nothing can be read now; any error of `recv`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::io::ErrorKind;
+    /// use ioloop::net::{TcpListener, TcpStream};
+    ///
+    /// ioloop::block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let stream = TcpStream::connect(listener.local_addr()?).await?;
+    ///     let mut buf = [0; 8];
+    ///     let err = stream.try_read(&mut buf).unwrap_err();
+    ///     assert_eq!(err.kind(), ErrorKind::WouldBlock);
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.try_read_io(|mut socket| socket.read(buf))
+    }
+
+    /// [`try_read`](Self::try_read) into several buffers, in one `readv`.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_read`](Self::try_read).
+    pub fn try_read_vectored(&self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
+        self.io.try_read_io(|mut socket| socket.read_vectored(bufs))
+    }
+
+    /// Writes what the kernel takes now from `buf`, without waiting.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if the send buffer is full; any error of `send`.
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io.try_write_io(|mut socket| socket.write(buf))
+    }
+
+    /// [`try_write`](Self::try_write) from several buffers, in one
+    /// `sendmsg`.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_write`](Self::try_write).
+    pub fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        self.io.try_write_io(|socket| send_vectored(socket, bufs))
+    }
+
+    /// Waits for data and copies it into `buf` without taking it from the
+    /// stream: the next read returns the same bytes.
+    ///
+    /// # Errors
+    ///
+    /// Any error of `recv`; fails once the runtime has shut down.
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: nothing is consumed.
+    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.peek(buf))).await
+    }
+
     /// Reads into `buf`, waiting for data; an empty `buf` returns `Ok(0)`
     /// at once, without a syscall.
     pub(crate) fn poll_recv(
@@ -212,11 +318,23 @@ impl TcpStream {
         }
         // std's `write` is `send(..., MSG_NOSIGNAL)` on Linux: a peer that
         // has gone is an error for the writing task, not a `SIGPIPE` for a
-        // process that never ignored it. For the same reason vectored
-        // writes keep the default (first non-empty buffer): `writev(2)`
-        // cannot take `MSG_NOSIGNAL`.
+        // process that never ignored it.
         self.io
             .poll_write_stream(cx, buf.len(), |mut socket| socket.write(buf))
+    }
+
+    /// Writes from several buffers in one `sendmsg`, waiting for room.
+    pub(crate) fn poll_send_vectored(
+        &self,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let len = bufs.iter().map(|b| b.len()).sum();
+        if len == 0 {
+            return Poll::Ready(Ok(0));
+        }
+        self.io
+            .poll_write_stream(cx, len, |socket| send_vectored(socket, bufs))
     }
 
     /// The write side's `poll_close`: a half-close, so the peer reads end
@@ -247,6 +365,14 @@ impl AsyncWrite for &TcpStream {
         self.poll_send(cx, buf)
     }
 
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_send_vectored(cx, bufs)
+    }
+
     fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Poll::Ready(Ok(()))
     }
@@ -273,6 +399,14 @@ impl AsyncWrite for TcpStream {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         self.poll_send(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_send_vectored(cx, bufs)
     }
 
     fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -305,4 +439,10 @@ impl std::os::fd::AsRawFd for TcpStream {
     fn as_raw_fd(&self) -> std::os::fd::RawFd {
         self.io.get_ref().as_raw_fd()
     }
+}
+
+/// `sendmsg` with `MSG_NOSIGNAL`: `writev(2)` cannot take the flag, and a
+/// vectored write to a peer that has gone must be an error, not `SIGPIPE`.
+fn send_vectored(socket: &mio::net::TcpStream, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    socket2::SockRef::from(socket).send_vectored_with_flags(bufs, libc::MSG_NOSIGNAL)
 }

@@ -210,6 +210,25 @@ impl Reactor {
         }
     }
 
+    /// Ready bits for `direction` now, if there are any; never waits.
+    pub(crate) fn ready_now(
+        &self,
+        token: Token,
+        direction: Direction,
+    ) -> io::Result<Option<ReadyEvent>> {
+        let (key, _) = token::unpack(token);
+        let entries = self.entries.lock();
+        if entries.shutdown {
+            return Err(shut_down_error());
+        }
+        let entry = &entries.slab[key];
+        let bits = entry.readiness & direction.mask();
+        Ok((bits != 0).then_some(ReadyEvent {
+            bits,
+            tick: entry.tick,
+        }))
+    }
+
     /// Ready bits for `direction`, or parks `cx`'s waker until there are.
     pub(crate) fn poll_ready(
         &self,

@@ -266,6 +266,50 @@ impl<S: Source> Registration<S> {
         self.shared.reactor.clear(self.token, event);
     }
 
+    /// Runs the read-side I/O call `f` once if the source is readable, and
+    /// returns `WouldBlock` at once if it is not: the `try_*` pattern,
+    /// which never waits and never registers a waker.
+    ///
+    /// A `WouldBlock` from `f` clears the readiness it was tried under, as
+    /// in [`poll_read_io`](Self::poll_read_io); `Interrupted` is retried.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if the source is not readable (or `f` says so), what
+    /// `f` returns, and an error once the runtime has shut down.
+    pub fn try_read_io<R>(&self, f: impl FnMut(&S) -> io::Result<R>) -> io::Result<R> {
+        self.try_io(Direction::Read, f)
+    }
+
+    /// [`try_read_io`](Self::try_read_io) for the write side.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_read_io`](Self::try_read_io), for writability.
+    pub fn try_write_io<R>(&self, f: impl FnMut(&S) -> io::Result<R>) -> io::Result<R> {
+        self.try_io(Direction::Write, f)
+    }
+
+    fn try_io<R>(
+        &self,
+        direction: Direction,
+        mut f: impl FnMut(&S) -> io::Result<R>,
+    ) -> io::Result<R> {
+        loop {
+            let Some(event) = self.shared.reactor.ready_now(self.token, direction)? else {
+                return Err(io::ErrorKind::WouldBlock.into());
+            };
+            match f(&self.source) {
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                    self.clear_readiness(event);
+                    return Err(err);
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                result => return result,
+            }
+        }
+    }
+
     /// Runs the read-side I/O call `f` until it does not return
     /// `WouldBlock`, waiting for readiness in between: the one pattern every
     /// socket read uses.
