@@ -50,4 +50,6 @@ pub mod net {
     pub use ioloop_net::ToSocketAddr;
     pub use ioloop_net::tcp::{self, *};
     pub use ioloop_net::udp::*;
+    #[cfg(unix)]
+    pub use ioloop_net::unix::{self, UnixDatagram, UnixListener, UnixStream};
 }

@@ -7,6 +7,8 @@
 //!
 //! - [`tcp`]: [`TcpListener`], [`TcpStream`] and its halves.
 //! - [`udp`]: [`UdpSocket`], datagrams.
+//! - [`unix`]: Unix domain sockets: [`UnixListener`], [`UnixStream`] and
+//!   its halves, [`UnixDatagram`].
 //! - [`io`]: [`StreamReader`](io::StreamReader) and
 //!   [`StreamWriter`](io::StreamWriter), asyncio's streams: the lesson's
 //!   `inbuf` and `outbuf`.
@@ -23,7 +25,11 @@ pub mod callbacks;
 pub mod io;
 pub mod tcp;
 pub mod udp;
+#[cfg(unix)]
+pub mod unix;
 
 pub use addr::ToSocketAddr;
 pub use tcp::*;
 pub use udp::*;
+#[cfg(unix)]
+pub use unix::{UnixDatagram, UnixListener, UnixStream};

@@ -14,6 +14,7 @@ pub mod io_writer;
 pub mod line_client;
 pub mod net_proc;
 pub mod net_run;
+pub mod net_unix;
 pub mod signal_raise;
 pub mod stress_echo_child;
 pub mod stress_proc;

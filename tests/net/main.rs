@@ -1,8 +1,9 @@
 //! Sockets: TCP accept, half-close, reset, split, combinators, EMFILE and
-//! SIGPIPE; UDP round trips and the cookbook's UDP servers; several tasks
-//! waiting on one socket.
+//! SIGPIPE; UDP round trips and the cookbook's UDP servers; Unix streams
+//! and datagrams, with their own EMFILE and SIGPIPE scenarios; several
+//! tasks waiting on one socket.
 //!
-//! `tcp_emfile` and `tcp_sigpipe` run their scenario in a child process
+//! `tcp_emfile`, `tcp_sigpipe`, `unix_emfile` and `unix_sigpipe` run their scenario in a child process
 //! (this binary again, selected by an environment variable, running only
 //! that test), so the lowered descriptor limit and the default SIGPIPE
 //! action are the child's alone. The descriptor count of
@@ -20,3 +21,7 @@ mod tcp_split;
 mod try_io;
 mod udp_round_trip;
 mod udp_servers;
+mod unix_datagram;
+mod unix_emfile;
+mod unix_sigpipe;
+mod unix_stream;

@@ -1,7 +1,7 @@
-//! Accepting, for both [`TcpListener::accept`] and [`Incoming`]: sorting
-//! `accept(2)` errors, and backing off when the process runs out of file
-//! descriptors. The guide's "Streams and sockets in depth" says why each
-//! rule is what it is.
+//! Accepting, for [`TcpListener::accept`], [`Incoming`] and
+//! [`UnixListener::accept`]: sorting `accept(2)` errors, and backing off
+//! when the process runs out of file descriptors. The guide's "Streams and
+//! sockets in depth" says why each rule is what it is.
 //!
 //! - A failed *connection* (aborted or reset while queued, refused by a
 //!   firewall, its network gone) is skipped, logged at debug.
@@ -12,6 +12,7 @@
 //!
 //! [`TcpListener::accept`]: super::TcpListener::accept
 //! [`Incoming`]: super::Incoming
+//! [`UnixListener::accept`]: crate::unix::UnixListener::accept
 
 use std::future::Future;
 use std::io;
@@ -22,6 +23,7 @@ use std::time::Duration;
 
 use ioloop_runtime::io::Registration;
 use ioloop_runtime::time::{Sleep, sleep};
+use mio::event::Source;
 
 use super::stream::TcpStream;
 
@@ -70,6 +72,25 @@ fn connection_errno(code: i32) -> bool {
     matches!(code, libc::EPROTO | libc::ENOPROTOOPT | libc::EHOSTDOWN)
 }
 
+/// A listener the [`Acceptor`] drives: mio's TCP and Unix listeners.
+pub(crate) trait Accept: Source {
+    /// A connection: its stream, registered, and the peer's address.
+    type Accepted;
+
+    /// One `accept(2)`, then registering the new stream with the runtime
+    /// running on this thread.
+    fn accept_registered(&self) -> io::Result<Self::Accepted>;
+}
+
+impl Accept for mio::net::TcpListener {
+    type Accepted = (TcpStream, SocketAddr);
+
+    fn accept_registered(&self) -> io::Result<Self::Accepted> {
+        let (stream, addr) = self.accept()?;
+        Ok((TcpStream::from_mio(stream)?, addr))
+    }
+}
+
 /// The state of one accept loop: the back-off timer and how long the next
 /// one will be. It lives in the accept future or the `Incoming` stream, so
 /// the delay grows for as long as that loop keeps failing.
@@ -91,11 +112,11 @@ impl Acceptor {
 
     /// Accepts the next connection on `listener`: the one pattern (try,
     /// clear readiness on `WouldBlock`, wait), plus the error sorting.
-    pub(crate) fn poll_accept(
+    pub(crate) fn poll_accept<L: Accept>(
         &mut self,
-        listener: &Registration<mio::net::TcpListener>,
+        listener: &Registration<L>,
         cx: &mut Context<'_>,
-    ) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+    ) -> Poll<io::Result<L::Accepted>> {
         loop {
             // Readiness is not cleared while backing off: the connections
             // are still queued, and no new edge may come for them.
@@ -103,8 +124,9 @@ impl Acceptor {
                 ready!(Pin::new(backoff).poll(cx));
                 self.backoff = None;
             }
-            let accepted = ready!(listener.poll_read_io(cx, |l| l.accept()))
-                .and_then(|(stream, addr)| Ok((TcpStream::from_mio(stream)?, addr)));
+            // Registering is inside the retried call, but its errors are
+            // never `WouldBlock`: they reach the sorting below unchanged.
+            let accepted = ready!(listener.poll_read_io(cx, L::accept_registered));
             let err = match accepted {
                 Ok(accepted) => {
                     self.next_delay = FIRST_DELAY;

@@ -1,7 +1,8 @@
 //! TCP: [`TcpListener`] and its [`Incoming`] connections, [`TcpStream`],
 //! and a stream's halves.
 
-mod accept;
+// The accept loop's back-off is shared with `UnixListener`.
+pub(crate) mod accept;
 mod listener;
 mod split;
 mod stream;

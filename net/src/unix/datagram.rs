@@ -1,0 +1,407 @@
+//! [`UnixDatagram`], whole: binding, pairs, addresses, and sending and
+//! receiving datagrams.
+
+use std::fmt;
+use std::future::{Future, poll_fn};
+use std::io;
+use std::net::Shutdown;
+use std::os::unix::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use ioloop_runtime::io::Registration;
+use ioloop_runtime::time::sleep;
+use socket2::SockRef;
+
+use super::addr::ToUnixAddr;
+use super::sys;
+
+/// A Unix domain datagram socket registered with the reactor:
+/// [`UdpSocket`](crate::UdpSocket) between processes of one machine,
+/// named by a path.
+///
+/// Unconnected, it sends to and receives from anyone
+/// ([`send_to`](Self::send_to), [`recv_from`](Self::recv_from));
+/// [`connect`](Self::connect)ed, it talks to one peer
+/// ([`send`](Self::send), [`recv`](Self::recv)). Unlike UDP, delivery is
+/// reliable and in order: a send waits while the receiver's queue is
+/// full. Each send is one datagram, each receive takes one whole datagram;
+/// a receive buffer shorter than the datagram gets its first bytes and the
+/// rest is discarded.
+///
+/// A socket that is to receive replies must be bound: a datagram from an
+/// [`unbound`](Self::unbound) socket comes from an unnamed address, which
+/// cannot be answered. Binding creates a socket file, which stays after
+/// the socket is dropped (remove it yourself); abstract names (Linux)
+/// leave none. Sends never raise `SIGPIPE`.
+///
+/// # Examples
+///
+/// ```
+/// use ioloop::net::UnixDatagram;
+///
+/// ioloop::block_on(async {
+///     let dir = std::env::temp_dir().join(format!("ioloop-doc-datagram-{}", std::process::id()));
+///     std::fs::create_dir_all(&dir)?;
+///     let server = UnixDatagram::bind(dir.join("server.sock"))?;
+///     let client = UnixDatagram::bind(dir.join("client.sock"))?;
+///     client.send_to(b"what time is it?", dir.join("server.sock")).await?;
+///     let mut buf = [0; 64];
+///     let (n, from) = server.recv_from(&mut buf).await?;
+///     assert_eq!(&buf[..n], b"what time is it?");
+///     let reply_to = from.as_pathname().expect("the client is bound");
+///     server.send_to(b"noon", reply_to).await?;
+///     let n = client.recv(&mut buf).await?;
+///     assert_eq!(&buf[..n], b"noon");
+///     std::fs::remove_dir_all(&dir)?;
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+pub struct UnixDatagram {
+    io: Registration<mio::net::UnixDatagram>,
+}
+
+impl UnixDatagram {
+    /// Binds a datagram socket to `path` (on Linux, `"\0name"` or an
+    /// abstract `SocketAddr` binds an abstract name: see [`ToUnixAddr`]).
+    /// Not `async`, as in tokio: binding never waits.
+    ///
+    /// # Errors
+    ///
+    /// `AddrInUse` if a file is at `path`; `NotFound` if its directory
+    /// does not exist; `InvalidInput` if the path is too long; an error if
+    /// no ioloop runtime runs on this thread.
+    pub fn bind(path: impl ToUnixAddr) -> io::Result<UnixDatagram> {
+        let addr = path.to_unix_addr()?;
+        Self::from_mio(mio::net::UnixDatagram::bind_addr(&addr)?)
+    }
+
+    /// A socket bound to no address: it can send, and receive replies only
+    /// from a peer it is [`connect`](Self::connect)ed to.
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `socket(2)`; an error if no ioloop runtime runs
+    /// on this thread.
+    pub fn unbound() -> io::Result<UnixDatagram> {
+        Self::from_mio(mio::net::UnixDatagram::unbound()?)
+    }
+
+    /// A pair of connected, unnamed datagram sockets, each registered with
+    /// the runtime running on this thread.
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `socketpair(2)`; an error if no ioloop runtime
+    /// runs on this thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ioloop::net::UnixDatagram;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, b) = UnixDatagram::pair()?;
+    ///     a.send(b"one").await?;
+    ///     a.send(b"two").await?;
+    ///     let mut buf = [0; 8];
+    ///     let n = b.recv(&mut buf).await?;
+    ///     assert_eq!(&buf[..n], b"one", "datagrams keep their bounds");
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
+        let (a, b) = mio::net::UnixDatagram::pair()?;
+        Ok((Self::from_mio(a)?, Self::from_mio(b)?))
+    }
+
+    /// Wraps a socket made elsewhere, switching it to non-blocking mode and
+    /// registering it with the runtime running on this thread.
+    ///
+    /// # Errors
+    ///
+    /// If the socket cannot be made non-blocking, or no runtime runs here.
+    pub fn from_std(socket: std::os::unix::net::UnixDatagram) -> io::Result<UnixDatagram> {
+        socket.set_nonblocking(true)?;
+        Self::from_mio(mio::net::UnixDatagram::from_std(socket))
+    }
+
+    fn from_mio(socket: mio::net::UnixDatagram) -> io::Result<UnixDatagram> {
+        sys::no_sigpipe(&socket)?;
+        Ok(UnixDatagram {
+            io: Registration::new(socket)?,
+        })
+    }
+
+    /// Sets the socket's default peer: [`send`](Self::send) goes there,
+    /// and only datagrams from there are received. Not `async`, as in
+    /// tokio: it sends nothing.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` if no socket is at `path`; `ConnectionRefused` if the
+    /// socket there is closed; `InvalidInput` for a bad path.
+    pub fn connect(&self, path: impl ToUnixAddr) -> io::Result<()> {
+        let addr = sys::sock_addr(&path.to_unix_addr()?)?;
+        SockRef::from(self.io.get_ref()).connect(&addr)
+    }
+
+    /// The address this socket is bound to (unnamed if it is not).
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `getsockname(2)` (rare).
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().local_addr()
+    }
+
+    /// The peer this socket is connected to.
+    ///
+    /// # Errors
+    ///
+    /// `NotConnected` before [`connect`](Self::connect) (a socket of a
+    /// [`pair`](Self::pair) is connected from the start).
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().peer_addr()
+    }
+
+    /// Shuts down one or both directions: after `Shutdown::Write` a send
+    /// fails with `BrokenPipe`; after `Shutdown::Read` a receive returns
+    /// `Ok(0)` once the queue is empty.
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `shutdown(2)`.
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.io.get_ref().shutdown(how)
+    }
+
+    /// Sends one datagram to `target`, waiting for room in the receiver's
+    /// queue; returns the number of bytes sent (all of `buf`).
+    ///
+    /// A full queue at a receiver this socket is not
+    /// [`connect`](Self::connect)ed to raises no readiness event when it
+    /// drains (Linux signals only a connected sender), so then the send is
+    /// tried again after 1 ms, doubling up to 100 ms, or at the next write
+    /// event, whichever comes first.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` or `ConnectionRefused` if no socket receives at
+    /// `target`; `InvalidInput` for a bad path; the OS's error (a datagram
+    /// larger than the send buffer is `EMSGSIZE`).
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: the datagram is sent whole or not at all.
+    #[doc(alias = "sendto")]
+    pub async fn send_to(&self, buf: &[u8], target: impl ToUnixAddr) -> io::Result<usize> {
+        let target = sys::sock_addr(&target.to_unix_addr()?)?;
+        let mut delay = sys::FIRST_RETRY;
+        // The first try waits for write readiness or nothing: readiness
+        // that a `try_send_to` to a full receiver cleared may never return.
+        let mut retry = sleep(Duration::ZERO);
+        loop {
+            // A write event or the timer, whichever comes first.
+            let event = poll_fn(|cx| match self.io.poll_write_ready(cx) {
+                Poll::Ready(ready) => Poll::Ready(ready.map(Some)),
+                Poll::Pending => Pin::new(&mut retry).poll(cx).map(|()| Ok(None)),
+            })
+            .await?;
+            match sys::send_to(self.io.get_ref(), buf, &target) {
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                    // Our own send buffer is full (an event will come) or
+                    // the receiver's queue is (none may): wait for either.
+                    if let Some(event) = event {
+                        self.io.clear_readiness(event);
+                    }
+                    retry = sleep(delay);
+                    delay = (delay * 2).min(sys::MAX_RETRY);
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                sent => return sent,
+            }
+        }
+    }
+
+    /// Receives one datagram into `buf`, waiting for one to arrive; returns
+    /// its length (at most `buf.len()`: the rest of a longer datagram is
+    /// discarded) and its sender (unnamed if the sender is not bound).
+    ///
+    /// # Errors
+    ///
+    /// The OS's error.
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: a datagram is either returned or left queued.
+    #[doc(alias = "recvfrom")]
+    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        poll_fn(|cx| self.poll_recv_from(cx, buf)).await
+    }
+
+    /// [`recv_from`](Self::recv_from) as a poll function, for hand-written
+    /// futures.
+    ///
+    /// # Errors
+    ///
+    /// As [`recv_from`](Self::recv_from).
+    pub fn poll_recv_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        self.io.poll_read_io(cx, |socket| socket.recv_from(buf))
+    }
+
+    /// Sends one datagram to the connected peer.
+    ///
+    /// # Errors
+    ///
+    /// `NotConnected` before [`connect`](Self::connect); `BrokenPipe`
+    /// after [`shutdown`](Self::shutdown); `ConnectionRefused` once the
+    /// peer has closed; the OS's error.
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: the datagram is sent whole or not at all.
+    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.io.poll_write_io(cx, |socket| sys::send(socket, buf))).await
+    }
+
+    /// Receives one datagram from the connected peer into `buf`; as
+    /// [`recv_from`](Self::recv_from), a longer datagram is truncated.
+    ///
+    /// # Errors
+    ///
+    /// The OS's error.
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: a datagram is either returned or left queued.
+    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.recv(buf))).await
+    }
+
+    /// Waits until a datagram can be received (or an error is pending).
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub async fn readable(&self) -> io::Result<()> {
+        self.io.readable().await.map(drop)
+    }
+
+    /// Waits until a datagram can be sent.
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub async fn writable(&self) -> io::Result<()> {
+        self.io.writable().await.map(drop)
+    }
+
+    /// Polls for read readiness, registering `cx` to be woken by it.
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_read_ready(cx).map_ok(drop)
+    }
+
+    /// Polls for write readiness, registering `cx` to be woken by it.
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_write_ready(cx).map_ok(drop)
+    }
+
+    /// Receives a datagram if one is queued, without waiting.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if none is; as [`recv_from`](Self::recv_from).
+    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.io.try_read_io(|socket| socket.recv_from(buf))
+    }
+
+    /// Sends a datagram to `target` if there is room now, without waiting.
+    ///
+    /// Prefer [`send_to`](Self::send_to) on an unconnected socket: its
+    /// `WouldBlock` may mean the receiver's queue is full, and that raises
+    /// no event on this socket when it drains, so [`writable`](Self::writable)
+    /// may wait for nothing.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if the receiver's queue is full; as
+    /// [`send_to`](Self::send_to).
+    pub fn try_send_to(&self, buf: &[u8], target: impl ToUnixAddr) -> io::Result<usize> {
+        let target = sys::sock_addr(&target.to_unix_addr()?)?;
+        self.io
+            .try_write_io(|socket| sys::send_to(socket, buf, &target))
+    }
+
+    /// Receives a datagram from the connected peer if one is queued.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if none is; as [`recv`](Self::recv).
+    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.try_read_io(|socket| socket.recv(buf))
+    }
+
+    /// Sends a datagram to the connected peer if there is room now.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if the peer's queue is full; as [`send`](Self::send).
+    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io.try_write_io(|socket| sys::send(socket, buf))
+    }
+
+    /// Waits for a datagram and copies it into `buf` without taking it off
+    /// the queue: the next receive returns it again.
+    ///
+    /// # Errors
+    ///
+    /// As [`recv_from`](Self::recv_from).
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: nothing is consumed.
+    pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        poll_fn(|cx| {
+            self.io
+                .poll_read_io(cx, |socket| sys::peek_from(socket, buf))
+        })
+        .await
+    }
+}
+
+impl fmt::Debug for UnixDatagram {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnixDatagram")
+            .field("local_addr", &self.local_addr().ok())
+            .field("peer_addr", &self.peer_addr().ok())
+            .finish()
+    }
+}
+
+impl std::os::fd::AsFd for UnixDatagram {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.io.get_ref().as_fd()
+    }
+}
+
+impl std::os::fd::AsRawFd for UnixDatagram {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.io.get_ref().as_raw_fd()
+    }
+}

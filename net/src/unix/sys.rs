@@ -1,0 +1,126 @@
+//! What the Unix sockets share: addresses named by paths (abstract names
+//! included), sends that never raise `SIGPIPE`, and the peeks std keeps
+//! unstable.
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use std::ffi::OsStr;
+use std::io::{self, IoSlice};
+#[cfg(target_os = "android")]
+use std::os::android::net::SocketAddrExt;
+use std::os::fd::{AsFd, AsRawFd};
+#[cfg(target_os = "linux")]
+use std::os::linux::net::SocketAddrExt;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use nix::sys::socket::{MsgFlags, recv};
+use socket2::{SockAddr, SockRef};
+
+/// The first pause before trying again what no readiness event will
+/// announce (a connect to a full backlog, a send to a full datagram queue),
+/// and the longest: the delay doubles in between.
+pub(crate) const FIRST_RETRY: Duration = Duration::from_millis(1);
+pub(crate) const MAX_RETRY: Duration = Duration::from_millis(100);
+
+/// The flags of every send. std and mio write to a Unix stream with
+/// `write(2)`, which raises `SIGPIPE` once the peer has gone, killing a
+/// process that did not ignore it (a C program embedding us); `send(2)`
+/// with `MSG_NOSIGNAL` reports `EPIPE` instead.
+#[cfg(not(target_vendor = "apple"))]
+const SEND_FLAGS: libc::c_int = libc::MSG_NOSIGNAL;
+/// Apple's systems have no `MSG_NOSIGNAL`: [`no_sigpipe`] sets the socket
+/// option that does its work.
+#[cfg(target_vendor = "apple")]
+const SEND_FLAGS: libc::c_int = 0;
+
+/// Prepares a new socket for [`send`] and [`send_to`]: on Apple's systems,
+/// `SO_NOSIGPIPE`; elsewhere the flag on each send is enough.
+pub(crate) fn no_sigpipe(socket: &impl AsFd) -> io::Result<()> {
+    #[cfg(target_vendor = "apple")]
+    SockRef::from(socket).set_nosigpipe(true)?;
+    #[cfg(not(target_vendor = "apple"))]
+    let _ = socket;
+    Ok(())
+}
+
+/// One `send(2)` to the connected peer, never raising `SIGPIPE`.
+pub(crate) fn send(socket: &impl AsFd, buf: &[u8]) -> io::Result<usize> {
+    SockRef::from(socket).send_with_flags(buf, SEND_FLAGS)
+}
+
+/// One `sendto(2)`, never raising `SIGPIPE`.
+pub(crate) fn send_to(socket: &impl AsFd, buf: &[u8], to: &SockAddr) -> io::Result<usize> {
+    SockRef::from(socket).send_to_with_flags(buf, to, SEND_FLAGS)
+}
+
+/// One `sendmsg(2)` from several buffers to the connected peer, never
+/// raising `SIGPIPE` (`writev(2)` cannot take the flag).
+pub(crate) fn send_vectored(socket: &impl AsFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    SockRef::from(socket).send_vectored_with_flags(bufs, SEND_FLAGS)
+}
+
+/// One `recv(2)` with `MSG_PEEK`: the bytes stay queued. Through nix,
+/// which takes an initialized buffer where socket2's `peek` wants
+/// uninitialized memory.
+pub(crate) fn peek(socket: &impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
+    Ok(recv(socket.as_fd().as_raw_fd(), buf, MsgFlags::MSG_PEEK)?)
+}
+
+/// The next datagram's bytes and sender, left queued: `recv(2)` with
+/// `MSG_PEEK` for the bytes, then socket2's `peek_sender` for the address.
+///
+/// Two calls, since no safe one does both: socket2's `recvmsg` wants
+/// uninitialized buffers, and nix's reads an address the kernel did not
+/// write when the sender is unnamed. Both peek at the head of the queue,
+/// so they see the same datagram unless another process sharing the
+/// socket takes it in between.
+pub(crate) fn peek_from(socket: &impl AsFd, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+    let n = recv(socket.as_fd().as_raw_fd(), buf, MsgFlags::MSG_PEEK)?;
+    let from = SockRef::from(socket).peek_sender()?;
+    Ok((n, std_addr(&from)?))
+}
+
+/// A Unix address socket2 returned, as std's type.
+fn std_addr(addr: &SockAddr) -> io::Result<SocketAddr> {
+    if let Some(path) = addr.as_pathname() {
+        return SocketAddr::from_pathname(path);
+    }
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Some(name) = addr.as_abstract_namespace() {
+        return SocketAddr::from_abstract_name(name);
+    }
+    // An unbound sender: the empty path is std's unnamed address.
+    SocketAddr::from_pathname("")
+}
+
+/// The address `path` names: a file, or on Linux and Android, when it
+/// starts with a NUL byte, the abstract name after that byte (Python's
+/// `sock.bind("\0name")`).
+pub(crate) fn addr_from_path(path: &Path) -> io::Result<SocketAddr> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Some(name) = path.as_os_str().as_bytes().strip_prefix(b"\0") {
+        return SocketAddr::from_abstract_name(name);
+    }
+    SocketAddr::from_pathname(path)
+}
+
+/// `addr` as socket2 takes it, for the calls mio does not make with a
+/// `SocketAddr` (`sendto(2)`, and `connect(2)` on a datagram socket).
+pub(crate) fn sock_addr(addr: &SocketAddr) -> io::Result<SockAddr> {
+    if let Some(path) = addr.as_pathname() {
+        return SockAddr::unix(path);
+    }
+    // socket2 reads a leading NUL byte as the abstract namespace.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Some(name) = addr.as_abstract_name() {
+        let bytes = [&[0], name].concat();
+        return SockAddr::unix(OsStr::from_bytes(&bytes));
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "an unnamed Unix socket address names no one",
+    ))
+}
