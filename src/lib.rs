@@ -45,7 +45,7 @@ pub mod callbacks {
     pub use ioloop_net::callbacks::*;
 }
 
-/// Networking: TCP and UDP sockets on the reactor.
+/// Networking: TCP, UDP and Unix domain sockets on the reactor.
 pub mod net {
     pub use ioloop_net::ToSocketAddr;
     pub use ioloop_net::tcp::{self, *};

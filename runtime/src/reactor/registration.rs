@@ -383,7 +383,9 @@ impl<S: Source> Registration<S> {
     }
 
     /// [`poll_read_io`](Self::poll_read_io) for a byte-stream source (TCP,
-    /// a Unix stream, a pipe), where `f` reads into a buffer of `len` bytes.
+    /// a pipe), where `f` reads into a buffer of `len` bytes. Not for a
+    /// Unix stream that may be sent descriptors or credentials: its reads
+    /// stop short at such a message with bytes still queued.
     ///
     /// A read that returns fewer than `len` bytes (but more than 0) has
     /// emptied the kernel's receive buffer, so readiness is cleared then and
