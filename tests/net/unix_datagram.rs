@@ -167,28 +167,49 @@ fn an_unbound_socket_sends_and_gets_replies_once_connected() -> io::Result<()> {
     })
 }
 
-/// Linux signals a full datagram queue's draining only to senders
-/// connected to it: an unconnected `send_to` must try again by itself.
+/// Linux tells an unconnected sender nothing when a full queue it sends
+/// to drains (only its own datagrams being read wake it): with the queue
+/// filled by another socket, `send_to` must try again by itself.
 #[test]
-fn send_to_a_full_receiver_waits_until_it_drains() -> io::Result<()> {
+fn send_to_a_receiver_filled_by_another_waits_until_it_drains() -> io::Result<()> {
     run(|| async {
         let dir = net_unix::TempDir::new()?;
         let receiver = UnixDatagram::bind(dir.join("slow.sock"))?;
-        let sender = UnixDatagram::unbound()?;
         let target = dir.join("slow.sock");
+        let sender = UnixDatagram::unbound()?;
+        // Let the loop poll the OS once, so the sender's first event (a
+        // new registration's) is spent before its send has to wait.
+        ioloop::time::sleep(std::time::Duration::from_millis(1)).await;
+        let filler = UnixDatagram::unbound()?;
         let mut queued = 0usize;
         loop {
-            match sender.try_send_to(&[7u8; 256], &target) {
+            match filler.try_send_to(&[7u8; 256], &target) {
                 Ok(_) => queued += 1,
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
                 Err(err) => return Err(err),
             }
             assert!(queued < 1_000_000, "the receiver never filled up");
         }
+        let err = sender.try_send_to(b"no room", &target).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
         let sending = ioloop::spawn(async move {
             sender.send_to(b"after the wait", &target).await?;
             Ok::<_, io::Error>(sender)
         });
+        // The sending task runs first, finds no room, and waits: without
+        // spinning, though each failed send raises a write event on the
+        // sender (the kernel frees the buffer it had taken), and the
+        // sender stays "writable" all along.
+        ioloop::yield_now().await;
+        assert!(!sending.is_finished());
+        let before = ioloop::Handle::current().metrics();
+        ioloop::time::sleep(std::time::Duration::from_millis(300)).await;
+        let ticks = ioloop::Handle::current().metrics().ticks - before.ticks;
+        assert!(!sending.is_finished());
+        assert!(
+            ticks < 50,
+            "{ticks} loop ticks in 300 ms of waiting: it spins"
+        );
         let mut buf = [0u8; 256];
         for _ in 0..queued {
             let n = receiver.recv(&mut buf).await?;
@@ -196,6 +217,48 @@ fn send_to_a_full_receiver_waits_until_it_drains() -> io::Result<()> {
         }
         let n = receiver.recv(&mut buf).await?;
         assert_eq!(&buf[..n], b"after the wait");
+        sending.await.unwrap()?;
+        Ok(())
+    })
+}
+
+/// A connected sender is told when its peer's full queue drains: `send`
+/// waits on readiness, and so does `writable` after a `try_send`.
+#[test]
+fn send_to_a_full_connected_peer_waits_for_its_event() -> io::Result<()> {
+    run(|| async {
+        let (sender, receiver) = UnixDatagram::pair()?;
+        let mut queued = 0usize;
+        loop {
+            match sender.try_send(&[9u8; 128]) {
+                Ok(_) => queued += 1,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
+                Err(err) => return Err(err),
+            }
+            assert!(queued < 1_000_000, "the receiver never filled up");
+        }
+        let sending = ioloop::spawn(async move {
+            sender.writable().await?;
+            sender.send(b"drained").await?;
+            Ok::<_, io::Error>(sender)
+        });
+        // It waits, and quietly: the kernel keeps a connected sender's
+        // failed sends from raising write events.
+        ioloop::yield_now().await;
+        let before = ioloop::Handle::current().metrics();
+        ioloop::time::sleep(std::time::Duration::from_millis(100)).await;
+        let ticks = ioloop::Handle::current().metrics().ticks - before.ticks;
+        assert!(!sending.is_finished());
+        assert!(
+            ticks < 20,
+            "{ticks} loop ticks in 100 ms of waiting: it spins"
+        );
+        let mut buf = [0u8; 128];
+        for _ in 0..queued {
+            assert_eq!(receiver.recv(&mut buf).await?, 128);
+        }
+        let n = receiver.recv(&mut buf).await?;
+        assert_eq!(&buf[..n], b"drained");
         sending.await.unwrap()?;
         Ok(())
     })

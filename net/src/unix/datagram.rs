@@ -182,11 +182,12 @@ impl UnixDatagram {
     /// Sends one datagram to `target`, waiting for room in the receiver's
     /// queue; returns the number of bytes sent (all of `buf`).
     ///
-    /// A full queue at a receiver this socket is not
-    /// [`connect`](Self::connect)ed to raises no readiness event when it
-    /// drains (Linux signals only a connected sender), so then the send is
-    /// tried again after 1 ms, doubling up to 100 ms, or at the next write
-    /// event, whichever comes first.
+    /// Readiness cannot say when a receiver's full queue has room: an
+    /// unconnected socket stays writable all along, and every failed send
+    /// even raises a write event on it. So a send that finds the queue
+    /// full is tried again on a timer, after 1 ms, doubling up to 100 ms,
+    /// which never spins; [`send`](Self::send) on a connected socket
+    /// waits for the kernel's event instead.
     ///
     /// # Errors
     ///
@@ -200,25 +201,20 @@ impl UnixDatagram {
     #[doc(alias = "sendto")]
     pub async fn send_to(&self, buf: &[u8], target: impl ToUnixAddr) -> io::Result<usize> {
         let target = sys::sock_addr(&target.to_unix_addr()?)?;
+        // The first try waits for write readiness, which spends the task's
+        // budget, or for nothing: a `try_send_to` may have cleared it.
+        let mut first = sleep(Duration::ZERO);
+        poll_fn(|cx| match self.io.poll_write_ready(cx) {
+            Poll::Ready(ready) => Poll::Ready(ready.map(drop)),
+            Poll::Pending => Pin::new(&mut first).poll(cx).map(Ok),
+        })
+        .await?;
         let mut delay = sys::FIRST_RETRY;
-        // The first try waits for write readiness or nothing: readiness
-        // that a `try_send_to` to a full receiver cleared may never return.
-        let mut retry = sleep(Duration::ZERO);
         loop {
-            // A write event or the timer, whichever comes first.
-            let event = poll_fn(|cx| match self.io.poll_write_ready(cx) {
-                Poll::Ready(ready) => Poll::Ready(ready.map(Some)),
-                Poll::Pending => Pin::new(&mut retry).poll(cx).map(|()| Ok(None)),
-            })
-            .await?;
             match sys::send_to(self.io.get_ref(), buf, &target) {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
-                    // Our own send buffer is full (an event will come) or
-                    // the receiver's queue is (none may): wait for either.
-                    if let Some(event) = event {
-                        self.io.clear_readiness(event);
-                    }
-                    retry = sleep(delay);
+                    log::trace!("send_to: no room at the receiver; again in {delay:?}");
+                    sleep(delay).await;
                     delay = (delay * 2).min(sys::MAX_RETRY);
                 }
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
@@ -333,10 +329,10 @@ impl UnixDatagram {
 
     /// Sends a datagram to `target` if there is room now, without waiting.
     ///
-    /// Prefer [`send_to`](Self::send_to) on an unconnected socket: its
-    /// `WouldBlock` may mean the receiver's queue is full, and that raises
-    /// no event on this socket when it drains, so [`writable`](Self::writable)
-    /// may wait for nothing.
+    /// Prefer [`send_to`](Self::send_to): a `WouldBlock` here usually means
+    /// the receiver's queue is full, which readiness does not show (this
+    /// socket stays writable), so a loop of [`writable`](Self::writable)
+    /// and `try_send_to` would spin until the receiver catches up.
     ///
     /// # Errors
     ///
