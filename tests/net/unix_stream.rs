@@ -394,3 +394,19 @@ fn a_read_cut_short_by_passed_descriptors_does_not_stall_the_next() -> io::Resul
         Ok(())
     })
 }
+
+/// Without a runtime there is nothing to register with: bind fails, and
+/// leaves no socket file behind to make the next bind fail too.
+#[test]
+fn bind_outside_a_runtime_fails_and_leaves_no_file() -> io::Result<()> {
+    let dir = net_unix::TempDir::new()?;
+    let path = dir.join("early.sock");
+    UnixListener::bind(&path).unwrap_err();
+    assert!(!path.exists(), "the failed bind left its file");
+    ioloop::net::UnixDatagram::bind(&path).unwrap_err();
+    assert!(!path.exists(), "the failed bind left its file");
+    run(move || async move {
+        let _listener = UnixListener::bind(&path)?;
+        Ok(())
+    })
+}

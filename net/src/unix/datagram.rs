@@ -75,7 +75,8 @@ impl UnixDatagram {
     /// no ioloop runtime runs on this thread.
     pub fn bind(path: impl ToUnixAddr) -> io::Result<UnixDatagram> {
         let addr = path.to_unix_addr()?;
-        Self::from_mio(mio::net::UnixDatagram::bind_addr(&addr)?)
+        let socket = mio::net::UnixDatagram::bind_addr(&addr)?;
+        Self::from_mio(socket).inspect_err(|_| sys::remove_socket_file(&addr))
     }
 
     /// A socket bound to no address: it can send, and receive replies only

@@ -14,6 +14,7 @@ use ioloop_runtime::io::Registration;
 
 use super::addr::ToUnixAddr;
 use super::stream::UnixStream;
+use super::sys;
 use crate::tcp::accept::{Accept, Acceptor};
 
 /// A Unix domain socket listening for connections, registered with the
@@ -72,7 +73,10 @@ impl UnixListener {
     #[doc(alias = "start_unix_server", alias = "listen")]
     pub fn bind(path: impl ToUnixAddr) -> io::Result<UnixListener> {
         let addr = path.to_unix_addr()?;
-        Self::from_mio(mio::net::UnixListener::bind_addr(&addr)?)
+        let listener = mio::net::UnixListener::bind_addr(&addr)?;
+        // Binding made the file: do not leave it behind if registering
+        // fails, or the next bind would find the path taken.
+        Self::from_mio(listener).inspect_err(|_| sys::remove_socket_file(&addr))
     }
 
     /// Wraps a listener made elsewhere (bound and listening), switching it

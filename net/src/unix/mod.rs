@@ -18,6 +18,14 @@
 //! - A connect to a listener whose backlog is full fails at once with
 //!   `EAGAIN` and no event follows; [`UnixStream::connect`] tries again
 //!   on a short back-off instead of failing.
+//! - A full datagram queue raises no event for an unconnected sender
+//!   when it drains, and its failed sends raise write events all the
+//!   same: [`UnixDatagram::send_to`] tries again on a timer (1 ms,
+//!   doubling to 100 ms) where a connected [`UnixDatagram::send`] waits
+//!   for the kernel's event.
+//! - A read may stop short with bytes still queued (where a message
+//!   carried descriptors), so reads wait for an event only after
+//!   `WouldBlock`, never after a short read as TCP's do.
 //! - [`UnixStream::peer_cred`] says who the peer process is (Linux).
 
 mod addr;

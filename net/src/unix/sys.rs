@@ -107,6 +107,16 @@ pub(crate) fn addr_from_path(path: &Path) -> io::Result<SocketAddr> {
     SocketAddr::from_pathname(path)
 }
 
+/// Removes the file a bind just made at `addr`, when the socket bound to
+/// it could not be set up after all (no runtime to register with).
+pub(crate) fn remove_socket_file(addr: &SocketAddr) {
+    if let Some(path) = addr.as_pathname()
+        && let Err(err) = std::fs::remove_file(path)
+    {
+        log::debug!("removing the socket file {}: {err}", path.display());
+    }
+}
+
 /// `addr` as socket2 takes it, for the calls mio does not make with a
 /// `SocketAddr` (`sendto(2)`, and `connect(2)` on a datagram socket).
 pub(crate) fn sock_addr(addr: &SocketAddr) -> io::Result<SockAddr> {
