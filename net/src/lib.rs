@@ -5,7 +5,8 @@
 //! follows the one pattern that type provides: try the syscall; on
 //! `WouldBlock`, clear readiness and wait; retry.
 //!
-//! - [`tcp`]: [`TcpListener`], [`TcpStream`] and its halves.
+//! - [`tcp`]: [`TcpListener`], [`TcpStream`] and its halves, and
+//!   [`TcpSocket`], for options set before binding or connecting.
 //! - [`udp`]: [`UdpSocket`], datagrams.
 //! - [`io`]: [`StreamReader`](io::StreamReader) and
 //!   [`StreamWriter`](io::StreamWriter), asyncio's streams: the lesson's

@@ -1,6 +1,7 @@
 //! Sockets: TCP accept, half-close, reset, split, combinators, EMFILE and
-//! SIGPIPE; UDP round trips and the cookbook's UDP servers; several tasks
-//! waiting on one socket.
+//! SIGPIPE; `TcpSocket`'s options before bind, listen and connect; UDP
+//! round trips and the cookbook's UDP servers; several tasks waiting on
+//! one socket.
 //!
 //! `tcp_emfile` and `tcp_sigpipe` run their scenario in a child process
 //! (this binary again, selected by an environment variable, running only
@@ -16,6 +17,7 @@ mod tcp_emfile;
 mod tcp_half_close;
 mod tcp_reset;
 mod tcp_sigpipe;
+mod tcp_socket;
 mod tcp_split;
 mod try_io;
 mod udp_round_trip;

@@ -235,3 +235,11 @@ impl fmt::Debug for Incoming<'_> {
             .finish()
     }
 }
+
+/// Helpers for [`TcpSocket`](super::TcpSocket).
+impl TcpListener {
+    /// Registers a socket already bound and listening (non-blocking).
+    pub(crate) fn from_socket(socket: socket2::Socket) -> io::Result<TcpListener> {
+        Self::from_mio(mio::net::TcpListener::from_std(socket.into()))
+    }
+}

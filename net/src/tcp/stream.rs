@@ -446,3 +446,14 @@ impl std::os::fd::AsRawFd for TcpStream {
 fn send_vectored(socket: &mio::net::TcpStream, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
     socket2::SockRef::from(socket).send_vectored_with_flags(bufs, libc::MSG_NOSIGNAL)
 }
+
+/// Helpers for [`TcpSocket`](super::TcpSocket).
+impl TcpStream {
+    /// Registers a socket whose non-blocking `connect(2)` has begun and
+    /// waits for the connect to finish, with its outcome.
+    pub(crate) async fn connected(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
+        let stream = Self::from_mio(stream)?;
+        poll_fn(|cx| stream.poll_connected(cx)).await?;
+        Ok(stream)
+    }
+}
