@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 
 use ioloop_runtime::io::Registration;
 
-use crate::addr::ToSocketAddr;
+use crate::addr::{self, ToSocketAddrs};
 
 /// A UDP socket registered with the reactor.
 ///
@@ -53,15 +53,20 @@ pub struct UdpSocket {
 }
 
 impl UdpSocket {
-    /// Binds a UDP socket to `addr`; port 0 picks a free port. `async` to
-    /// match the rest of the API; binding never waits.
+    /// Binds a UDP socket to `addr`; port 0 picks a free port.
+    ///
+    /// `addr` is any [`ToSocketAddrs`]: a host name is resolved on the
+    /// blocking pool (the only time this waits), and the first address that
+    /// binds is used.
     ///
     /// # Errors
     ///
-    /// `InvalidInput` if `addr` is not a literal `ip:port`; the OS's error
-    /// (`AddrInUse`, ...); an error if no ioloop runtime runs on this thread.
-    pub async fn bind(addr: impl ToSocketAddr) -> io::Result<UdpSocket> {
-        let socket = mio::net::UdpSocket::bind(addr.to_socket_addr()?)?;
+    /// The OS's error (`AddrInUse`, ...), the last address's if none binds;
+    /// the lookup's error for a name that does not resolve; `InvalidInput`
+    /// for a malformed address string or an empty slice; an error if no
+    /// ioloop runtime runs on this thread.
+    pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<UdpSocket> {
+        let socket = addr::each_addr(addr::resolve(&addr).await?, mio::net::UdpSocket::bind)?;
         Ok(UdpSocket {
             io: Registration::new(socket)?,
         })
@@ -100,29 +105,45 @@ impl UdpSocket {
 
     /// Sets the socket's default peer: [`send`](Self::send) goes there,
     /// and [`recv`](Self::recv) takes datagrams from there only. Sends no
-    /// packet; `async` to match the rest of the API.
+    /// packet. A host name is resolved on the blocking pool first; of
+    /// several addresses, the first the socket can connect to is used (one
+    /// of the other family cannot be).
     ///
     /// # Errors
     ///
-    /// `InvalidInput` if `addr` is not a literal `ip:port`; the OS's error.
-    pub async fn connect(&self, addr: impl ToSocketAddr) -> io::Result<()> {
-        self.io.get_ref().connect(addr.to_socket_addr()?)
+    /// The OS's error, the last address's if none will do; the lookup's
+    /// error for a name that does not resolve; `InvalidInput` for a
+    /// malformed address string or an empty slice.
+    pub async fn connect(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
+        let socket = self.io.get_ref();
+        addr::each_addr(addr::resolve(&addr).await?, |addr| socket.connect(addr))
     }
 
     /// Sends one datagram to `target`, waiting for room in the send buffer;
     /// returns the number of bytes sent (all of `buf`).
     ///
+    /// A literal `target` (a [`SocketAddr`], say, as a server replying to
+    /// [`recv_from`](Self::recv_from)'s sender passes) costs no lookup and
+    /// no allocation. A host name is resolved on the blocking pool for each
+    /// call, and the datagram goes to its first address: to send many, look
+    /// the name up once with [`lookup_host`](crate::lookup_host) or
+    /// [`connect`](Self::connect).
+    ///
     /// # Errors
     ///
-    /// `InvalidInput` if `target` is not a literal `ip:port`; the OS's error
-    /// (a datagram too large for UDP is `EMSGSIZE`).
+    /// The OS's error (a datagram too large for UDP is `EMSGSIZE`); the
+    /// lookup's error for a name that does not resolve; `InvalidInput` for a
+    /// malformed address string or an empty slice.
     ///
     /// # Cancellation
     ///
     /// Cancel-safe: the datagram is sent whole or not at all.
     #[doc(alias = "sendto")]
-    pub async fn send_to(&self, buf: &[u8], target: impl ToSocketAddr) -> io::Result<usize> {
-        let target = target.to_socket_addr()?;
+    pub async fn send_to(&self, buf: &[u8], target: impl ToSocketAddrs) -> io::Result<usize> {
+        let target = addr::resolve(&target)
+            .await?
+            .next()
+            .ok_or_else(addr::no_addresses)?;
         poll_fn(|cx| self.poll_send_to(cx, buf, target)).await
     }
 

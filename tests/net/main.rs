@@ -1,7 +1,7 @@
 //! Sockets: TCP accept, half-close, reset, split, combinators, EMFILE and
-//! SIGPIPE; `TcpSocket`'s options before bind, listen and connect; UDP
-//! round trips and the cookbook's UDP servers; several tasks waiting on
-//! one socket.
+//! SIGPIPE; host names and the other address forms; `TcpSocket`'s options
+//! before bind, listen and connect; UDP round trips and the cookbook's UDP
+//! servers; several tasks waiting on one socket.
 //!
 //! `tcp_emfile` and `tcp_sigpipe` run their scenario in a child process
 //! (this binary again, selected by an environment variable, running only
@@ -10,6 +10,7 @@
 //! 10,000 connect/close cycles watches the whole process, so it runs in
 //! tests/stress/ (`tcp_fd_count`).
 
+mod names;
 mod shared_sockets;
 mod tcp_accept;
 mod tcp_combinators;

@@ -257,7 +257,7 @@ impl TcpSocket {
     /// a free port (see [`local_addr`](Self::local_addr)).
     ///
     /// Takes a [`SocketAddr`], not a host name: resolve one with
-    /// `lookup_host` first.
+    /// [`lookup_host`](crate::lookup_host) first.
     ///
     /// # Errors
     ///

@@ -11,7 +11,7 @@ use std::task::{Context, Poll, ready};
 use futures_io::{AsyncRead, AsyncWrite};
 use ioloop_runtime::io::Registration;
 
-use crate::addr::ToSocketAddr;
+use crate::addr::{self, ToSocketAddrs};
 
 /// A TCP connection registered with the reactor: the lesson's `conn`.
 ///
@@ -47,19 +47,29 @@ impl TcpStream {
     /// Opens a connection to `addr`: a non-blocking `connect(2)`, then a
     /// wait for the socket to become writable, then its error, if any.
     ///
+    /// `addr` is any [`ToSocketAddrs`]: a literal address is used at once; a
+    /// host name (`"example.com:80"`, `("localhost", 8080)`) is resolved on
+    /// the blocking pool first (see [`lookup_host`](crate::lookup_host)).
+    /// With several addresses (a name's, or a slice), each is tried in turn,
+    /// in order, until one connects. They are not raced (no RFC 8305 "happy
+    /// eyeballs"): an address that drops SYNs holds up the next ones until
+    /// the kernel gives up on it.
+    ///
     /// There is no timeout of its own (the kernel gives up after minutes of
     /// unanswered SYNs): wrap it in `ioloop::time::timeout` to bound it.
     ///
     /// # Errors
     ///
-    /// `InvalidInput` if `addr` is not a literal `ip:port` (no DNS on the
-    /// loop thread); the connect error otherwise (`ConnectionRefused` when
-    /// nothing listens, `TimedOut`, `NetworkUnreachable`, ...); an error if
-    /// no ioloop runtime runs on this thread.
+    /// The last address's connect error if none connects
+    /// (`ConnectionRefused` when nothing listens, `TimedOut`,
+    /// `NetworkUnreachable`, ...); the lookup's error for a name that does
+    /// not resolve, naming it; `InvalidInput` for a malformed address string
+    /// or an empty slice; an error if no ioloop runtime runs on this thread.
     ///
     /// # Cancellation
     ///
-    /// Dropping the future closes the half-open socket.
+    /// Dropping the future closes the half-open socket (and abandons a
+    /// lookup under way).
     ///
     /// # Examples
     ///
@@ -79,11 +89,15 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     #[doc(alias = "open_connection", alias = "create_connection")]
-    pub async fn connect(addr: impl ToSocketAddr) -> io::Result<TcpStream> {
-        let addr = addr.to_socket_addr()?;
-        let stream = Self::from_mio(mio::net::TcpStream::connect(addr)?)?;
-        poll_fn(|cx| stream.poll_connected(cx)).await?;
-        Ok(stream)
+    pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
+        let mut last = None;
+        for addr in addr::resolve(&addr).await? {
+            match Self::connect_one(addr).await {
+                Ok(stream) => return Ok(stream),
+                Err(err) => last = Some(err),
+            }
+        }
+        Err(last.unwrap_or_else(addr::no_addresses))
     }
 
     /// Ready once a non-blocking connect has finished, with its outcome.
@@ -455,5 +469,10 @@ impl TcpStream {
         let stream = Self::from_mio(stream)?;
         poll_fn(|cx| stream.poll_connected(cx)).await?;
         Ok(stream)
+    }
+
+    /// One connect attempt, to one address.
+    async fn connect_one(addr: SocketAddr) -> io::Result<TcpStream> {
+        Self::connected(mio::net::TcpStream::connect(addr)?).await
     }
 }
