@@ -1,7 +1,8 @@
 //! Sockets: TCP accept, half-close, reset, split, combinators, EMFILE and
 //! SIGPIPE; host names and the other address forms; `TcpSocket`'s options
-//! before bind, listen and connect; UDP round trips and the cookbook's UDP
-//! servers; several tasks waiting on one socket.
+//! before bind, listen and connect, and the options of connected sockets;
+//! UDP round trips and the cookbook's UDP servers; several tasks waiting
+//! on one socket.
 //!
 //! `tcp_emfile` and `tcp_sigpipe` run their scenario in a child process
 //! (this binary again, selected by an environment variable, running only
@@ -11,6 +12,7 @@
 //! tests/stress/ (`tcp_fd_count`).
 
 mod names;
+mod options;
 mod shared_sockets;
 mod tcp_accept;
 mod tcp_combinators;

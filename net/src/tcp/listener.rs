@@ -256,3 +256,30 @@ impl TcpListener {
         Self::from_socket(socket)
     }
 }
+
+// The options: their imports here, next to the one block that uses them.
+use socket2::SockRef;
+
+/// Socket options, through `socket2::SockRef`.
+impl TcpListener {
+    /// Sets `IP_TTL`, the time-to-live of IPv4 packets (how many routers
+    /// they may cross) for the streams this listener accepts from now on:
+    /// each inherits it (and can change it with
+    /// [`TcpStream::set_ttl`]).
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `setsockopt(2)` (`InvalidInput` outside 1..=255).
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        SockRef::from(self.io.get_ref()).set_ttl_v4(ttl)
+    }
+
+    /// `IP_TTL`; see [`set_ttl`](Self::set_ttl).
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `getsockopt(2)`.
+    pub fn ttl(&self) -> io::Result<u32> {
+        SockRef::from(self.io.get_ref()).ttl_v4()
+    }
+}
