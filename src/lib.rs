@@ -45,9 +45,10 @@ pub mod callbacks {
     pub use ioloop_net::callbacks::*;
 }
 
-/// Networking: TCP and UDP sockets on the reactor.
+/// Networking: TCP and UDP sockets on the reactor, the addresses they
+/// take, and host names resolved off the loop thread.
 pub mod net {
-    pub use ioloop_net::ToSocketAddr;
     pub use ioloop_net::tcp::{self, *};
     pub use ioloop_net::udp::*;
+    pub use ioloop_net::{ToSocketAddrs, lookup_host};
 }

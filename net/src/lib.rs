@@ -5,8 +5,12 @@
 //! follows the one pattern that type provides: try the syscall; on
 //! `WouldBlock`, clear readiness and wait; retry.
 //!
-//! - [`tcp`]: [`TcpListener`], [`TcpStream`] and its halves.
+//! - [`tcp`]: [`TcpListener`], [`TcpStream`] and its halves, and
+//!   [`TcpSocket`], for options set before binding or connecting.
 //! - [`udp`]: [`UdpSocket`], datagrams.
+//! - [`ToSocketAddrs`], what every `bind` and `connect` takes (literal
+//!   addresses, slices of them, host names), and [`lookup_host`]: names
+//!   are resolved on the runtime's blocking pool, never on the loop thread.
 //! - [`io`]: [`StreamReader`](io::StreamReader) and
 //!   [`StreamWriter`](io::StreamWriter), asyncio's streams: the lesson's
 //!   `inbuf` and `outbuf`.
@@ -24,6 +28,6 @@ pub mod io;
 pub mod tcp;
 pub mod udp;
 
-pub use addr::ToSocketAddr;
+pub use addr::{ToSocketAddrs, lookup_host};
 pub use tcp::*;
 pub use udp::*;
