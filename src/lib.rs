@@ -45,11 +45,12 @@ pub mod callbacks {
     pub use ioloop_net::callbacks::*;
 }
 
-/// Networking: TCP, UDP and Unix domain sockets on the reactor.
+/// Networking: TCP, UDP and Unix domain sockets on the reactor, the
+/// addresses they take, and host names resolved off the loop thread.
 pub mod net {
-    pub use ioloop_net::ToSocketAddr;
     pub use ioloop_net::tcp::{self, *};
     pub use ioloop_net::udp::*;
     #[cfg(unix)]
     pub use ioloop_net::unix::{self, UnixDatagram, UnixListener, UnixStream};
+    pub use ioloop_net::{ToSocketAddrs, lookup_host};
 }

@@ -10,6 +10,9 @@
 //! wrk -t1 -c100 -d5s http://127.0.0.1:8080/
 //! ```
 //!
+//! `--loops N` (default 1) serves the port with N event loops, one per
+//! thread, each with its own listener (examples/common/loops.rs).
+//!
 //! Pipelined requests are answered in order, all those one read brought in
 //! one write; a malformed request gets a 400 and the connection closes.
 //! Nothing is logged per request (it is a benchmark target); Ctrl-C simply
@@ -22,20 +25,32 @@
 mod args;
 #[path = "../common/http.rs"]
 mod http;
+#[path = "../common/loops.rs"]
+mod loops;
 mod serve;
 
 use std::io;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddr};
 
-use ioloop::net::TcpListener;
-
-const USAGE: &str = "usage: http_hello [--port 8080]";
+const USAGE: &str = "usage: http_hello [--port 8080] [--loops 1]";
 
 fn main() -> io::Result<()> {
-    let port: u16 = args::Args::parse(USAGE).get("port", 8080);
-    ioloop::block_on(async move {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
-        eprintln!("http_hello listening on {}", listener.local_addr()?);
-        serve::serve(listener).await
-    })
+    let args = args::Args::parse(USAGE);
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.get("port", 8080)));
+    let n: usize = args.get::<usize>("loops", 1).max(1);
+    let rt = ioloop::Runtime::new()?;
+    let listener = {
+        let _entered = rt.enter();
+        loops::listen(addr, n > 1)?
+    };
+    let addr = listener.local_addr()?;
+    // The other loops serve until the process ends, as this one does.
+    let _others = loops::start(n, addr, |_, rt, listener| {
+        rt.block_on(serve::serve(listener))
+    })?;
+    match n {
+        1 => eprintln!("http_hello listening on {addr}"),
+        n => eprintln!("http_hello listening on {addr} with {n} loops"),
+    }
+    rt.block_on(serve::serve(listener))
 }

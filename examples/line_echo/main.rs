@@ -7,7 +7,9 @@
 //! nc 127.0.0.1 9100        # type lines; each comes back as "[echo] ..."
 //! ```
 //!
-//! Flags: `--port` (default 9100), `--max-line` bytes (default 65536; a
+//! Flags: `--port` (default 9100), `--loops` (default 1: how many event
+//! loops, one per thread, share the port; see examples/common/loops.rs),
+//! `--max-line` bytes (default 65536; a
 //! longer line gets an `ERR` line and the connection is closed),
 //! `--idle-timeout` seconds (default 30; a silent connection is closed),
 //! `--grace` seconds (default 5; on Ctrl-C or SIGTERM the server stops
@@ -17,18 +19,21 @@
 //!
 //! - `handler.rs`: the protocol, one task per connection.
 //! - `stop.rs`: the stop notice connections wait on.
-//! - `server.rs`: signals, graceful shutdown.
+//! - `server.rs`: signals, graceful shutdown, the loops.
+//! - `../common/loops.rs`: `--loops N`, one listener per loop on one port.
 
 #[path = "../common/args.rs"]
 mod args;
 mod handler;
+#[path = "../common/loops.rs"]
+mod loops;
 mod server;
 mod stop;
 
 use std::time::Duration;
 
 const USAGE: &str =
-    "usage: line_echo [--port 9100] [--max-line 65536] [--idle-timeout 30] [--grace 5]";
+    "usage: line_echo [--port 9100] [--loops 1] [--max-line 65536] [--idle-timeout 30] [--grace 5]";
 
 fn main() -> std::io::Result<()> {
     let args = args::Args::parse(USAGE);
@@ -37,5 +42,6 @@ fn main() -> std::io::Result<()> {
         idle_timeout: Duration::from_secs_f64(args.get("idle-timeout", 30.0)),
     };
     let grace = Duration::from_secs_f64(args.get("grace", 5.0));
-    server::run(args.get("port", 9100), config, grace)
+    let loops = args.get("loops", 1usize).max(1);
+    server::run(args.get("port", 9100), loops, config, grace)
 }

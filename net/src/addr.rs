@@ -1,95 +1,439 @@
-//! [`ToSocketAddr`]: socket addresses without name resolution.
+//! [`ToSocketAddrs`], what every `bind` and `connect` takes, and
+//! [`lookup_host`]: host names resolved on the blocking pool, literal
+//! addresses at once.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
-/// A value that names one socket address without a DNS lookup.
+use ioloop_runtime::Handle;
+
+use sealed::{Addrs, Prepared};
+
+/// What the sockets' `bind` and `connect` (and
+/// [`UdpSocket::send_to`](crate::UdpSocket::send_to)) take: one socket
+/// address, several, or a host name and port to resolve. Everything
+/// `std::net::ToSocketAddrs` accepts:
 ///
-/// `std::net::ToSocketAddrs` resolves host names with a blocking
-/// `getaddrinfo`, which would stall every task on the loop thread; this
-/// trait accepts only what needs no resolution. Implemented for
-/// [`SocketAddr`], `SocketAddrV4`, `SocketAddrV6`, `(IpAddr, u16)`,
-/// `(Ipv4Addr, u16)`, `(Ipv6Addr, u16)`, `&str` and `String` (parsed as
-/// `"127.0.0.1:8080"` or `"[::1]:8080"`), and references to these.
+/// | type | example |
+/// |---|---|
+/// | [`SocketAddr`], [`SocketAddrV4`], [`SocketAddrV6`] | `listener.local_addr()?` |
+/// | `(IpAddr, u16)`, `(Ipv4Addr, u16)`, `(Ipv6Addr, u16)` | `(Ipv4Addr::LOCALHOST, 8080)` |
+/// | `(&str, u16)`, `(String, u16)`: a host or an IP, and a port | `("example.com", 443)` |
+/// | `&str`, `String`: `"host:port"`, or a literal address | `"localhost:8080"`, `"[::1]:8080"` |
+/// | `&[SocketAddr]` | `&[primary, fallback][..]` |
+/// | `&T` for any of these | `&addr` |
+///
+/// # Resolution
+///
+/// A literal address (a `SocketAddr`, an IP and port, a string that parses
+/// as one) is used as it is: no lookup, no trip to another thread, no
+/// allocation. A host name is resolved with the system's resolver
+/// (`getaddrinfo(3)` through `std::net::ToSocketAddrs`: `/etc/hosts`, DNS,
+/// whatever `nsswitch.conf` says) on the runtime's blocking pool, never on
+/// the loop thread, where its blocking would stall every task. See
+/// [`lookup_host`].
+///
+/// Each user of the addresses says what it does with several: `connect`
+/// tries them in turn, `bind` takes the first that binds, `send_to` sends
+/// to the first.
+///
+/// # Sealed
+///
+/// The trait has no methods you can call and cannot be implemented outside
+/// ioloop: how an address is turned into socket addresses is ioloop's to
+/// change (racing the addresses of a name, say) without breaking anyone.
+/// Every implementor is `Send` and `Sync`, so a generic `connect` future
+/// is `Send` whenever the address is. To list the addresses of a name, call
+/// [`lookup_host`].
 ///
 /// # Examples
 ///
 /// ```
-/// use ioloop::net::ToSocketAddr;
+/// use std::net::{Ipv4Addr, SocketAddr};
+/// use ioloop::net::{TcpListener, TcpStream, UdpSocket};
 ///
-/// let addr = "127.0.0.1:7000".to_socket_addr().unwrap();
-/// assert_eq!(addr.port(), 7000);
-/// let err = "localhost:7000".to_socket_addr().unwrap_err();
-/// assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+/// ioloop::block_on(async {
+///     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+///     let port = listener.local_addr()?.port();
+///     let _by_name = TcpStream::connect(("localhost", port)).await?;
+///     let _by_string = TcpStream::connect(format!("127.0.0.1:{port}")).await?;
+///     let addrs: [SocketAddr; 1] = [listener.local_addr()?];
+///     let _by_slice = TcpStream::connect(&addrs[..]).await?;
+///     let _udp = UdpSocket::bind("127.0.0.1:0").await?;
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
 /// ```
-pub trait ToSocketAddr {
-    /// The address.
-    ///
-    /// # Errors
-    ///
-    /// `InvalidInput` if a string is not a literal `ip:port` (host names
-    /// are refused rather than resolved on the loop thread).
-    fn to_socket_addr(&self) -> io::Result<SocketAddr>;
-}
+pub trait ToSocketAddrs: sealed::ToSocketAddrsPriv + Send + Sync {}
 
-impl ToSocketAddr for SocketAddr {
-    fn to_socket_addr(&self) -> io::Result<SocketAddr> {
-        Ok(*self)
+/// The trait's machinery, out of reach outside this crate.
+pub(crate) mod sealed {
+    use std::io;
+    use std::net::SocketAddr;
+
+    /// The hidden half of [`ToSocketAddrs`](super::ToSocketAddrs).
+    pub trait ToSocketAddrsPriv {
+        /// The addresses at once, or the name to resolve.
+        fn prepare(&self) -> Prepared<'_>;
     }
-}
 
-impl ToSocketAddr for SocketAddrV4 {
-    fn to_socket_addr(&self) -> io::Result<SocketAddr> {
-        Ok(SocketAddr::V4(*self))
+    /// What an address value turns into before any lookup.
+    #[derive(Debug)]
+    pub enum Prepared<'a> {
+        /// The addresses, there already.
+        Ready(Addrs<'a>),
+        /// A host name to resolve, and the port to pair its addresses with.
+        Lookup {
+            /// The host name.
+            host: String,
+            /// The port.
+            port: u16,
+        },
+        /// A malformed value (a string without a port, a bad port).
+        Invalid(io::Error),
     }
-}
 
-impl ToSocketAddr for SocketAddrV6 {
-    fn to_socket_addr(&self) -> io::Result<SocketAddr> {
-        Ok(SocketAddr::V6(*self))
+    /// The socket addresses of an address value, in order.
+    #[derive(Debug, Clone)]
+    pub enum Addrs<'a> {
+        /// One literal address (taken once).
+        One(Option<SocketAddr>),
+        /// A slice the caller passed.
+        Slice(std::slice::Iter<'a, SocketAddr>),
+        /// The addresses a name resolved to.
+        Resolved(std::vec::IntoIter<SocketAddr>),
     }
-}
 
-impl ToSocketAddr for (IpAddr, u16) {
-    fn to_socket_addr(&self) -> io::Result<SocketAddr> {
-        Ok(SocketAddr::new(self.0, self.1))
-    }
-}
+    impl Iterator for Addrs<'_> {
+        type Item = SocketAddr;
 
-impl ToSocketAddr for (Ipv4Addr, u16) {
-    fn to_socket_addr(&self) -> io::Result<SocketAddr> {
-        Ok(SocketAddr::new(IpAddr::V4(self.0), self.1))
-    }
-}
+        fn next(&mut self) -> Option<SocketAddr> {
+            match self {
+                Addrs::One(addr) => addr.take(),
+                Addrs::Slice(addrs) => addrs.next().copied(),
+                Addrs::Resolved(addrs) => addrs.next(),
+            }
+        }
 
-impl ToSocketAddr for (Ipv6Addr, u16) {
-    fn to_socket_addr(&self) -> io::Result<SocketAddr> {
-        Ok(SocketAddr::new(IpAddr::V6(self.0), self.1))
-    }
-}
-
-impl ToSocketAddr for str {
-    fn to_socket_addr(&self) -> io::Result<SocketAddr> {
-        self.parse().map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "{self:?} is not an `ip:port` address; ioloop does not resolve host names \
-                     on the loop thread (it would block every task), so resolve them first"
+        fn size_hint(&self) -> (usize, Option<usize>) {
+            match self {
+                Addrs::One(addr) => (
+                    usize::from(addr.is_some()),
+                    Some(usize::from(addr.is_some())),
                 ),
-            )
-        })
+                Addrs::Slice(addrs) => addrs.size_hint(),
+                Addrs::Resolved(addrs) => addrs.size_hint(),
+            }
+        }
     }
 }
 
-impl ToSocketAddr for String {
-    fn to_socket_addr(&self) -> io::Result<SocketAddr> {
-        self.as_str().to_socket_addr()
+/// The socket addresses `addr` stands for: at once for a literal, from the
+/// blocking pool for a name.
+pub(crate) async fn resolve<T: ToSocketAddrs + ?Sized>(addr: &T) -> io::Result<Addrs<'_>> {
+    match addr.prepare() {
+        Prepared::Ready(addrs) => Ok(addrs),
+        Prepared::Lookup { host, port } => lookup(host, port)
+            .await
+            .map(|addrs| Addrs::Resolved(addrs.into_iter())),
+        Prepared::Invalid(err) => Err(err),
     }
 }
 
-impl<T: ToSocketAddr + ?Sized> ToSocketAddr for &T {
-    fn to_socket_addr(&self) -> io::Result<SocketAddr> {
-        (**self).to_socket_addr()
+/// `f` on each address in turn, until one succeeds: its result, or the
+/// last error (`InvalidInput` if there was no address at all, as an empty
+/// slice gives).
+pub(crate) fn each_addr<R>(
+    addrs: Addrs<'_>,
+    mut f: impl FnMut(SocketAddr) -> io::Result<R>,
+) -> io::Result<R> {
+    let mut last = None;
+    for addr in addrs {
+        match f(addr) {
+            Ok(done) => return Ok(done),
+            Err(err) => last = Some(err),
+        }
+    }
+    Err(last.unwrap_or_else(no_addresses))
+}
+
+/// The error for an address value that stood for no address at all.
+pub(crate) fn no_addresses() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "no socket address to use (an empty slice?)",
+    )
+}
+
+/// Resolves `host` on the blocking pool of the runtime running this task.
+async fn lookup(host: String, port: u16) -> io::Result<Vec<SocketAddr>> {
+    let handle = Handle::try_current().ok_or_else(|| {
+        io::Error::other(format!(
+            "resolving {host:?} outside an ioloop runtime (it needs the blocking pool)"
+        ))
+    })?;
+    let name = host.clone();
+    let job = handle.spawn_blocking(move || {
+        log::trace!("resolving {host:?}");
+        std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
+            .map(Iterator::collect::<Vec<_>>)
+    });
+    let resolved = match job.await {
+        Ok(resolved) => resolved,
+        Err(join) => {
+            let err = io::Error::from(join);
+            return Err(io::Error::new(
+                err.kind(),
+                format!("resolving {name:?}: {err}"),
+            ));
+        }
+    };
+    match resolved {
+        Ok(addrs) if addrs.is_empty() => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{name:?} resolved to no address"),
+        )),
+        Ok(addrs) => Ok(addrs),
+        // std says "failed to lookup address information: Name or service
+        // not known", and never which name.
+        Err(err) => Err(io::Error::new(
+            err.kind(),
+            format!("could not resolve {name:?}: {err}"),
+        )),
+    }
+}
+
+/// Resolves `host` to its socket addresses: a host name through the system
+/// resolver (`getaddrinfo(3)`), run on the runtime's blocking pool, never
+/// on the loop thread; a literal address at once, without leaving the loop
+/// thread. Takes any [`ToSocketAddrs`]: `"example.com:443"`,
+/// `("example.com", 443)`, `"[::1]:80"`, a [`SocketAddr`]...
+///
+/// The addresses come in the resolver's order (RFC 6724's preferences, on
+/// glibc), which is the order `connect` tries them in.
+///
+/// # Errors
+///
+/// A name that does not resolve: the resolver's error, with the name in
+/// the message (`could not resolve "nosuch.invalid": failed to lookup
+/// address information: Name or service not known`) and the kind std
+/// gives it. `InvalidInput` for a string that is not `host:port`, or a
+/// name that resolves to no address. An error if no ioloop runtime runs on
+/// this thread (a name needs its blocking pool) or the runtime shuts down
+/// meanwhile.
+///
+/// # Cancellation
+///
+/// Dropping the future abandons the lookup; the blocking thread finishes
+/// it and drops the answer.
+///
+/// # Examples
+///
+/// ```
+/// ioloop::block_on(async {
+///     let mut addrs = ioloop::net::lookup_host("localhost:80").await?;
+///     assert!(addrs.any(|addr| addr.ip().is_loopback() && addr.port() == 80));
+///
+///     let literal = ioloop::net::lookup_host("[::1]:80").await?; // no lookup
+///     assert_eq!(literal.collect::<Vec<_>>(), ["[::1]:80".parse().unwrap()]);
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+#[doc(alias = "getaddrinfo", alias = "resolve")]
+pub async fn lookup_host(host: impl ToSocketAddrs) -> io::Result<impl Iterator<Item = SocketAddr>> {
+    let addrs = resolve(&host).await?;
+    // Owned, so that the iterator does not borrow `host`, which this call
+    // consumed.
+    Ok(match addrs {
+        Addrs::One(addr) => Addrs::One(addr),
+        Addrs::Slice(addrs) => Addrs::Resolved(addrs.as_slice().to_vec().into_iter()),
+        Addrs::Resolved(addrs) => Addrs::Resolved(addrs),
+    })
+}
+
+fn one(addr: SocketAddr) -> Prepared<'static> {
+    Prepared::Ready(Addrs::One(Some(addr)))
+}
+
+/// A host and a port: an IP literal at once, a name for the pool.
+fn host_port(host: &str, port: u16) -> Prepared<'static> {
+    match host.parse::<IpAddr>() {
+        Ok(ip) => one(SocketAddr::new(ip, port)),
+        Err(_) => Prepared::Lookup {
+            host: host.to_owned(),
+            port,
+        },
+    }
+}
+
+impl ToSocketAddrs for SocketAddr {}
+impl sealed::ToSocketAddrsPriv for SocketAddr {
+    fn prepare(&self) -> Prepared<'_> {
+        one(*self)
+    }
+}
+
+impl ToSocketAddrs for SocketAddrV4 {}
+impl sealed::ToSocketAddrsPriv for SocketAddrV4 {
+    fn prepare(&self) -> Prepared<'_> {
+        one(SocketAddr::V4(*self))
+    }
+}
+
+impl ToSocketAddrs for SocketAddrV6 {}
+impl sealed::ToSocketAddrsPriv for SocketAddrV6 {
+    fn prepare(&self) -> Prepared<'_> {
+        one(SocketAddr::V6(*self))
+    }
+}
+
+impl ToSocketAddrs for (IpAddr, u16) {}
+impl sealed::ToSocketAddrsPriv for (IpAddr, u16) {
+    fn prepare(&self) -> Prepared<'_> {
+        one(SocketAddr::new(self.0, self.1))
+    }
+}
+
+impl ToSocketAddrs for (Ipv4Addr, u16) {}
+impl sealed::ToSocketAddrsPriv for (Ipv4Addr, u16) {
+    fn prepare(&self) -> Prepared<'_> {
+        one(SocketAddr::new(IpAddr::V4(self.0), self.1))
+    }
+}
+
+impl ToSocketAddrs for (Ipv6Addr, u16) {}
+impl sealed::ToSocketAddrsPriv for (Ipv6Addr, u16) {
+    fn prepare(&self) -> Prepared<'_> {
+        one(SocketAddr::new(IpAddr::V6(self.0), self.1))
+    }
+}
+
+impl ToSocketAddrs for (&str, u16) {}
+impl sealed::ToSocketAddrsPriv for (&str, u16) {
+    fn prepare(&self) -> Prepared<'_> {
+        host_port(self.0, self.1)
+    }
+}
+
+impl ToSocketAddrs for (String, u16) {}
+impl sealed::ToSocketAddrsPriv for (String, u16) {
+    fn prepare(&self) -> Prepared<'_> {
+        host_port(&self.0, self.1)
+    }
+}
+
+/// `"ip:port"`, `"[ipv6]:port"` or `"host:port"`, split at the last colon
+/// as std does.
+impl ToSocketAddrs for str {}
+impl sealed::ToSocketAddrsPriv for str {
+    fn prepare(&self) -> Prepared<'_> {
+        if let Ok(addr) = self.parse() {
+            return one(addr);
+        }
+        let Some((host, port)) = self.rsplit_once(':') else {
+            return Prepared::Invalid(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{self:?} is not a socket address: expected \"host:port\""),
+            ));
+        };
+        match port.parse() {
+            Ok(port) => host_port(host, port),
+            Err(_) => Prepared::Invalid(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{self:?}: invalid port {port:?}"),
+            )),
+        }
+    }
+}
+
+impl ToSocketAddrs for String {}
+impl sealed::ToSocketAddrsPriv for String {
+    fn prepare(&self) -> Prepared<'_> {
+        self.as_str().prepare()
+    }
+}
+
+/// Each address in turn, no copy made.
+impl ToSocketAddrs for &[SocketAddr] {}
+impl sealed::ToSocketAddrsPriv for &[SocketAddr] {
+    fn prepare(&self) -> Prepared<'_> {
+        Prepared::Ready(Addrs::Slice(self.iter()))
+    }
+}
+
+impl<T: ToSocketAddrs + ?Sized> ToSocketAddrs for &T {}
+impl<T: ToSocketAddrs + ?Sized> sealed::ToSocketAddrsPriv for &T {
+    fn prepare(&self) -> Prepared<'_> {
+        (**self).prepare()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn literal(addr: impl ToSocketAddrs) -> Vec<SocketAddr> {
+        match addr.prepare() {
+            Prepared::Ready(addrs) => addrs.collect(),
+            other => panic!("not a literal: {other:?}"),
+        }
+    }
+
+    fn name(addr: impl ToSocketAddrs) -> (String, u16) {
+        match addr.prepare() {
+            Prepared::Lookup { host, port } => (host, port),
+            other => panic!("not a name: {other:?}"),
+        }
+    }
+
+    fn invalid(addr: impl ToSocketAddrs) -> io::Error {
+        match addr.prepare() {
+            Prepared::Invalid(err) => err,
+            other => panic!("not invalid: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn literals_need_no_lookup() {
+        let v4: SocketAddr = "127.0.0.1:80".parse().unwrap();
+        let v6: SocketAddr = "[::1]:80".parse().unwrap();
+        assert_eq!(literal(v4), [v4]);
+        assert_eq!(literal("127.0.0.1:80"), [v4]);
+        assert_eq!(literal(String::from("[::1]:80")), [v6]);
+        assert_eq!(literal(("127.0.0.1", 80)), [v4]);
+        assert_eq!(literal(("::1", 80)), [v6]);
+        assert_eq!(literal((String::from("::1"), 80)), [v6]);
+        assert_eq!(literal((Ipv4Addr::LOCALHOST, 80)), [v4]);
+        assert_eq!(literal((Ipv6Addr::LOCALHOST, 80)), [v6]);
+        assert_eq!(literal((IpAddr::V4(Ipv4Addr::LOCALHOST), 80)), [v4]);
+        assert_eq!(literal(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 80)), [v4]);
+        assert_eq!(
+            literal(SocketAddrV6::new(Ipv6Addr::LOCALHOST, 80, 0, 0)),
+            [v6]
+        );
+        assert_eq!(literal(&[v4, v6][..]), [v4, v6]);
+        let by_ref: &&SocketAddr = &&v4;
+        assert_eq!(literal(by_ref), [v4]);
+        assert_eq!(literal(&[][..]), []);
+    }
+
+    #[test]
+    fn names_go_to_the_resolver() {
+        assert_eq!(name("localhost:80"), ("localhost".into(), 80));
+        assert_eq!(name(("example.com", 443)), ("example.com".into(), 443));
+        assert_eq!(name((String::from("a.b"), 1)), ("a.b".into(), 1));
+        assert_eq!(name(String::from("x:0")), ("x".into(), 0));
+    }
+
+    #[test]
+    fn malformed_strings_are_refused_at_once() {
+        let err = invalid("localhost");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("localhost"), "{err}");
+        let err = invalid("localhost:http");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("http"), "{err}");
+        assert_eq!(invalid("host:65536").kind(), io::ErrorKind::InvalidInput);
     }
 }

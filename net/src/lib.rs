@@ -5,8 +5,12 @@
 //! follows the one pattern that type provides: try the syscall; on
 //! `WouldBlock`, clear readiness and wait; retry.
 //!
-//! - [`tcp`]: [`TcpListener`], [`TcpStream`] and its halves.
+//! - [`tcp`]: [`TcpListener`], [`TcpStream`] and its halves, and
+//!   [`TcpSocket`], for options set before binding or connecting.
 //! - [`udp`]: [`UdpSocket`], datagrams.
+//! - [`ToSocketAddrs`], what every `bind` and `connect` takes (literal
+//!   addresses, slices of them, host names), and [`lookup_host`]: names
+//!   are resolved on the runtime's blocking pool, never on the loop thread.
 //! - [`unix`]: Unix domain sockets: [`UnixListener`], [`UnixStream`] and
 //!   its halves, [`UnixDatagram`].
 //! - [`io`]: [`StreamReader`](io::StreamReader) and
@@ -28,7 +32,7 @@ pub mod udp;
 #[cfg(unix)]
 pub mod unix;
 
-pub use addr::ToSocketAddr;
+pub use addr::{ToSocketAddrs, lookup_host};
 pub use tcp::*;
 pub use udp::*;
 #[cfg(unix)]

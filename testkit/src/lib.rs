@@ -29,6 +29,9 @@ pub mod util;
 /// examples/line_echo/handler.rs: the line echo protocol on ioloop.
 #[path = "../../examples/line_echo/handler.rs"]
 pub mod handler;
+/// examples/common/loops.rs: `--loops N`, one listener per loop on one port.
+#[path = "../../examples/common/loops.rs"]
+pub mod loops;
 /// examples/line_echo/server.rs: the line echo server as `main` runs it.
 #[path = "../../examples/line_echo/server.rs"]
 pub mod server;

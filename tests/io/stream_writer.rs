@@ -181,3 +181,51 @@ fn an_error_during_drain_is_returned_and_keeps_the_bytes() -> io::Result<()> {
         Ok(())
     })
 }
+
+#[test]
+fn chunks_queued_behind_a_refusal_leave_together_in_one_call() -> io::Result<()> {
+    run(|| async {
+        let (sink, probe) = planned(script([Act::WouldBlock]));
+        let mut writer = StreamWriter::new(sink);
+        // A reply in three pieces, the peer not reading: the first write
+        // tries and is refused, the other two only append.
+        writer.write(b"HTTP/1.1 200 OK\r\n");
+        writer.write(b"Content-Length: 5\r\n\r\n");
+        writer.write(b"hello");
+        assert_eq!(probe.calls(), 1);
+        writer.drain().await?;
+        // The queue is one buffer, so one call (one send(2) on a socket)
+        // takes all three pieces, not one call each.
+        assert_eq!(probe.calls(), 2);
+        assert_eq!(
+            probe.received(),
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+        );
+        Ok(())
+    })
+}
+
+#[test]
+fn a_vectored_write_tries_once_and_queues_exactly_what_was_refused() -> io::Result<()> {
+    use futures_util::io::AsyncWriteExt;
+    use std::io::IoSlice;
+    run(|| async {
+        // The planned writer has no vectored call of its own: futures-io's
+        // default sends the first slice, so the other two must be queued.
+        let (sink, probe) = planned(script([]));
+        let mut writer = StreamWriter::new(sink);
+        let parts = [
+            IoSlice::new(b"one "),
+            IoSlice::new(b"two "),
+            IoSlice::new(b"three"),
+        ];
+        assert_eq!(writer.write_vectored(&parts).await?, 13);
+        assert_eq!(probe.calls(), 1);
+        assert_eq!(probe.received(), b"one ");
+        assert_eq!(writer.buffered(), 9);
+        writer.drain().await?;
+        assert_eq!(probe.calls(), 2);
+        assert_eq!(probe.received(), b"one two three");
+        Ok(())
+    })
+}

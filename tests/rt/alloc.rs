@@ -1,4 +1,5 @@
-//! Allocation discipline: one allocation per spawned task, none per wake.
+//! Allocation discipline: one allocation per spawned task, none per wake,
+//! none per echoed line or datagram.
 //!
 //! A global allocator counts allocations per thread, so tests running in
 //! parallel in this binary do not disturb each other's counts.
@@ -225,5 +226,37 @@ fn an_echoed_message_allocates_nothing_once_warm() -> std::io::Result<()> {
     })?;
     client.join().unwrap()?;
     assert_eq!(spent, 0, "allocations for {COUNTED} echoed messages");
+    Ok(())
+}
+
+/// A UDP echo, as the cookbook's servers run it: `recv_from`, then
+/// `send_to` the `SocketAddr` it gave. Addresses are `ToSocketAddrs`,
+/// which may name a host; a literal one must cost no allocation (and no
+/// trip to the blocking pool), datagram after datagram.
+#[test]
+fn send_to_a_socket_addr_allocates_nothing() -> std::io::Result<()> {
+    use ioloop::net::UdpSocket;
+
+    const WARM: usize = 100;
+    const COUNTED: usize = 1000;
+    let spent = ioloop::block_on(async {
+        let client = UdpSocket::bind("127.0.0.1:0").await?;
+        let server = UdpSocket::bind("127.0.0.1:0").await?;
+        let server_addr = server.local_addr()?;
+        let mut buf = [0; 64];
+        let mut before = 0;
+        for i in 0..WARM + COUNTED {
+            if i == WARM {
+                before = allocations();
+            }
+            client.send_to(b"ping", server_addr).await?;
+            let (n, from) = server.recv_from(&mut buf).await?;
+            server.send_to(&buf[..n], from).await?;
+            let (n, _) = client.recv_from(&mut buf).await?;
+            assert_eq!(&buf[..n], b"ping");
+        }
+        Ok::<_, std::io::Error>(allocations() - before)
+    })?;
+    assert_eq!(spent, 0, "allocations for {COUNTED} datagrams echoed");
     Ok(())
 }

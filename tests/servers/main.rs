@@ -13,3 +13,4 @@ mod http_parser;
 mod line_echo;
 mod line_echo_callbacks;
 mod line_echo_tokio;
+mod loops;

@@ -2,7 +2,8 @@
 //! (examples/line_echo/server.rs) in a child process, connects clients,
 //! sends the child SIGINT, and checks that it stops accepting, lets a
 //! client finish its line, closes every connection, says `reactor
-//! stopped`, and exits 0.
+//! stopped`, and exits 0; with `--loops 2` too, every loop holding a
+//! connection.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -14,17 +15,32 @@ use testkit::{handler, net_proc, server};
 const CHILD: &str = "IOLOOP_LINE_ECHO_CHILD";
 const SAFETY: Duration = Duration::from_secs(20);
 
-/// The child's role: the example's server, exactly as `main` runs it.
+/// The child's role: the example's server, exactly as `main` runs it,
+/// with as many loops as the variable says.
 #[test]
 fn line_echo_server_child() -> io::Result<()> {
-    if std::env::var_os(CHILD).is_none() {
+    let Some(loops) = std::env::var(CHILD).ok().and_then(|v| v.parse().ok()) else {
         return Ok(()); // only meaningful in the child
-    }
-    server::run(0, handler::Config::default(), Duration::from_secs(10))
+    };
+    server::run(
+        0,
+        loops,
+        handler::Config::default(),
+        Duration::from_secs(10),
+    )
 }
 
 #[test]
 fn sigint_stops_line_echo_gracefully() -> io::Result<()> {
+    sigint_stops_line_echo(1)
+}
+
+#[test]
+fn sigint_stops_every_loop_of_line_echo() -> io::Result<()> {
+    sigint_stops_line_echo(2)
+}
+
+fn sigint_stops_line_echo(loops: usize) -> io::Result<()> {
     let mut child = Command::new(std::env::current_exe()?)
         .args([
             "--exact",
@@ -32,7 +48,7 @@ fn sigint_stops_line_echo_gracefully() -> io::Result<()> {
             "--nocapture",
             "--test-threads=1",
         ])
-        .env(CHILD, "1")
+        .env(CHILD, loops.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()?;
@@ -59,7 +75,9 @@ fn sigint_stops_line_echo_gracefully() -> io::Result<()> {
             "no {tag:?} from the child; it said {log:?}"
         )))
     };
-    let addr = wait_for("listening on", &mut log)?;
+    // "ADDR", or "ADDR with N loops".
+    let said = wait_for("listening on", &mut log)?;
+    let addr = said.split(' ').next().unwrap_or_default().to_string();
 
     let connect = || -> io::Result<(TcpStream, BufReader<TcpStream>)> {
         let s = TcpStream::connect(&addr)?;
@@ -70,22 +88,35 @@ fn sigint_stops_line_echo_gracefully() -> io::Result<()> {
         assert_eq!(hello, "Hello!\n");
         Ok((s, r))
     };
-    let (_idle, mut idle_r) = connect()?;
     let (mut busy, mut busy_r) = connect()?;
     busy.write_all(b"a line in prog")?;
-    // Wait until the child has seen both connections.
-    wait_for("connected", &mut log)?;
-    wait_for("connected", &mut log)?;
+    let mut idle = Vec::new();
+    // Idle clients until every loop holds at least one connection: the
+    // kernel picks the loop, and 64 without one is a broken spread.
+    let mut seen = vec![false; loops];
+    while seen.contains(&false) {
+        assert!(idle.len() < 64, "no connection reached some loop: {log:?}");
+        idle.push(connect()?);
+        // The child logs each connection it accepted: wait for them all.
+        while log.iter().filter(|l| accepted_by(l).is_some()).count() < idle.len() + 1 {
+            wait_for("connected: ", &mut log)?;
+        }
+        for index in log.iter().filter_map(|l| accepted_by(l)) {
+            seen[index] = true;
+        }
+    }
 
     // SAFETY: kill(2) with a valid pid and signal number has no memory
     // effects on this process.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     wait_for("SIGINT", &mut log)?;
 
-    // The idle client is closed at once: EOF.
+    // The idle clients are closed at once: EOF.
     let mut rest = Vec::new();
-    idle_r.read_to_end(&mut rest)?;
-    assert!(rest.is_empty());
+    for (_, mut idle_r) in idle {
+        idle_r.read_to_end(&mut rest)?;
+        assert!(rest.is_empty());
+    }
     // The busy client finishes its line, gets its reply, then EOF.
     busy.write_all(b"ress\n")?;
     let mut reply = String::new();
@@ -111,4 +142,16 @@ fn sigint_stops_line_echo_gracefully() -> io::Result<()> {
     // Accepting stopped: nobody listens on the port any more.
     assert!(TcpStream::connect(&addr).is_err());
     Ok(())
+}
+
+/// The loop that accepted the connection a log line announces, if it
+/// announces one: `connected: PEER` (one loop) or `loop I: connected: PEER`.
+fn accepted_by(line: &str) -> Option<usize> {
+    if line.starts_with("connected: ") {
+        return Some(0);
+    }
+    let (index, rest) = line.strip_prefix("loop ")?.split_once(": ")?;
+    rest.starts_with("connected: ")
+        .then(|| index.parse().ok())
+        .flatten()
 }

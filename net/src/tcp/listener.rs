@@ -14,7 +14,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use super::accept::Acceptor;
 use super::stream::TcpStream;
-use crate::addr::ToSocketAddr;
+use crate::addr::{self, ToSocketAddrs};
 
 /// The listen backlog. std and mio use 128, which drops connections when
 /// a burst of clients arrives faster than one loop tick accepts them; the
@@ -48,15 +48,21 @@ impl TcpListener {
     /// Binds a listener to `addr`, with `SO_REUSEADDR` (a restarted server
     /// can bind the port its previous run left in `TIME_WAIT`) and a listen
     /// backlog of 1024. Port 0 picks a free port; see
-    /// [`local_addr`](Self::local_addr). `async` to match asyncio's
-    /// `start_server`, but binding never waits.
+    /// [`local_addr`](Self::local_addr).
+    ///
+    /// `addr` is any [`ToSocketAddrs`]. A host name (`"localhost:8080"`) is
+    /// resolved on the blocking pool, the only time this waits; a literal
+    /// binds at once. The first address that binds is used. For other
+    /// options before binding (`SO_REUSEPORT`, a backlog of your own), see
+    /// [`TcpSocket`](crate::TcpSocket).
     ///
     /// # Errors
     ///
-    /// `InvalidInput` if `addr` is not a literal `ip:port` (host names are
-    /// not resolved on the loop thread); the OS's error if the socket cannot
-    /// be created or bound (`AddrInUse`, `PermissionDenied`, ...); an error
-    /// if no ioloop runtime runs on this thread.
+    /// The OS's error if the socket cannot be created or bound (`AddrInUse`,
+    /// `PermissionDenied`, ...), the last address's if `addr` stands for
+    /// several and none binds; the lookup's error for a host name that does
+    /// not resolve; `InvalidInput` for a malformed address string or an
+    /// empty slice; an error if no ioloop runtime runs on this thread.
     ///
     /// # Examples
     ///
@@ -73,14 +79,8 @@ impl TcpListener {
     /// .unwrap();
     /// ```
     #[doc(alias = "start_server", alias = "create_server", alias = "listen")]
-    pub async fn bind(addr: impl ToSocketAddr) -> io::Result<TcpListener> {
-        let addr = addr.to_socket_addr()?;
-        let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-        socket.set_reuse_address(true)?;
-        socket.set_nonblocking(true)?;
-        socket.bind(&addr.into())?;
-        socket.listen(BACKLOG)?;
-        Self::from_mio(mio::net::TcpListener::from_std(socket.into()))
+    pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
+        addr::each_addr(addr::resolve(&addr).await?, Self::bind_one)
     }
 
     /// Wraps a listener made elsewhere (bound and listening), switching it
@@ -233,5 +233,53 @@ impl fmt::Debug for Incoming<'_> {
             .field("listener", self.listener.get_ref())
             .field("acceptor", &self.acceptor)
             .finish()
+    }
+}
+
+/// Helpers for [`TcpSocket`](super::TcpSocket).
+impl TcpListener {
+    /// Registers a socket already bound and listening (non-blocking).
+    pub(crate) fn from_socket(socket: socket2::Socket) -> io::Result<TcpListener> {
+        Self::from_mio(mio::net::TcpListener::from_std(socket.into()))
+    }
+}
+
+/// Binding one address.
+impl TcpListener {
+    /// A listener on `addr`: `SO_REUSEADDR`, the backlog of 1024.
+    fn bind_one(addr: SocketAddr) -> io::Result<TcpListener> {
+        let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+        socket.set_reuse_address(true)?;
+        socket.set_nonblocking(true)?;
+        socket.bind(&addr.into())?;
+        socket.listen(BACKLOG)?;
+        Self::from_socket(socket)
+    }
+}
+
+// The options: their imports here, next to the one block that uses them.
+use socket2::SockRef;
+
+/// Socket options, through `socket2::SockRef`.
+impl TcpListener {
+    /// Sets `IP_TTL`, the time-to-live of IPv4 packets (how many routers
+    /// they may cross) for the streams this listener accepts from now on:
+    /// each inherits it (and can change it with
+    /// [`TcpStream::set_ttl`]).
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `setsockopt(2)` (`InvalidInput` outside 1..=255).
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        SockRef::from(self.io.get_ref()).set_ttl_v4(ttl)
+    }
+
+    /// `IP_TTL`; see [`set_ttl`](Self::set_ttl).
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `getsockopt(2)`.
+    pub fn ttl(&self) -> io::Result<u32> {
+        SockRef::from(self.io.get_ref()).ttl_v4()
     }
 }

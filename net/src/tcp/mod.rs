@@ -1,12 +1,15 @@
 //! TCP: [`TcpListener`] and its [`Incoming`] connections, [`TcpStream`],
-//! and a stream's halves.
+//! a stream's halves, and [`TcpSocket`], for the options that must be set
+//! before binding or connecting.
 
 // The accept loop's back-off is shared with `UnixListener`.
 pub(crate) mod accept;
 mod listener;
+mod socket;
 mod split;
 mod stream;
 
 pub use listener::{Incoming, TcpListener};
+pub use socket::TcpSocket;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 pub use stream::TcpStream;

@@ -11,7 +11,7 @@ use std::task::{Context, Poll, ready};
 use futures_io::{AsyncRead, AsyncWrite};
 use ioloop_runtime::io::Registration;
 
-use crate::addr::ToSocketAddr;
+use crate::addr::{self, ToSocketAddrs};
 
 /// A TCP connection registered with the reactor: the lesson's `conn`.
 ///
@@ -47,19 +47,29 @@ impl TcpStream {
     /// Opens a connection to `addr`: a non-blocking `connect(2)`, then a
     /// wait for the socket to become writable, then its error, if any.
     ///
+    /// `addr` is any [`ToSocketAddrs`]: a literal address is used at once; a
+    /// host name (`"example.com:80"`, `("localhost", 8080)`) is resolved on
+    /// the blocking pool first (see [`lookup_host`](crate::lookup_host)).
+    /// With several addresses (a name's, or a slice), each is tried in turn,
+    /// in order, until one connects. They are not raced (no RFC 8305 "happy
+    /// eyeballs"): an address that drops SYNs holds up the next ones until
+    /// the kernel gives up on it.
+    ///
     /// There is no timeout of its own (the kernel gives up after minutes of
     /// unanswered SYNs): wrap it in `ioloop::time::timeout` to bound it.
     ///
     /// # Errors
     ///
-    /// `InvalidInput` if `addr` is not a literal `ip:port` (no DNS on the
-    /// loop thread); the connect error otherwise (`ConnectionRefused` when
-    /// nothing listens, `TimedOut`, `NetworkUnreachable`, ...); an error if
-    /// no ioloop runtime runs on this thread.
+    /// The last address's connect error if none connects
+    /// (`ConnectionRefused` when nothing listens, `TimedOut`,
+    /// `NetworkUnreachable`, ...); the lookup's error for a name that does
+    /// not resolve, naming it; `InvalidInput` for a malformed address string
+    /// or an empty slice; an error if no ioloop runtime runs on this thread.
     ///
     /// # Cancellation
     ///
-    /// Dropping the future closes the half-open socket.
+    /// Dropping the future closes the half-open socket (and abandons a
+    /// lookup under way).
     ///
     /// # Examples
     ///
@@ -79,11 +89,15 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     #[doc(alias = "open_connection", alias = "create_connection")]
-    pub async fn connect(addr: impl ToSocketAddr) -> io::Result<TcpStream> {
-        let addr = addr.to_socket_addr()?;
-        let stream = Self::from_mio(mio::net::TcpStream::connect(addr)?)?;
-        poll_fn(|cx| stream.poll_connected(cx)).await?;
-        Ok(stream)
+    pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
+        let mut last = None;
+        for addr in addr::resolve(&addr).await? {
+            match Self::connect_one(addr).await {
+                Ok(stream) => return Ok(stream),
+                Err(err) => last = Some(err),
+            }
+        }
+        Err(last.unwrap_or_else(addr::no_addresses))
     }
 
     /// Ready once a non-blocking connect has finished, with its outcome.
@@ -445,4 +459,210 @@ impl std::os::fd::AsRawFd for TcpStream {
 /// vectored write to a peer that has gone must be an error, not `SIGPIPE`.
 fn send_vectored(socket: &mio::net::TcpStream, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
     socket2::SockRef::from(socket).send_vectored_with_flags(bufs, libc::MSG_NOSIGNAL)
+}
+
+/// Helpers for [`TcpSocket`](super::TcpSocket).
+impl TcpStream {
+    /// Registers a socket whose non-blocking `connect(2)` has begun and
+    /// waits for the connect to finish, with its outcome.
+    pub(crate) async fn connected(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
+        let stream = Self::from_mio(stream)?;
+        poll_fn(|cx| stream.poll_connected(cx)).await?;
+        Ok(stream)
+    }
+
+    /// One connect attempt, to one address.
+    async fn connect_one(addr: SocketAddr) -> io::Result<TcpStream> {
+        Self::connected(mio::net::TcpStream::connect(addr)?).await
+    }
+}
+
+// The options: their imports here, next to the one block that uses them.
+use std::time::Duration;
+
+use socket2::SockRef;
+
+/// Socket options, through `socket2::SockRef`.
+impl TcpStream {
+    /// Sets `SO_LINGER`, what closing (dropping) the stream does with data
+    /// not yet sent. `None`, the default: the close returns at once and the
+    /// kernel sends the rest, then an orderly end of file. `Some(ZERO)`:
+    /// the close drops unsent data and resets the connection (the peer's
+    /// next read or write fails with `ConnectionReset`), leaving no
+    /// `TIME_WAIT` behind. A non-zero duration changes nothing here: the
+    /// socket is non-blocking, so the close never waits for it.
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `setsockopt(2)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use futures_util::AsyncReadExt;
+    /// use ioloop::net::{TcpListener, TcpStream};
+    ///
+    /// ioloop::block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut client = TcpStream::connect(listener.local_addr()?).await?;
+    ///     let (server, _) = listener.accept().await?;
+    ///     server.set_linger(Some(Duration::ZERO))?;
+    ///     drop(server); // a reset, not an end of file
+    ///     let err = client.read(&mut [0; 8]).await.unwrap_err();
+    ///     assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset);
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn set_linger(&self, linger: Option<Duration>) -> io::Result<()> {
+        SockRef::from(self.io.get_ref()).set_linger(linger)
+    }
+
+    /// `SO_LINGER`; see [`set_linger`](Self::set_linger).
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `getsockopt(2)`.
+    pub fn linger(&self) -> io::Result<Option<Duration>> {
+        SockRef::from(self.io.get_ref()).linger()
+    }
+
+    /// Sets `IP_TTL`, the time-to-live of the IPv4 packets this stream sends:
+    /// how many routers they may cross.
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `setsockopt(2)` (`InvalidInput` outside 1..=255).
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        SockRef::from(self.io.get_ref()).set_ttl_v4(ttl)
+    }
+
+    /// `IP_TTL`; see [`set_ttl`](Self::set_ttl).
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `getsockopt(2)`.
+    pub fn ttl(&self) -> io::Result<u32> {
+        SockRef::from(self.io.get_ref()).ttl_v4()
+    }
+
+    /// Sets `IP_TOS`, the type-of-service byte (DSCP and ECN bits) of the
+    /// IPv4 packets this stream sends. Not on Fuchsia, Redox, Solaris or
+    /// Haiku.
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `setsockopt(2)`.
+    #[cfg(not(any(
+        target_os = "fuchsia",
+        target_os = "redox",
+        target_os = "solaris",
+        target_os = "haiku"
+    )))]
+    pub fn set_tos(&self, tos: u32) -> io::Result<()> {
+        SockRef::from(self.io.get_ref()).set_tos_v4(tos)
+    }
+
+    /// `IP_TOS`; see [`set_tos`](Self::set_tos).
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `getsockopt(2)`.
+    #[cfg(not(any(
+        target_os = "fuchsia",
+        target_os = "redox",
+        target_os = "solaris",
+        target_os = "haiku"
+    )))]
+    pub fn tos(&self) -> io::Result<u32> {
+        SockRef::from(self.io.get_ref()).tos_v4()
+    }
+
+    /// Sets `IPV6_TCLASS`, the traffic class byte of the IPv6 packets this
+    /// stream sends (IPv6's `IP_TOS`). Linux, Android, the BSDs, macOS,
+    /// illumos and Fuchsia.
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `setsockopt(2)` (on an IPv4 socket, say).
+    #[cfg(any(
+        target_os = "android",
+        target_os = "dragonfly",
+        target_os = "freebsd",
+        target_os = "fuchsia",
+        target_os = "illumos",
+        target_os = "linux",
+        target_os = "macos",
+        target_os = "netbsd",
+        target_os = "openbsd",
+    ))]
+    pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()> {
+        SockRef::from(self.io.get_ref()).set_tclass_v6(tclass)
+    }
+
+    /// `IPV6_TCLASS`; see [`set_tclass_v6`](Self::set_tclass_v6).
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `getsockopt(2)`.
+    #[cfg(any(
+        target_os = "android",
+        target_os = "dragonfly",
+        target_os = "freebsd",
+        target_os = "fuchsia",
+        target_os = "illumos",
+        target_os = "linux",
+        target_os = "macos",
+        target_os = "netbsd",
+        target_os = "openbsd",
+    ))]
+    pub fn tclass_v6(&self) -> io::Result<u32> {
+        SockRef::from(self.io.get_ref()).tclass_v6()
+    }
+
+    /// Sets `SO_SNDBUF`, the size of the kernel's send buffer for this
+    /// stream. Linux doubles the value (the other half is its bookkeeping)
+    /// and clamps it to `net.core.wmem_max`, so
+    /// [`send_buffer_size`](Self::send_buffer_size) rarely returns what was
+    /// set.
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `setsockopt(2)`.
+    pub fn set_send_buffer_size(&self, size: u32) -> io::Result<()> {
+        SockRef::from(self.io.get_ref()).set_send_buffer_size(size as usize)
+    }
+
+    /// The size of the kernel's send buffer (`SO_SNDBUF`).
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `getsockopt(2)`.
+    pub fn send_buffer_size(&self) -> io::Result<u32> {
+        let size = SockRef::from(self.io.get_ref()).send_buffer_size()?;
+        Ok(u32::try_from(size).unwrap_or(u32::MAX))
+    }
+
+    /// Sets `SO_RCVBUF`, the size of the kernel's receive buffer for this
+    /// stream; Linux doubles and clamps it as for
+    /// [`set_send_buffer_size`](Self::set_send_buffer_size), here to
+    /// `net.core.rmem_max`.
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `setsockopt(2)`.
+    pub fn set_recv_buffer_size(&self, size: u32) -> io::Result<()> {
+        SockRef::from(self.io.get_ref()).set_recv_buffer_size(size as usize)
+    }
+
+    /// The size of the kernel's receive buffer (`SO_RCVBUF`).
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `getsockopt(2)`.
+    pub fn recv_buffer_size(&self) -> io::Result<u32> {
+        let size = SockRef::from(self.io.get_ref()).recv_buffer_size()?;
+        Ok(u32::try_from(size).unwrap_or(u32::MAX))
+    }
 }
