@@ -410,3 +410,20 @@ fn bind_outside_a_runtime_fails_and_leaves_no_file() -> io::Result<()> {
         Ok(())
     })
 }
+
+#[test]
+fn buffer_sizes_can_be_set_and_read() -> io::Result<()> {
+    run(|| async {
+        let (a, _b) = UnixStream::pair()?;
+        a.set_send_buffer_size(64 * 1024)?;
+        assert!(a.send_buffer_size()? >= 64 * 1024);
+        a.set_recv_buffer_size(32 * 1024)?;
+        assert!(a.recv_buffer_size()? >= 32 * 1024);
+        let (d, _e) = ioloop::net::UnixDatagram::pair()?;
+        d.set_send_buffer_size(16 * 1024)?;
+        assert!(d.send_buffer_size()? >= 16 * 1024);
+        d.set_recv_buffer_size(16 * 1024)?;
+        assert!(d.recv_buffer_size()? >= 16 * 1024);
+        Ok(())
+    })
+}

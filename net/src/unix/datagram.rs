@@ -180,6 +180,51 @@ impl UnixDatagram {
         self.io.get_ref().shutdown(how)
     }
 
+    /// Sets `SO_SNDBUF`, the size of the kernel's send buffer for this
+    /// socket: on Linux, how many bytes of datagrams sent from here may wait unread at the peer
+    /// before sends block. Linux doubles the value (the other half is its
+    /// bookkeeping) and clamps it to `net.core.wmem_max`, so
+    /// [`send_buffer_size`](Self::send_buffer_size) rarely returns what was
+    /// set.
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `setsockopt(2)`.
+    pub fn set_send_buffer_size(&self, size: u32) -> io::Result<()> {
+        sys::set_send_buffer_size(self.io.get_ref(), size)
+    }
+
+    /// The size of the kernel's send buffer (`SO_SNDBUF`).
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `getsockopt(2)`.
+    pub fn send_buffer_size(&self) -> io::Result<u32> {
+        sys::send_buffer_size(self.io.get_ref())
+    }
+
+    /// Sets `SO_RCVBUF`. Linux accepts it, but bounds what waits unread
+    /// in a Unix socket by the sender's
+    /// [send buffer](Self::set_send_buffer_size) (and, for datagrams, by
+    /// `net.unix.max_dgram_qlen`) instead.
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `setsockopt(2)`.
+    pub fn set_recv_buffer_size(&self, size: u32) -> io::Result<()> {
+        sys::set_recv_buffer_size(self.io.get_ref(), size)
+    }
+
+    /// The value of `SO_RCVBUF`; see
+    /// [`set_recv_buffer_size`](Self::set_recv_buffer_size).
+    ///
+    /// # Errors
+    ///
+    /// The OS's error from `getsockopt(2)`.
+    pub fn recv_buffer_size(&self) -> io::Result<u32> {
+        sys::recv_buffer_size(self.io.get_ref())
+    }
+
     /// Sends one datagram to `target`, waiting for room in the receiver's
     /// queue; returns the number of bytes sent (all of `buf`).
     ///
