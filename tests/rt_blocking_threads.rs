@@ -17,19 +17,31 @@ fn idle_threads_leave_the_process_after_the_keep_alive() {
         .unwrap();
     let before = os_threads();
     rt.block_on(async {
-        let barrier = Arc::new(Barrier::new(8 + 1));
+        // Nine jobs meet at `all_in`, and none leaves before the last has
+        // counted the threads at `counted`: all nine are alive while it
+        // counts, however slowly the machine runs (under valgrind, the
+        // keep-alive can pass before the loop would get to count).
+        let all_in = Arc::new(Barrier::new(8 + 1));
+        let counted = Arc::new(Barrier::new(8 + 1));
         let jobs: Vec<_> = (0..8)
             .map(|_| {
-                let b = barrier.clone();
+                let (a, c) = (all_in.clone(), counted.clone());
                 ioloop::spawn_blocking(move || {
-                    b.wait();
+                    a.wait();
+                    c.wait();
                 })
             })
             .collect();
-        // All eight are running (waiting at the barrier) now.
-        let b = barrier.clone();
-        ioloop::spawn_blocking(move || b.wait()).await.unwrap();
-        assert_eq!(os_threads(), before + 9);
+        let (a, c) = (all_in.clone(), counted.clone());
+        let during = ioloop::spawn_blocking(move || {
+            a.wait();
+            let n = os_threads();
+            c.wait();
+            n
+        })
+        .await
+        .unwrap();
+        assert_eq!(during, before + 9);
         for job in jobs {
             job.await.unwrap();
         }
