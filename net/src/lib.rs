@@ -26,6 +26,7 @@
 
 mod addr;
 pub mod callbacks;
+mod halves;
 pub mod io;
 pub mod tcp;
 pub mod udp;

@@ -1,49 +1,33 @@
 //! A [`TcpStream`]'s halves, one reading task and one writing task: the
 //! borrowed [`ReadHalf`] and [`WriteHalf`] from `split`, and the owned
-//! [`OwnedReadHalf`] and [`OwnedWriteHalf`] from `into_split`.
-//!
-//! `&TcpStream` already reads and writes, so a half is a reference (or an
-//! `Arc`) with one direction's trait; the reactor keeps one waker per
-//! direction, which is exactly what two halves need.
+//! [`OwnedReadHalf`] and [`OwnedWriteHalf`] from `into_split`. The halves
+//! themselves are shared with the other stream type (`halves.rs`).
 
 use std::io::{self, IoSlice};
 use std::net::Shutdown;
-use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use futures_io::{AsyncRead, AsyncWrite};
-
 use super::stream::TcpStream;
+use crate::halves;
 
 /// The reading half of a [`TcpStream`], from [`TcpStream::split`].
-#[derive(Debug)]
-pub struct ReadHalf<'a>(&'a TcpStream);
+pub type ReadHalf<'a> = halves::ReadHalf<'a, TcpStream>;
 
-/// The writing half of a [`TcpStream`], from [`TcpStream::split`].
-/// Closing it (`poll_close`) shuts the stream's write side down; dropping
-/// it does nothing, since the stream is only borrowed.
-#[derive(Debug)]
-pub struct WriteHalf<'a>(&'a TcpStream);
+/// The writing half of a [`TcpStream`], from [`TcpStream::split`]. Closing it
+/// (`poll_close`) shuts the stream's write side down; dropping it does
+/// nothing, since the stream is only borrowed.
+pub type WriteHalf<'a> = halves::WriteHalf<'a, TcpStream>;
 
 /// The reading half of a [`TcpStream`], from [`TcpStream::into_split`].
 /// Dropping it does not affect the write half.
-#[derive(Debug)]
-pub struct OwnedReadHalf {
-    stream: Arc<TcpStream>,
-}
+pub type OwnedReadHalf = halves::OwnedReadHalf<TcpStream>;
 
 /// The writing half of a [`TcpStream`], from [`TcpStream::into_split`].
 ///
 /// Dropping it shuts the stream's write side down, so the peer reads end
 /// of file; `poll_close` does the same explicitly. The socket closes when
 /// both halves are gone.
-#[derive(Debug)]
-pub struct OwnedWriteHalf {
-    stream: Arc<TcpStream>,
-    /// Set once the write side is shut down, so drop does not repeat it.
-    shut_down: bool,
-}
+pub type OwnedWriteHalf = halves::OwnedWriteHalf<TcpStream>;
 
 impl TcpStream {
     /// Splits the stream into a read half and a write half borrowing it,
@@ -80,7 +64,7 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub fn split(&self) -> (ReadHalf<'_>, WriteHalf<'_>) {
-        (ReadHalf(self), WriteHalf(self))
+        halves::split(self)
     }
 
     /// Splits the stream into a read half and a write half that own it
@@ -118,124 +102,32 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
-        let stream = Arc::new(self);
-        let reader = OwnedReadHalf {
-            stream: stream.clone(),
-        };
-        let writer = OwnedWriteHalf {
-            stream,
-            shut_down: false,
-        };
-        (reader, writer)
+        halves::into_split(self)
     }
 }
 
-impl AsyncRead for ReadHalf<'_> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        self.0.poll_recv(cx, buf)
-    }
-}
-
-impl AsyncWrite for WriteHalf<'_> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.0.poll_send(cx, buf)
+impl halves::Stream for TcpStream {
+    fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        TcpStream::poll_recv(self, cx, buf)
     }
 
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
+    fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        TcpStream::poll_send(self, cx, buf)
+    }
+
+    fn poll_send_vectored(
+        &self,
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.0.poll_send_vectored(cx, bufs)
+        TcpStream::poll_send_vectored(self, cx, bufs)
     }
 
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
+    fn poll_shutdown_write(&self) -> Poll<io::Result<()>> {
+        TcpStream::poll_shutdown_write(self)
     }
 
-    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.0.poll_shutdown_write()
-    }
-}
-
-impl AsyncRead for OwnedReadHalf {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        self.stream.poll_recv(cx, buf)
-    }
-}
-
-impl AsyncWrite for OwnedWriteHalf {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.stream.poll_send(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.stream.poll_send_vectored(cx, bufs)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        this.shut_down = true;
-        this.stream.poll_shutdown_write()
-    }
-}
-
-impl Drop for OwnedWriteHalf {
-    fn drop(&mut self) {
-        if self.shut_down {
-            return;
-        }
-        if let Err(err) = self.stream.shutdown(Shutdown::Write) {
-            // A drop has no one to tell.
-            log::debug!("shutting down a dropped write half: {err}");
-        }
-    }
-}
-
-impl AsRef<TcpStream> for ReadHalf<'_> {
-    fn as_ref(&self) -> &TcpStream {
-        self.0
-    }
-}
-
-impl AsRef<TcpStream> for WriteHalf<'_> {
-    fn as_ref(&self) -> &TcpStream {
-        self.0
-    }
-}
-
-impl AsRef<TcpStream> for OwnedReadHalf {
-    fn as_ref(&self) -> &TcpStream {
-        &self.stream
-    }
-}
-
-impl AsRef<TcpStream> for OwnedWriteHalf {
-    fn as_ref(&self) -> &TcpStream {
-        &self.stream
+    fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        TcpStream::shutdown(self, how)
     }
 }

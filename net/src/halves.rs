@@ -1,0 +1,198 @@
+//! A stream's halves, one reading task and one writing task, for TCP and
+//! Unix streams alike: the borrowed [`ReadHalf`] and [`WriteHalf`] from
+//! `split`, and the owned [`OwnedReadHalf`] and [`OwnedWriteHalf`] from
+//! `into_split`. Each stream's module names them for its own type
+//! (`tcp::ReadHalf<'a>` is `ReadHalf<'a, TcpStream>`).
+//!
+//! `&TcpStream` and `&UnixStream` already read and write, so a half is a
+//! reference (or an `Arc`) with one direction's trait; the reactor keeps
+//! the waiters of each direction apart, which is exactly what two halves
+//! need.
+
+use std::io::{self, IoSlice};
+use std::net::Shutdown;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures_io::{AsyncRead, AsyncWrite};
+
+/// What a stream lends its halves: one read, one send, one shutdown.
+/// Sealed: public only so that the halves' trait impls may name it.
+pub trait Stream {
+    /// One read, or waits for readability.
+    fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>>;
+
+    /// One send, or waits for writability.
+    fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>>;
+
+    /// One vectored send, or waits for writability.
+    fn poll_send_vectored(
+        &self,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>>;
+
+    /// Shuts the write side down, as `poll_close` does.
+    fn poll_shutdown_write(&self) -> Poll<io::Result<()>>;
+
+    /// `shutdown(2)`.
+    fn shutdown(&self, how: Shutdown) -> io::Result<()>;
+}
+
+/// The reading half of a stream, from its `split`.
+#[derive(Debug)]
+pub struct ReadHalf<'a, S>(&'a S);
+
+/// The writing half of a stream, from its `split`. Closing it
+/// (`poll_close`) shuts the stream's write side down; dropping it does
+/// nothing, since the stream is only borrowed.
+#[derive(Debug)]
+pub struct WriteHalf<'a, S>(&'a S);
+
+/// The reading half of a stream, from its `into_split`. Dropping it does
+/// not affect the write half.
+#[derive(Debug)]
+pub struct OwnedReadHalf<S> {
+    stream: Arc<S>,
+}
+
+/// The writing half of a stream, from its `into_split`.
+///
+/// Dropping it shuts the stream's write side down, so the peer reads end
+/// of file; `poll_close` does the same explicitly. The socket closes when
+/// both halves are gone.
+#[derive(Debug)]
+pub struct OwnedWriteHalf<S: Stream> {
+    stream: Arc<S>,
+    /// Set once the write side is shut down, so drop does not repeat it.
+    shut_down: bool,
+}
+
+/// The borrowed halves of `stream`.
+pub(crate) fn split<S>(stream: &S) -> (ReadHalf<'_, S>, WriteHalf<'_, S>) {
+    (ReadHalf(stream), WriteHalf(stream))
+}
+
+/// The owned halves of `stream`.
+pub(crate) fn into_split<S: Stream>(stream: S) -> (OwnedReadHalf<S>, OwnedWriteHalf<S>) {
+    let stream = Arc::new(stream);
+    let reader = OwnedReadHalf {
+        stream: stream.clone(),
+    };
+    let writer = OwnedWriteHalf {
+        stream,
+        shut_down: false,
+    };
+    (reader, writer)
+}
+
+impl<S: Stream> AsyncRead for ReadHalf<'_, S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        self.0.poll_recv(cx, buf)
+    }
+}
+
+impl<S: Stream> AsyncWrite for WriteHalf<'_, S> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.0.poll_send(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.0.poll_send_vectored(cx, bufs)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.0.poll_shutdown_write()
+    }
+}
+
+impl<S: Stream> AsyncRead for OwnedReadHalf<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        self.stream.poll_recv(cx, buf)
+    }
+}
+
+impl<S: Stream> AsyncWrite for OwnedWriteHalf<S> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.stream.poll_send(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.stream.poll_send_vectored(cx, bufs)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        this.shut_down = true;
+        this.stream.poll_shutdown_write()
+    }
+}
+
+impl<S: Stream> Drop for OwnedWriteHalf<S> {
+    fn drop(&mut self) {
+        if self.shut_down {
+            return;
+        }
+        if let Err(err) = self.stream.shutdown(Shutdown::Write) {
+            // A drop has no one to tell.
+            log::debug!("shutting down a dropped write half: {err}");
+        }
+    }
+}
+
+impl<S> AsRef<S> for ReadHalf<'_, S> {
+    fn as_ref(&self) -> &S {
+        self.0
+    }
+}
+
+impl<S> AsRef<S> for WriteHalf<'_, S> {
+    fn as_ref(&self) -> &S {
+        self.0
+    }
+}
+
+impl<S> AsRef<S> for OwnedReadHalf<S> {
+    fn as_ref(&self) -> &S {
+        &self.stream
+    }
+}
+
+impl<S: Stream> AsRef<S> for OwnedWriteHalf<S> {
+    fn as_ref(&self) -> &S {
+        &self.stream
+    }
+}
