@@ -13,20 +13,27 @@
 # echoed message (utime + stime from /proc, over the measured run), and
 # how many connections each loop accepted.
 #
-# What this cannot show: throughput growing with the loops. That needs a
-# core per loop plus the load generator's own, so 3 cores or more.
+# What this cannot show on 2 cores: throughput growing with the loops.
+# That needs a core per loop plus the load generator's own; on such a
+# machine: benches/loops.sh --server-cpus 0-3 --client-cpus 4-5 --loops "1 2 4"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 reps=3
 secs=5
 conns=100
+server_cpus=0
+client_cpus=1
+loops_list="1 2"
 while [ $# -gt 0 ]; do
     case "$1" in
         --reps) reps="$2"; shift 2 ;;
         --duration) secs="$2"; shift 2 ;;
         --connections) conns="$2"; shift 2 ;;
-        *) echo "usage: $0 [--reps N] [--duration SECONDS] [--connections N]" >&2; exit 2 ;;
+        --server-cpus) server_cpus="$2"; shift 2 ;;
+        --client-cpus) client_cpus="$2"; shift 2 ;;
+        --loops) loops_list="$2"; shift 2 ;;
+        *) echo "usage: $0 [--reps N] [--duration SECONDS] [--connections N] [--server-cpus 0] [--client-cpus 1] [--loops '1 2']" >&2; exit 2 ;;
     esac
 done
 
@@ -56,14 +63,14 @@ cpu_ticks() {
 run() {
     local loops=$1 port pid before after json
     port=$(free_port)
-    taskset -c 0 "$server" --port "$port" --loops "$loops" 2>"$work/server.log" >/dev/null &
+    taskset -c "$server_cpus" "$server" --port "$port" --loops "$loops" 2>"$work/server.log" >/dev/null &
     pid=$!
     for _ in $(seq 1 200); do
         grep -q "listening on" "$work/server.log" 2>/dev/null && break
         sleep 0.05
     done
     before=$(cpu_ticks "$pid")
-    json=$(taskset -c 1 "$loadgen" --addr "127.0.0.1:$port" --protocol line \
+    json=$(taskset -c "$client_cpus" "$loadgen" --addr "127.0.0.1:$port" --protocol line \
         --connections "$conns" --duration "$secs" --warmup 0 --json 2>/dev/null)
     after=$(cpu_ticks "$pid")
     kill -INT "$pid"
@@ -85,8 +92,9 @@ EOF
 }
 
 for _ in $(seq 1 "$reps"); do
-    run 1
-    run 2
+    for loops in $loops_list; do
+        run "$loops"
+    done
 done | python3 -c '
 import statistics, sys
 runs = {}
