@@ -110,17 +110,24 @@ fn usage(why: &str) -> ! {
     std::process::exit(2)
 }
 
-/// The programs the harness runs, built in release mode next to it.
-const PROGRAMS: [&str; 6] = [
+/// The programs the harness runs, built in release mode next to it: every
+/// server of [`RUNTIMES`] (the reference server included) and the clients.
+const PROGRAMS: [&str; 7] = [
     "line_echo",
     "line_echo_tokio",
     "http_hello",
     "http_hello_tokio",
+    "mio_reference",
     "loadgen",
     "bench_micro",
 ];
 
 fn build_programs() -> io::Result<()> {
+    for rt in &RUNTIMES {
+        for (server, _) in [rt.echo, rt.http] {
+            assert!(PROGRAMS.contains(&server), "{server} is run but not built");
+        }
+    }
     let dir = procs::examples_dir();
     if PROGRAMS.iter().all(|p| dir.join(p).exists()) && std::env::var_os("CARGO").is_none() {
         return Ok(());

@@ -93,14 +93,36 @@ pub async fn serve(
 
 /// Serves one connection: greet, then echo each line until the client
 /// leaves, goes silent, sends a line that is too long, or the server stops.
+///
+/// A client that goes away before sending a single byte (a port probe such
+/// as `nc -z`: connect, then close) ends normally, as [`End::Closed`], even
+/// though its kernel answers the unread greeting with a reset.
 pub async fn handle(stream: TcpStream, config: Config, mut stop: Listener) -> End {
-    match converse(&stream, config, &mut stop).await {
+    let mut heard = false;
+    match converse(&stream, config, &mut stop, &mut heard).await {
         Ok(end) => end,
+        Err(err) if !heard && is_disconnect(&err) => End::Closed,
         Err(err) => End::Failed(err),
     }
 }
 
-async fn converse(stream: &TcpStream, config: Config, stop: &mut Listener) -> io::Result<End> {
+/// A peer that left: reset, broken pipe, aborted.
+fn is_disconnect(err: &io::Error) -> bool {
+    matches!(
+        err.kind(),
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionAborted
+    )
+}
+
+/// The conversation; `heard` is set once the client has sent a byte.
+async fn converse(
+    stream: &TcpStream,
+    config: Config,
+    stop: &mut Listener,
+    heard: &mut bool,
+) -> io::Result<End> {
     let mut reader = StreamReader::new(stream);
     reader.set_max_line_length(config.max_line);
     let mut writer = StreamWriter::new(stream);
@@ -132,7 +154,10 @@ async fn converse(stream: &TcpStream, config: Config, stop: &mut Listener) -> io
         };
         let line = match read {
             Err(_elapsed) => None,
-            Ok(Ok(Some(line))) => Some(line),
+            Ok(Ok(Some(line))) => {
+                *heard = true;
+                Some(line)
+            }
             Ok(Ok(None)) => {
                 writer.close().await?;
                 return Ok(End::Closed);
@@ -143,7 +168,11 @@ async fn converse(stream: &TcpStream, config: Config, stop: &mut Listener) -> io
                 close(&mut writer, stream).await?;
                 return Ok(End::LineTooLong);
             }
-            Ok(Err(err)) => return Err(err),
+            Ok(Err(err)) => {
+                // Part of a line counts as having said something.
+                *heard |= !reader.buffer().is_empty();
+                return Err(err);
+            }
         };
         let Some(line) = line else {
             // The idle timeout passed. If part of a line arrived meanwhile,

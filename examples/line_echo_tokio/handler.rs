@@ -109,17 +109,34 @@ pub async fn serve(
 
 /// Serves one connection: greet, then echo each line until the client
 /// leaves, goes silent, sends a line that is too long, or the server stops.
+///
+/// A client that goes away before sending a single byte (a port probe)
+/// ends normally, as [`End::Closed`], as on ioloop.
 pub async fn handle(mut stream: TcpStream, config: Config, stop: watch::Receiver<bool>) -> End {
-    match converse(&mut stream, config, stop).await {
+    let mut heard = false;
+    match converse(&mut stream, config, stop, &mut heard).await {
         Ok(end) => end,
+        Err(err)
+            if !heard
+                && matches!(
+                    err.kind(),
+                    io::ErrorKind::ConnectionReset
+                        | io::ErrorKind::BrokenPipe
+                        | io::ErrorKind::ConnectionAborted
+                ) =>
+        {
+            End::Closed
+        }
         Err(err) => End::Failed(err),
     }
 }
 
+/// The conversation; `heard` is set once the client has sent a byte.
 async fn converse(
     stream: &mut TcpStream,
     config: Config,
     mut stop: watch::Receiver<bool>,
+    heard: &mut bool,
 ) -> io::Result<End> {
     let (reader, mut writer) = stream.split();
     let mut reader = BufReader::new(reader);
@@ -155,7 +172,10 @@ async fn converse(
                 writer.shutdown().await?;
                 return Ok(End::Idle);
             }
-            Ok(read) => read? == 0,
+            Ok(read) => {
+                *heard |= !line.is_empty();
+                read? == 0
+            }
         };
         let text = match line.strip_suffix(b"\n") {
             Some(text) => text.strip_suffix(b"\r").unwrap_or(text),

@@ -238,6 +238,20 @@ fn a_reset_client_fails_alone_and_the_server_keeps_serving() -> io::Result<()> {
 }
 
 #[test]
+fn a_port_probe_is_a_normal_end_not_a_failure() -> io::Result<()> {
+    let server = Server::start(Config::default());
+    // `nc -z`: connect, close at once, the greeting never read (the
+    // client's kernel answers it with a reset).
+    drop(std::net::TcpStream::connect(server.addr)?);
+    // And one that resets outright before a byte.
+    let reset = std::net::TcpStream::connect(server.addr)?;
+    socket2::SockRef::from(&reset).set_linger(Some(Duration::ZERO))?;
+    drop(reset);
+    assert_eq!(server.ends(2), ["Closed", "Closed"]);
+    Ok(())
+}
+
+#[test]
 fn a_thousand_concurrent_clients_each_get_their_echoes() -> io::Result<()> {
     const CLIENTS: usize = 1000;
     const LINES: usize = 5;
