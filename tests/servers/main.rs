@@ -14,3 +14,5 @@ mod line_echo;
 mod line_echo_callbacks;
 mod line_echo_tokio;
 mod loops;
+mod tls_echo;
+mod ws_echo;
