@@ -10,6 +10,7 @@
 mod alloc;
 mod block_on;
 mod budget;
+mod ecosystem;
 mod fib_offload;
 mod handle;
 mod join_set;

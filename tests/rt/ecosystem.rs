@@ -1,0 +1,105 @@
+//! README's ecosystem table, held to account: what runs on ioloop with no
+//! glue (runtime-neutral channels and locks, across tasks and threads;
+//! tokio's I/O traits over ioloop's streams through tokio-util's
+//! `compat`), and what cannot run inside it (tokio's timers and sockets
+//! need tokio's reactor) with the way around it.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ioloop::net::{TcpListener, TcpStream};
+
+#[test]
+fn async_channel_and_async_lock_work_across_tasks_and_threads() {
+    let (tx, rx) = async_channel::bounded::<u64>(16);
+    let lock = Arc::new(async_lock::Mutex::new(0u64));
+    // A plain thread sends, blocking; tasks on the loop receive and add
+    // under an async lock that another thread also takes.
+    let sender = std::thread::spawn(move || {
+        for i in 1..=1000 {
+            tx.send_blocking(i).unwrap();
+        }
+    });
+    let other = {
+        let lock = lock.clone();
+        std::thread::spawn(move || {
+            for _ in 0..1000 {
+                *lock.lock_blocking() += 1_000_000;
+            }
+        })
+    };
+    let total = ioloop::block_on(async {
+        let tasks: Vec<_> = (0..4)
+            .map(|_| {
+                let (rx, lock) = (rx.clone(), lock.clone());
+                ioloop::spawn(async move {
+                    while let Ok(i) = rx.recv().await {
+                        *lock.lock().await += i;
+                    }
+                })
+            })
+            .collect();
+        drop(rx);
+        for task in tasks {
+            task.await.unwrap();
+        }
+        other.join().unwrap();
+        *lock.lock().await
+    });
+    sender.join().unwrap();
+    assert_eq!(total, 1000 * 1001 / 2 + 1000 * 1_000_000);
+}
+
+#[test]
+fn tokio_io_traits_run_over_ioloop_streams_through_compat() -> io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_util::compat::FuturesAsyncReadCompatExt;
+    ioloop::block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let client = TcpStream::connect(listener.local_addr()?).await?;
+        let (server, _) = listener.accept().await?;
+        // Code written against tokio's AsyncRead/AsyncWrite (tokio-rustls,
+        // tokio-tungstenite, ...) takes these.
+        let (mut client, mut server) = (client.compat(), server.compat());
+        client.write_all(b"through tokio's traits").await?;
+        client.shutdown().await?;
+        let mut got = Vec::new();
+        server.read_to_end(&mut got).await?;
+        assert_eq!(got, b"through tokio's traits");
+        Ok(())
+    })
+}
+
+#[test]
+fn tokio_timers_inside_ioloop_panic_for_want_of_tokio_reactor() {
+    let panic = std::panic::catch_unwind(|| {
+        ioloop::block_on(async { tokio::time::sleep(Duration::from_millis(1)).await })
+    })
+    .expect_err("tokio's sleep needs tokio's runtime");
+    let text = testkit::util::panic_text(&*panic);
+    assert!(text.contains("no reactor running"), "{text}");
+}
+
+#[test]
+fn tokio_work_runs_on_a_tokio_runtime_reached_through_spawn_blocking() {
+    // The way around it: a tokio runtime of its own, entered from the
+    // blocking pool, so the loop thread never blocks on it.
+    let tokio_rt = Arc::new(
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap(),
+    );
+    let answer = ioloop::block_on(async move {
+        ioloop::spawn_blocking(move || {
+            tokio_rt.block_on(async {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                42
+            })
+        })
+        .await
+        .unwrap()
+    });
+    assert_eq!(answer, 42);
+}
