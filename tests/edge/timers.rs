@@ -11,7 +11,9 @@
 
 use std::io;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use ioloop::time::Instant;
 
 use ioloop::time::sleep_until;
 use ioloop::{Handle, Metrics, yield_now};

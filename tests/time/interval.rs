@@ -10,7 +10,9 @@ use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
 use std::task::Poll;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use ioloop::time::Instant;
 
 use futures_core::Stream;
 use ioloop::time::{Interval, MissedTickBehavior, interval, interval_at, timeout};

@@ -7,7 +7,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Wake, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use ioloop::time::Instant;
 
 use ioloop::time::{sleep, sleep_until, timeout};
 use ioloop::{Handle, Metrics, Runtime, yield_now};

@@ -8,7 +8,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use ioloop::time::Instant;
 
 use ioloop::time::{Elapsed, sleep, timeout, timeout_at};
 use ioloop::{Handle, yield_now};
