@@ -509,3 +509,27 @@ fn misuse_panics_with_a_clear_message() {
         "{in_a_job}"
     );
 }
+
+/// `shutdown_timeout` waits on the runtime's clock: on a paused one, an
+/// hour's grace passes at once once only stuck tasks are left.
+#[test]
+fn shutdown_timeout_counts_its_grace_on_the_paused_clock() {
+    let wall = std::time::Instant::now();
+    let report = util::within(SAFETY, || {
+        let rt = paused_runtime();
+        let stuck = rt.spawn(pending::<()>());
+        let quick = rt.spawn(sleep(Duration::from_secs(5)));
+        drop((stuck, quick));
+        rt.shutdown_timeout(HOUR)
+    });
+    assert!(!report.finished);
+    assert_eq!(
+        report.cancelled_tasks, 1,
+        "the sleeper finished, the stuck one did not"
+    );
+    assert!(
+        wall.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        wall.elapsed()
+    );
+}
