@@ -37,6 +37,15 @@ use crate::shared::Shared;
 ///   until it finishes (its result may schedule work). With no timer armed
 ///   and nothing else to do, the loop blocks in the OS as usual.
 ///
+/// "No task ready" means the run queue is empty: no spawned task and no
+/// `block_on` future has been woken and not yet polled. A task that
+/// yields ([`yield_now`](crate::yield_now), or an exhausted budget) is
+/// ready again at once, so a task that never waits holds the clock still:
+/// a [`timeout`](super::timeout) around a future that is always busy never
+/// elapses on a paused clock. Timers whose deadlines the clock reaches
+/// fire together in one tick, earliest first (equal deadlines in the order
+/// they were armed), and their tasks run in that order.
+///
 /// # What follows the paused clock
 ///
 /// Everything in [`time`](super) that reads the time, through the current
