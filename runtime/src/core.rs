@@ -124,6 +124,9 @@ pub(crate) struct Core {
     /// Which clock the runtime reads: the real one but for tests that pause
     /// it (`time/pause.rs`). `shared.clock` holds a copy for other threads.
     clock: Cell<ClockState>,
+    /// `clock` is not the real clock: the one branch a clock read costs a
+    /// runtime that is never paused.
+    virtual_clock: Cell<bool>,
     /// Jobs run since the OS was last polled.
     since_poll: Cell<usize>,
     /// Set during shutdown: new tasks are cancelled on the spot.
@@ -147,6 +150,7 @@ impl Core {
             all_done: RefCell::new(None),
             now: Cell::new(timers::ticks(Instant::now())),
             clock: Cell::new(ClockState::Real),
+            virtual_clock: Cell::new(false),
             since_poll: Cell::new(0),
             closing: Cell::new(false),
             local_tasks: Cell::new(0),
@@ -233,7 +237,7 @@ impl Core {
                     self.shrink_tables();
                     self.publish_sizes();
                     let next = self.timers.borrow().next_deadline();
-                    if self.clock.get().is_paused() {
+                    if self.virtual_clock.get() && self.clock.get().is_paused() {
                         // Not while a blocking job is in flight: its result
                         // may schedule work. Its pool wakes the loop when it
                         // is done. Read before the poll, which then sees
@@ -283,9 +287,10 @@ impl Core {
     /// Reads the runtime's clock, in timer ticks.
     #[inline]
     pub(crate) fn read_clock(&self) -> u64 {
-        match self.clock.get() {
-            ClockState::Real => timers::ticks(Instant::now()),
-            clock => clock.now(),
+        if self.virtual_clock.get() {
+            self.clock.get().now()
+        } else {
+            timers::ticks(Instant::now())
         }
     }
 
@@ -298,6 +303,7 @@ impl Core {
     /// copy other threads read.
     pub(crate) fn set_clock(&self, clock: ClockState) {
         self.clock.set(clock);
+        self.virtual_clock.set(clock != ClockState::Real);
         self.shared.clock.set(clock);
         self.now.set(clock.now());
     }
