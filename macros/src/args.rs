@@ -1,24 +1,29 @@
 //! The attribute's arguments: `Builder` settings, as in
-//! `#[ioloop::main(max_blocking_threads = 4)]`.
+//! `#[ioloop::main(max_blocking_threads = 4)]` or
+//! `#[ioloop::test(start_paused = true)]`.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{ToTokens, quote};
 use syn::meta::ParseNestedMeta;
 use syn::parse::Parser;
-use syn::{Ident, LitInt, Token};
+use syn::{Ident, LitBool, LitInt, Token};
 
-/// The `Builder` methods an argument may name. Each takes a `usize` that
+/// The `Builder` methods taking a `usize` that an argument may name. Each
 /// must be at least 1, so all are checked here the same way, and a zero is
 /// refused at compile time rather than by the builder's panic at run time.
-const SETTINGS: [&str; 3] = ["event_interval", "events_capacity", "max_blocking_threads"];
+const COUNTS: [&str; 3] = ["event_interval", "events_capacity", "max_blocking_threads"];
 
-/// The settings given, in the order written.
+/// The `Builder` methods taking a `bool` that an argument may name.
+const SWITCHES: [&str; 1] = ["start_paused"];
+
+/// The settings given, in the order written: each a `Builder` method and
+/// its argument, a positive integer or a `bool` literal.
 pub(crate) struct Args {
-    settings: Vec<(Ident, LitInt)>,
+    settings: Vec<(Ident, TokenStream)>,
 }
 
 impl Args {
-    /// Parses `name = integer, ...`; the error points at the offending
+    /// Parses `name = value, ...`; the error points at the offending
     /// name or value.
     pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
         let mut args = Args {
@@ -29,29 +34,41 @@ impl Args {
     }
 
     fn setting(&mut self, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
-        let Some(name) = meta
-            .path
-            .get_ident()
-            .filter(|name| SETTINGS.contains(&&*name.to_string()))
-        else {
+        let known = |name: &Ident| {
+            let name = name.to_string();
+            COUNTS.contains(&&*name) || SWITCHES.contains(&&*name)
+        };
+        let Some(name) = meta.path.get_ident().filter(|name| known(name)) else {
             return Err(meta.error(format_args!(
-                "unknown argument; the arguments are `Builder` settings: {}",
-                SETTINGS.join(", ")
+                "unknown argument; the arguments are `Builder` settings: {}, {}",
+                COUNTS.join(", "),
+                SWITCHES.join(", ")
             )));
         };
         if self.settings.iter().any(|(seen, _)| seen == name) {
             return Err(meta.error(format_args!("`{name}` is given twice")));
         }
+        let switch = SWITCHES.contains(&&*name.to_string());
+        let example = if switch { "true" } else { "1" };
         if !meta.input.peek(Token![=]) {
-            return Err(meta.error(format_args!("`{name}` takes a value: `{name} = 1`")));
+            return Err(meta.error(format_args!("`{name}` takes a value: `{name} = {example}`")));
         }
-        let value: LitInt = meta.value()?.parse()?;
-        if value.base10_parse::<usize>()? == 0 {
-            return Err(syn::Error::new(
-                value.span(),
-                format_args!("`{name}` must be at least 1"),
-            ));
-        }
+        let input = meta.value()?;
+        let value = if switch {
+            let value: LitBool = input.parse().map_err(|err| {
+                syn::Error::new(err.span(), format_args!("`{name}` takes `true` or `false`"))
+            })?;
+            value.into_token_stream()
+        } else {
+            let value: LitInt = input.parse()?;
+            if value.base10_parse::<usize>()? == 0 {
+                return Err(syn::Error::new(
+                    value.span(),
+                    format_args!("`{name}` must be at least 1"),
+                ));
+            }
+            value.into_token_stream()
+        };
         self.settings.push((name.clone(), value));
         Ok(())
     }

@@ -21,9 +21,10 @@ use entry::Entry;
 ///
 /// The function becomes a plain `fn` with the same attributes, visibility,
 /// name and return type, which runs the body with `ioloop::block_on`. It
-/// takes no parameters or generics. Arguments, each a positive integer, set
-/// the runtime's `Builder`: `event_interval`, `events_capacity`,
-/// `max_blocking_threads`.
+/// takes no parameters or generics. Arguments set the runtime's `Builder`:
+/// `event_interval`, `events_capacity`, `max_blocking_threads`, each a
+/// positive integer, and `start_paused`, `true` or `false` (a runtime whose
+/// clock starts paused: see `ioloop::time::pause`).
 ///
 /// # Panics
 ///
@@ -71,6 +72,12 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 /// type, which runs the body with `ioloop::block_on`. The rest is as for
 /// [`macro@main`]: no parameters or generics; the same arguments.
 ///
+/// `start_paused = true` runs the test on a runtime whose clock is paused
+/// from the start (`ioloop::Builder::start_paused`): it moves only by
+/// `ioloop::time::advance`, or by jumping to the next timer when the
+/// runtime has nothing else to do, so a test of code that waits on timers
+/// takes no wall time and does not depend on the machine's speed.
+///
 /// # Panics
 ///
 /// If the OS refuses the runtime its file descriptors, as
@@ -91,11 +98,34 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 /// # fn main() {}
 /// ```
 ///
+/// On a paused clock, an hour's sleep takes no wall time:
+///
+/// ```
+/// use std::time::Duration;
+/// use ioloop::time::{Instant, sleep};
+///
+/// #[ioloop::test(start_paused = true)]
+/// async fn an_hour_passes_at_once() {
+///     let start = Instant::now();
+///     sleep(Duration::from_secs(3600)).await;
+///     assert_eq!(start.elapsed(), Duration::from_secs(3600));
+/// }
+/// # fn main() {}
+/// ```
+///
 /// A test takes no parameters; the error points at them:
 ///
 /// ```compile_fail
 /// #[ioloop::test]
 /// async fn takes_a_port(port: u16) {}
+/// # fn main() {}
+/// ```
+///
+/// `start_paused` takes `true` or `false`, not a number:
+///
+/// ```compile_fail
+/// #[ioloop::test(start_paused = 1)]
+/// async fn paused() {}
 /// # fn main() {}
 /// ```
 #[proc_macro_attribute]

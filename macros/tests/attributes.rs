@@ -90,3 +90,22 @@ async fn settings_configure_the_runtime() {
     assert_eq!(peak.load(Ordering::SeqCst), 1);
     assert_eq!(Handle::current().metrics().blocking_threads, 1);
 }
+
+/// `start_paused = true` reaches the `Builder`: the clock moves only when
+/// the runtime has nothing else to do, straight to the next deadline.
+#[ioloop::test(start_paused = true, max_blocking_threads = 1)]
+async fn start_paused_runs_the_test_on_a_paused_clock() {
+    let start = ioloop::time::Instant::now();
+    ioloop::time::sleep(Duration::from_secs(3600)).await;
+    assert_eq!(start.elapsed(), Duration::from_secs(3600));
+    ioloop::time::advance(Duration::from_secs(1)).await;
+    assert_eq!(start.elapsed(), Duration::from_secs(3601));
+}
+
+/// `start_paused = false` is the default, written out: the real clock.
+#[ioloop::test(start_paused = false)]
+async fn start_paused_false_keeps_the_real_clock() {
+    let before = std::time::Instant::now();
+    let now = ioloop::time::Instant::now().into_std();
+    assert!(before <= now && now <= std::time::Instant::now());
+}

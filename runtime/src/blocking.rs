@@ -22,6 +22,7 @@
 use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
+use std::task::Waker;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
@@ -45,6 +46,10 @@ struct State {
     wakeups: usize,
     shutdown: bool,
     next_thread: usize,
+    /// Woken each time the pool goes quiet (no job queued or running),
+    /// while the runtime's clock is paused: the loop waits for that before
+    /// it moves the clock (`time/pause.rs`).
+    on_quiet: Option<Waker>,
 }
 
 /// A runtime's blocking pool.
@@ -145,6 +150,11 @@ impl Pool {
                 break;
             }
             state.idle += 1;
+            if state.idle == state.threads
+                && let Some(waker) = &state.on_quiet
+            {
+                waker.wake_by_ref();
+            }
             let timed_out = self
                 .work
                 .wait_for(&mut state, self.config.keep_alive)
@@ -163,15 +173,32 @@ impl Pool {
     /// exit. Jobs already running cannot be stopped; their threads exit
     /// when they finish.
     pub(crate) fn shutdown(&self) {
-        let queued: Vec<Task> = {
+        let (queued, on_quiet) = {
             let mut state = self.state.lock();
             state.shutdown = true;
-            state.queue.drain(..).collect()
+            let queued: Vec<Task> = state.queue.drain(..).collect();
+            (queued, state.on_quiet.take())
         };
+        drop(on_quiet);
         self.work.notify_all();
         for job in queued {
             job.cancel(JoinError::cancelled());
         }
+    }
+
+    /// Whether no job is queued or running. A thread that has finished its
+    /// job counts as running until it waits for the next, by which time the
+    /// job's output is stored and its waiter woken.
+    pub(crate) fn is_quiet(&self) -> bool {
+        let state = self.state.lock();
+        state.queue.is_empty() && state.idle == state.threads
+    }
+
+    /// Sets (or with `None`, removes) the waker woken whenever the pool
+    /// goes quiet.
+    pub(crate) fn set_on_quiet(&self, waker: Option<Waker>) {
+        let old = std::mem::replace(&mut self.state.lock().on_quiet, waker);
+        drop(old);
     }
 
     pub(crate) fn stats(&self) -> Stats {

@@ -37,6 +37,7 @@ use crate::task::budget;
 use crate::task::cell::wake_all;
 use crate::task::cell::{Schedule, Task, TaskCell, UNREGISTERED};
 use crate::task::join::{JoinError, JoinHandle};
+use crate::time::clock::ClockState;
 use crate::time::timers::{self, Timers};
 
 thread_local! {
@@ -118,8 +119,14 @@ pub(crate) struct Core {
     /// Woken when the last task finishes (`Runtime::shutdown_timeout`).
     all_done: RefCell<Option<Waker>>,
     /// The loop's clock, in timer ticks: when it last read the time to fire
-    /// timers.
+    /// timers. On a paused runtime, the virtual time itself.
     now: Cell<u64>,
+    /// Which clock the runtime reads: the real one but for tests that pause
+    /// it (`time/pause.rs`). `shared.clock` holds a copy for other threads.
+    clock: Cell<ClockState>,
+    /// `clock` is not the real clock: the one branch a clock read costs a
+    /// runtime that is never paused.
+    virtual_clock: Cell<bool>,
     /// Jobs run since the OS was last polled.
     since_poll: Cell<usize>,
     /// Set during shutdown: new tasks are cancelled on the spot.
@@ -142,6 +149,8 @@ impl Core {
             event_interval,
             all_done: RefCell::new(None),
             now: Cell::new(timers::ticks(Instant::now())),
+            clock: Cell::new(ClockState::Real),
+            virtual_clock: Cell::new(false),
             since_poll: Cell::new(0),
             closing: Cell::new(false),
             local_tasks: Cell::new(0),
@@ -194,7 +203,7 @@ impl Core {
             let now = if self.timers.borrow().is_empty() {
                 None
             } else {
-                let now = timers::ticks(Instant::now());
+                let now = self.read_clock();
                 self.now.set(now);
                 self.timers.borrow_mut().fire(now, &mut wakers);
                 Some(now)
@@ -214,6 +223,10 @@ impl Core {
                     self.take_injected();
                 }
             } else {
+                // A paused clock jumps to the next deadline rather than
+                // sleep until it, if this zero-timeout poll finds nothing
+                // to do (auto-advance, see `time/pause.rs`).
+                let mut auto_advance = false;
                 let timeout = if busy {
                     Some(Duration::ZERO)
                 } else {
@@ -224,8 +237,17 @@ impl Core {
                     self.shrink_tables();
                     self.publish_sizes();
                     let next = self.timers.borrow().next_deadline();
-                    next.zip(now)
-                        .map(|(deadline, now)| poll_timeout(deadline, now))
+                    if self.virtual_clock.get() && self.clock.get().is_paused() {
+                        // Not while a blocking job is in flight: its result
+                        // may schedule work. Its pool wakes the loop when it
+                        // is done. Read before the poll, which then sees
+                        // what the job handed in before it finished.
+                        auto_advance = next.is_some() && self.shared.pool.is_quiet();
+                        auto_advance.then_some(Duration::ZERO)
+                    } else {
+                        next.zip(now)
+                            .map(|(deadline, now)| poll_timeout(deadline, now))
+                    }
                 };
                 // A wait that may block announces itself first, so a
                 // foreign wake knows to write to the eventfd; if one came in
@@ -248,6 +270,9 @@ impl Core {
                 self.since_poll.set(0);
                 self.shared.counters.io_events.bump(dispatched.events);
                 self.shared.counters.stale_io_events.bump(dispatched.stale);
+                if auto_advance && dispatched.events == 0 && self.run_queue.borrow().is_empty() {
+                    self.jump_to_next_deadline();
+                }
             }
             self.shared.counters.ticks.bump(1);
             self.publish_sizes();
@@ -257,6 +282,41 @@ impl Core {
     /// The loop's clock, in timer ticks; see [`Sleep`](crate::time::Sleep).
     pub(crate) fn now(&self) -> u64 {
         self.now.get()
+    }
+
+    /// Reads the runtime's clock, in timer ticks.
+    #[inline]
+    pub(crate) fn read_clock(&self) -> u64 {
+        if self.virtual_clock.get() {
+            self.clock.get().now()
+        } else {
+            timers::ticks(Instant::now())
+        }
+    }
+
+    /// Which clock the runtime reads.
+    pub(crate) fn clock_state(&self) -> ClockState {
+        self.clock.get()
+    }
+
+    /// Switches the runtime's clock (`time/pause.rs`), here and in the
+    /// copy other threads read.
+    pub(crate) fn set_clock(&self, clock: ClockState) {
+        self.clock.set(clock);
+        self.virtual_clock.set(clock != ClockState::Real);
+        self.shared.clock.set(clock);
+        self.now.set(clock.now());
+    }
+
+    /// Auto-advance: moves a paused clock to the earliest armed timer's
+    /// deadline, for the next tick to fire it.
+    fn jump_to_next_deadline(&self) {
+        let next = self.timers.borrow().next_deadline();
+        if let (Some(deadline), ClockState::Paused { now }) = (next, self.clock.get())
+            && deadline > now
+        {
+            self.set_clock(ClockState::Paused { now: deadline });
+        }
     }
 
     /// Polls one task, and takes it off the task list if that completed it.

@@ -37,7 +37,7 @@
 //! | `shared` | what other threads reach: injection queue, park state |
 //! | [`task`] | the task cell, [`JoinHandle`], [`JoinError`], [`yield_now`], the budget |
 //! | `reactor` | the per-source readiness table, [`io::Registration`] |
-//! | [`time`] | [`time::sleep`], [`time::timeout`], [`time::interval`] and the timer heap |
+//! | [`time`] | [`time::sleep`], [`time::timeout`], [`time::interval`] and the timer heap; the runtime's clock, [`time::Instant`], and virtual time for tests ([`time::pause`]) |
 //! | `blocking` | the thread pool behind [`spawn_blocking`] |
 //! | [`signal`] | [`signal::ctrl_c`] and other Unix signals, through the reactor |
 //! | `metrics` | [`Metrics`]: what the loop did, for tests and benchmarks |

@@ -8,7 +8,7 @@ use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 use std::thread::{self, Thread};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
@@ -104,6 +104,9 @@ impl Runtime {
         let shared = Arc::new(Shared::new(waker, reactor, pool));
         let driver = Driver::new(poll, builder.events_capacity);
         let core = Core::new(shared.clone(), driver, builder.event_interval);
+        if builder.start_paused {
+            time::pause_core(&core, core.read_clock());
+        }
         Ok(Runtime {
             handle: Handle::new(shared),
             home: Home::new(Box::new(core)),
@@ -245,12 +248,12 @@ impl Runtime {
     /// assert_eq!(report.cancelled_tasks, 1); // the pending one; the sleeper finished
     /// ```
     pub fn shutdown_timeout(self, timeout: Duration) -> ShutdownReport {
-        let deadline = time::saturating_add(Instant::now(), timeout);
+        // The deadline is read inside, on the runtime's clock (virtual, if
+        // it is paused).
+        let all_done =
+            poll_fn(|cx| core::with_core(|core| core.expect("inside").poll_all_done(cx)));
         let finished = self
-            .block_on(time::timeout_at(
-                deadline,
-                poll_fn(|cx| core::with_core(|core| core.expect("inside").poll_all_done(cx))),
-            ))
+            .block_on(async { time::timeout(timeout, all_done).await })
             .is_ok();
         let live = self
             .home
@@ -527,6 +530,7 @@ pub struct Builder {
     pub(crate) max_blocking_threads: usize,
     pub(crate) keep_alive: Duration,
     pub(crate) stack_size: Option<usize>,
+    pub(crate) start_paused: bool,
 }
 
 impl Builder {
@@ -545,6 +549,7 @@ impl Builder {
             max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
             keep_alive: DEFAULT_KEEP_ALIVE,
             stack_size: None,
+            start_paused: false,
         }
     }
 
@@ -595,6 +600,33 @@ impl Builder {
     /// library's, 2 MiB unless `RUST_MIN_STACK` says otherwise).
     pub fn thread_stack_size(&mut self, bytes: usize) -> &mut Self {
         self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Whether the runtime's clock starts [paused](crate::time::pause)
+    /// (default `false`): from the start, it moves only by
+    /// [`advance`](crate::time::advance), or by auto-advance when the
+    /// runtime has nothing else to do. For tests of code that waits on
+    /// timers; `#[ioloop::test(start_paused = true)]` sets it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ioloop::time::{Instant, sleep};
+    ///
+    /// let rt = ioloop::Runtime::builder().start_paused(true).build().unwrap();
+    /// let wall = std::time::Instant::now();
+    /// let slept = rt.block_on(async {
+    ///     let start = Instant::now();
+    ///     sleep(Duration::from_secs(3600)).await;
+    ///     start.elapsed()
+    /// });
+    /// assert_eq!(slept, Duration::from_secs(3600));
+    /// assert!(wall.elapsed() < Duration::from_secs(60));
+    /// ```
+    pub fn start_paused(&mut self, paused: bool) -> &mut Self {
+        self.start_paused = paused;
         self
     }
 

@@ -34,6 +34,7 @@ use crate::reactor::Reactor;
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
 use crate::task::cell::Task;
 use crate::task::join::JoinError;
+use crate::time::clock::Clock;
 
 const AWAKE: u8 = 0;
 const PARKED: u8 = 1;
@@ -69,6 +70,8 @@ pub(crate) struct Shared {
     pub(crate) reactor: Reactor,
     pub(crate) pool: Arc<Pool>,
     pub(crate) counters: Counters,
+    /// The runtime's clock, for threads other than the loop's.
+    pub(crate) clock: Clock,
 }
 
 impl Shared {
@@ -80,6 +83,7 @@ impl Shared {
             reactor,
             pool,
             counters: Counters::default(),
+            clock: Clock::default(),
         }
     }
 
@@ -128,7 +132,7 @@ impl Shared {
 
     /// Makes sure the loop looks at the injection queue soon, waking it from
     /// the poller if it sleeps there.
-    fn unpark(&self) {
+    pub(crate) fn unpark(&self) {
         // A plain load first: while the loop is awake and already notified,
         // a storm of foreign wakes costs no read-modify-write on this line.
         if self.park.load(Ordering::Relaxed) == NOTIFIED {

@@ -20,7 +20,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use ioloop::time::Instant;
 
 use futures_util::{AsyncReadExt, AsyncWriteExt};
 use ioloop::io::StreamReader;

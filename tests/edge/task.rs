@@ -16,7 +16,9 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::task::Poll;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use ioloop::time::Instant;
 
 use ioloop::net::TcpStream;
 use ioloop::time::{sleep, timeout};

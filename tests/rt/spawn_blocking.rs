@@ -4,7 +4,9 @@
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, mpsc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use ioloop::time::Instant;
 
 use futures_util::io::{AsyncReadExt, AsyncWriteExt};
 use testkit::util;

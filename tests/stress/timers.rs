@@ -18,7 +18,9 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use ioloop::time::Instant;
 
 use ioloop::io::{StreamReader, StreamWriter};
 use ioloop::net::TcpStream;

@@ -1,23 +1,26 @@
 //! `interval` and `interval_at`: ticks on the schedule, the first at once;
 //! the three `MissedTickBehavior`s after a stall; `Interval` as a `Stream`.
 //!
-//! The stalls are deliberate: a task blocks the loop thread with
-//! `std::thread::sleep` for a few periods, so ticks are missed for certain.
-//! Assertions never rely on how long the stall really took: each one is
-//! bracketed by instants read before and after the event it checks.
+//! On a paused clock (`start_paused`): a stall is `advance`, which moves
+//! the clock past ticks without the interval's task running, exactly as a
+//! busy loop would, so every instant is checked exactly, whatever the
+//! machine's speed. The last test keeps a real stall of the loop thread.
 
 use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
 use std::task::Poll;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_core::Stream;
-use ioloop::time::{Interval, MissedTickBehavior, interval, interval_at, timeout};
+use ioloop::time::{
+    Instant, Interval, MissedTickBehavior, advance, interval, interval_at, timeout,
+};
 use testkit::time_poll;
 use time_poll::poll_once;
 
 /// Safety net for waits that should end long before it; never a measure.
+/// On a paused clock it is virtual: a tick that never comes fails at once.
 const SAFETY: Duration = Duration::from_secs(10);
 const PERIOD: Duration = Duration::from_millis(10);
 
@@ -45,151 +48,173 @@ fn grid_index(start: Instant, at: Instant, period: Duration) -> u128 {
     offset.as_nanos() / period.as_nanos()
 }
 
-#[test]
-fn the_first_tick_is_immediate_and_the_rest_are_on_the_schedule() -> io::Result<()> {
-    ioloop::block_on(async {
-        let before = Instant::now();
-        let mut iv = interval(PERIOD);
-        assert_eq!(iv.period(), PERIOD);
-        let Poll::Ready(first) = poll_once(&mut Box::pin(iv.tick())) else {
-            panic!("the first tick of `interval` was not ready at once");
-        };
-        assert!(first >= before && first <= Instant::now());
-
-        // With the default policy (Skip) a tick the loop was too late for
-        // would be skipped, so consecutive ticks are one period apart when
-        // the loop keeps up and a whole number of periods apart always.
-        let mut last = 0;
-        for _ in 0..5 {
-            let scheduled = tick(&mut iv).await?;
-            assert!(Instant::now() >= scheduled, "a tick came early");
-            let k = grid_index(first, scheduled, PERIOD);
-            assert!(k > last, "tick {k} after tick {last}");
-            last = k;
-        }
-
-        // Burst owes every tick, so there the schedule is exact.
-        let start = Instant::now();
-        let mut iv = interval_at(start, PERIOD);
-        iv.set_missed_tick_behavior(MissedTickBehavior::Burst);
-        for k in 0..5u32 {
-            let scheduled = tick(&mut iv).await?;
-            assert_eq!(scheduled, start + PERIOD * k, "tick {k} off the schedule");
-            assert!(Instant::now() >= scheduled, "tick {k} came early");
-        }
-        Ok(())
-    })
+#[ioloop::test(start_paused = true)]
+async fn the_first_tick_is_immediate_and_the_rest_are_on_the_schedule() -> io::Result<()> {
+    let start = Instant::now();
+    let mut iv = interval(PERIOD);
+    assert_eq!(iv.period(), PERIOD);
+    let Poll::Ready(first) = poll_once(&mut Box::pin(iv.tick())) else {
+        panic!("the first tick of `interval` was not ready at once");
+    };
+    assert_eq!(first, start);
+    for k in 1..=5u32 {
+        let scheduled = tick(&mut iv).await?;
+        assert_eq!(scheduled, start + PERIOD * k, "tick {k} off the schedule");
+        assert_eq!(Instant::now(), scheduled, "tick {k} came off its instant");
+    }
+    Ok(())
 }
 
-#[test]
-fn interval_at_starts_at_its_start_instant() -> io::Result<()> {
-    ioloop::block_on(async {
-        let start = Instant::now() + Duration::from_millis(15);
-        let mut iv = interval_at(start, PERIOD);
-        assert_eq!(tick(&mut iv).await?, start);
-        assert!(Instant::now() >= start);
-        let second = tick(&mut iv).await?;
-        assert!(grid_index(start, second, PERIOD) >= 1);
-        assert!(Instant::now() >= second);
-        Ok(())
-    })
+#[ioloop::test(start_paused = true)]
+async fn interval_at_starts_at_its_start_instant() -> io::Result<()> {
+    let start = Instant::now() + Duration::from_millis(15);
+    let mut iv = interval_at(start, PERIOD);
+    assert_eq!(tick(&mut iv).await?, start);
+    assert_eq!(Instant::now(), start);
+    assert_eq!(tick(&mut iv).await?, start + PERIOD);
+    assert_eq!(Instant::now(), start + PERIOD);
+    Ok(())
 }
 
 /// Item 12 of the correctness issue: Skip is the default (tokio's is
 /// Burst), the one that suits housekeeping: after a stall, no burst of
 /// missed ticks, and the schedule stays on its grid.
-#[test]
-fn interval_default_missed_tick_behavior_is_skip_unlike_tokio() -> io::Result<()> {
+#[ioloop::test(start_paused = true)]
+async fn interval_default_missed_tick_behavior_is_skip_unlike_tokio() -> io::Result<()> {
     assert_eq!(MissedTickBehavior::default(), MissedTickBehavior::Skip);
-    ioloop::block_on(async {
-        let start = Instant::now();
-        let mut iv = interval_at(start, PERIOD);
-        assert_eq!(iv.missed_tick_behavior(), MissedTickBehavior::Skip);
-        assert_eq!(tick(&mut iv).await?, start);
-        stall_loop(PERIOD * 7 / 2).await;
-        // The late tick, then the grid instant after the stall: ticks 2
-        // and 3 are skipped, where Burst would deliver them back to back.
-        assert_eq!(tick(&mut iv).await?, start + PERIOD);
-        let next = tick(&mut iv).await?;
-        assert!(grid_index(start, next, PERIOD) >= 4);
-        Ok(())
-    })
+    let start = Instant::now();
+    let mut iv = interval_at(start, PERIOD);
+    assert_eq!(iv.missed_tick_behavior(), MissedTickBehavior::Skip);
+    assert_eq!(tick(&mut iv).await?, start);
+    advance(PERIOD * 7 / 2).await;
+    // The late tick, then the grid instant after the stall: ticks 2 and 3
+    // are skipped, where Burst would deliver them back to back.
+    assert_eq!(tick(&mut iv).await?, start + PERIOD);
+    assert_eq!(tick(&mut iv).await?, start + PERIOD * 4);
+    Ok(())
 }
 
-#[test]
-fn burst_delivers_every_missed_tick_back_to_back_on_the_grid() -> io::Result<()> {
-    ioloop::block_on(async {
-        let start = Instant::now();
-        let mut iv = interval_at(start, PERIOD);
-        iv.set_missed_tick_behavior(MissedTickBehavior::Burst);
-        assert_eq!(tick(&mut iv).await?, start);
+#[ioloop::test(start_paused = true)]
+async fn burst_delivers_every_missed_tick_back_to_back_on_the_grid() -> io::Result<()> {
+    let start = Instant::now();
+    let mut iv = interval_at(start, PERIOD);
+    iv.set_missed_tick_behavior(MissedTickBehavior::Burst);
+    assert_eq!(tick(&mut iv).await?, start);
 
-        // At least 3.5 periods late: ticks start+10, +20 and +30 are missed.
-        stall_loop(PERIOD * 7 / 2).await;
+    // 3.5 periods late: ticks start+10, +20 and +30 are missed.
+    advance(PERIOD * 7 / 2).await;
 
-        for k in 1..=3u32 {
-            match poll_once(&mut Box::pin(iv.tick())) {
-                Poll::Ready(at) => assert_eq!(at, start + PERIOD * k),
-                Poll::Pending => panic!("missed tick {k} was not delivered at once"),
-            }
+    for k in 1..=3u32 {
+        match poll_once(&mut Box::pin(iv.tick())) {
+            Poll::Ready(at) => assert_eq!(at, start + PERIOD * k),
+            Poll::Pending => panic!("missed tick {k} was not delivered at once"),
         }
-        // Burst never leaves the grid, however long the stall really was.
-        assert_eq!(tick(&mut iv).await?, start + PERIOD * 4);
-        assert!(Instant::now() >= start + PERIOD * 4);
-        Ok(())
-    })
+    }
+    // Burst never leaves the grid.
+    assert_eq!(tick(&mut iv).await?, start + PERIOD * 4);
+    assert_eq!(Instant::now(), start + PERIOD * 4);
+    Ok(())
 }
 
+#[ioloop::test(start_paused = true)]
+async fn delay_restarts_the_schedule_one_period_after_the_late_tick() -> io::Result<()> {
+    let start = Instant::now();
+    let mut iv = interval_at(start, PERIOD);
+    iv.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    assert_eq!(tick(&mut iv).await?, start);
+
+    advance(PERIOD * 7 / 2).await;
+
+    // The late tick is delivered at once, for the instant it was due.
+    let late_at = Instant::now();
+    let Poll::Ready(late) = poll_once(&mut Box::pin(iv.tick())) else {
+        panic!("the late tick was not delivered at once");
+    };
+    assert_eq!(late, start + PERIOD);
+
+    // The next one is a whole period after the late one was delivered, and
+    // the spacing holds from there.
+    assert_eq!(tick(&mut iv).await?, late_at + PERIOD);
+    assert_eq!(tick(&mut iv).await?, late_at + PERIOD * 2);
+    assert_eq!(Instant::now(), late_at + PERIOD * 2);
+    Ok(())
+}
+
+#[ioloop::test(start_paused = true)]
+async fn skip_drops_missed_ticks_and_resumes_on_the_original_grid() -> io::Result<()> {
+    let start = Instant::now();
+    let mut iv = interval_at(start, PERIOD);
+    iv.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    assert_eq!(tick(&mut iv).await?, start);
+
+    advance(PERIOD * 7 / 2).await;
+
+    let Poll::Ready(late) = poll_once(&mut Box::pin(iv.tick())) else {
+        panic!("the late tick was not delivered at once");
+    };
+    assert_eq!(late, start + PERIOD);
+
+    // The next tick: the first grid instant after the late delivery.
+    let next = tick(&mut iv).await?;
+    assert_eq!(grid_index(start, next, PERIOD), 4);
+    assert_eq!(Instant::now(), next);
+    Ok(())
+}
+
+#[ioloop::test(start_paused = true)]
+async fn an_interval_is_a_stream_of_scheduled_instants() -> io::Result<()> {
+    let start = Instant::now();
+    let mut iv = interval_at(start, PERIOD);
+    for k in 0..3u32 {
+        let next = timeout(SAFETY, poll_fn(|cx| Pin::new(&mut iv).poll_next(cx))).await?;
+        assert_eq!(next, Some(start + PERIOD * k));
+        assert_eq!(Instant::now(), start + PERIOD * k);
+    }
+    Ok(())
+}
+
+#[ioloop::test(start_paused = true)]
+async fn reset_restarts_the_schedule_one_period_from_now() -> io::Result<()> {
+    let mut iv = interval(PERIOD);
+    tick(&mut iv).await?;
+    advance(PERIOD / 2).await;
+    let reset_at = Instant::now();
+    iv.reset();
+    assert_eq!(tick(&mut iv).await?, reset_at + PERIOD);
+    assert_eq!(Instant::now(), reset_at + PERIOD);
+
+    // Reset long before it is due, a tick is still a whole period away.
+    let mut hourly = interval(Duration::from_secs(3600));
+    tick(&mut hourly).await?;
+    advance(Duration::from_secs(1800)).await;
+    hourly.reset();
+    let reset_at = Instant::now();
+    assert!(poll_once(&mut Box::pin(hourly.tick())).is_pending());
+    advance(Duration::from_secs(3599)).await;
+    assert!(poll_once(&mut Box::pin(hourly.tick())).is_pending());
+    assert_eq!(
+        tick(&mut hourly).await?,
+        reset_at + Duration::from_secs(3600)
+    );
+    Ok(())
+}
+
+/// A real stall of the loop thread, on the real clock: the loop's own
+/// lateness, not a jump of the clock, makes the missed ticks. Assertions
+/// are bracketed by instants read before and after the event they check.
 #[test]
-fn delay_restarts_the_schedule_one_period_after_the_late_tick() -> io::Result<()> {
+fn a_real_stall_of_the_loop_skips_ticks_on_the_real_clock() -> io::Result<()> {
     ioloop::block_on(async {
         let start = Instant::now();
         let mut iv = interval_at(start, PERIOD);
-        iv.set_missed_tick_behavior(MissedTickBehavior::Delay);
         assert_eq!(tick(&mut iv).await?, start);
-
         stall_loop(PERIOD * 7 / 2).await;
-
-        // The late tick is delivered at once, for the instant it was due.
         let before = Instant::now();
         let Poll::Ready(late) = poll_once(&mut Box::pin(iv.tick())) else {
             panic!("the late tick was not delivered at once");
         };
         let after = Instant::now();
         assert_eq!(late, start + PERIOD);
-
-        // The next one is a whole period after the late one was delivered.
-        let next = tick(&mut iv).await?;
-        assert!(next >= before + PERIOD, "{:?}", next - before);
-        assert!(next <= after + PERIOD, "{:?}", next - after);
-        assert!(Instant::now() >= next);
-
-        // And the spacing holds from there (more if the loop was late again).
-        let third = tick(&mut iv).await?;
-        assert!(third >= next + PERIOD);
-        assert!(Instant::now() >= third);
-        Ok(())
-    })
-}
-
-#[test]
-fn skip_drops_missed_ticks_and_resumes_on_the_original_grid() -> io::Result<()> {
-    ioloop::block_on(async {
-        let start = Instant::now();
-        let mut iv = interval_at(start, PERIOD);
-        iv.set_missed_tick_behavior(MissedTickBehavior::Skip);
-        assert_eq!(tick(&mut iv).await?, start);
-
-        stall_loop(PERIOD * 7 / 2).await;
-
-        let before = Instant::now();
-        let Poll::Ready(late) = poll_once(&mut Box::pin(iv.tick())) else {
-            panic!("the late tick was not delivered at once");
-        };
-        let after = Instant::now();
-        assert_eq!(late, start + PERIOD);
-
-        // The next tick: the first grid instant after the late delivery.
         let next = tick(&mut iv).await?;
         let k = grid_index(start, next, PERIOD);
         assert!(k >= 4, "tick {k} of the grid was missed, not skipped");
@@ -199,44 +224,6 @@ fn skip_drops_missed_ticks_and_resumes_on_the_original_grid() -> io::Result<()> 
             "an earlier grid instant was still in the future"
         );
         assert!(Instant::now() >= next);
-        Ok(())
-    })
-}
-
-#[test]
-fn an_interval_is_a_stream_of_scheduled_instants() -> io::Result<()> {
-    ioloop::block_on(async {
-        let start = Instant::now();
-        let mut iv = interval_at(start, PERIOD);
-        // Burst, so the instants are exact whatever the machine's load.
-        iv.set_missed_tick_behavior(MissedTickBehavior::Burst);
-        for k in 0..3u32 {
-            let next = timeout(SAFETY, poll_fn(|cx| Pin::new(&mut iv).poll_next(cx))).await?;
-            assert_eq!(next, Some(start + PERIOD * k));
-            assert!(Instant::now() >= start + PERIOD * k);
-        }
-        Ok(())
-    })
-}
-
-#[test]
-fn reset_restarts_the_schedule_one_period_from_now() -> io::Result<()> {
-    ioloop::block_on(async {
-        let mut iv = interval(PERIOD);
-        tick(&mut iv).await?;
-        let before = Instant::now();
-        iv.reset();
-        let after = Instant::now();
-        let at = tick(&mut iv).await?;
-        assert!(at >= before + PERIOD, "{:?}", at - before);
-        assert!(at <= after + PERIOD, "{:?}", at - after);
-        assert!(Instant::now() >= at);
-
-        // Reset long before it is due, a tick is still a whole period away.
-        let mut hourly = interval(Duration::from_secs(3600));
-        tick(&mut hourly).await?;
-        hourly.reset();
-        assert!(poll_once(&mut Box::pin(hourly.tick())).is_pending());
         Ok(())
     })
 }

@@ -1,5 +1,6 @@
 //! Timers: `sleep`, `interval` and `timeout`.
 
 mod interval;
+mod paused;
 mod sleep;
 mod timeout;

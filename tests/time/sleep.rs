@@ -7,15 +7,25 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Wake, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use ioloop::time::{sleep, sleep_until, timeout};
+use ioloop::time::Instant;
+
+use ioloop::time::{advance, sleep, sleep_until, timeout};
 use ioloop::{Handle, Metrics, Runtime, yield_now};
 use testkit::time_poll;
 use time_poll::poll_once;
 
 /// Safety net for waits that should end long before it; never a measure.
+/// Virtual on a paused runtime: a sleep that never fires fails at once.
 const SAFETY: Duration = Duration::from_secs(60);
+
+/// A runtime whose clock starts paused, for the tests whose waits are not
+/// what they check: they take no wall time, and check instants exactly.
+/// Those about the real clock (none early, no spin) stay on it.
+fn paused() -> Runtime {
+    Runtime::builder().start_paused(true).build().unwrap()
+}
 
 /// The runtime's counters as of the last completed tick: yields first,
 /// because the loop publishes them once per tick.
@@ -133,7 +143,7 @@ fn a_million_cancelled_sleeps_leave_the_heap_bounded() -> io::Result<()> {
 
 #[test]
 fn reset_moves_an_armed_sleep_earlier_and_disarms_the_old_timer() -> io::Result<()> {
-    ioloop::block_on(async {
+    paused().block_on(async {
         let mut s = sleep(Duration::from_secs(3600));
         assert!(poll_once(&mut s).is_pending());
         assert_eq!(fresh_metrics().await.live_timers, 1);
@@ -145,7 +155,7 @@ fn reset_moves_an_armed_sleep_earlier_and_disarms_the_old_timer() -> io::Result<
         assert_eq!(fresh_metrics().await.live_timers, 1);
 
         timeout(SAFETY, &mut s).await?;
-        assert!(Instant::now() >= deadline);
+        assert_eq!(Instant::now(), deadline);
         assert!(s.is_elapsed());
         assert_eq!(fresh_metrics().await.live_timers, 0);
         Ok(())
@@ -154,7 +164,7 @@ fn reset_moves_an_armed_sleep_earlier_and_disarms_the_old_timer() -> io::Result<
 
 #[test]
 fn reset_moves_an_elapsed_sleep_into_the_future() -> io::Result<()> {
-    ioloop::block_on(async {
+    paused().block_on(async {
         let mut s = sleep(Duration::ZERO);
         timeout(SAFETY, &mut s).await?;
         assert!(s.is_elapsed());
@@ -162,8 +172,9 @@ fn reset_moves_an_elapsed_sleep_into_the_future() -> io::Result<()> {
         let deadline = Instant::now() + Duration::from_millis(10);
         s.reset(deadline);
         assert_eq!(s.deadline(), deadline);
+        assert!(!s.is_elapsed());
         timeout(SAFETY, &mut s).await?;
-        assert!(Instant::now() >= deadline);
+        assert_eq!(Instant::now(), deadline);
         assert!(s.is_elapsed());
         Ok(())
     })
@@ -187,12 +198,14 @@ fn sleep_until_a_past_deadline_is_ready_on_the_first_poll() -> io::Result<()> {
 
 #[test]
 fn is_elapsed_turns_true_at_the_deadline_and_not_before() -> io::Result<()> {
-    ioloop::block_on(async {
+    paused().block_on(async {
         let mut s = sleep(Duration::from_millis(20));
         let deadline = s.deadline();
+        advance(Duration::from_millis(20) - Duration::from_nanos(1)).await;
+        assert!(!s.is_elapsed());
         timeout(SAFETY, &mut s).await?;
         assert!(s.is_elapsed());
-        assert!(Instant::now() >= deadline);
+        assert_eq!(Instant::now(), deadline);
 
         let far = sleep(Duration::from_secs(3600));
         assert!(!far.is_elapsed());
@@ -286,7 +299,7 @@ fn wait_in_a_task(sleep: &SharedSleep) -> ioloop::JoinHandle<Instant> {
 /// to 10 ms while it is parked, used to wake at 10 s.
 #[test]
 fn reset_while_the_task_is_parked_wakes_it_at_the_earlier_deadline() -> io::Result<()> {
-    ioloop::block_on(async {
+    paused().block_on(async {
         let shared: SharedSleep = Arc::new(std::sync::Mutex::new(sleep(Duration::from_secs(3600))));
         let waiter = wait_in_a_task(&shared);
         yield_now().await; // the waiter arms the hour-long timer and parks
@@ -294,21 +307,21 @@ fn reset_while_the_task_is_parked_wakes_it_at_the_earlier_deadline() -> io::Resu
         shared.lock().unwrap().reset(deadline);
         // SAFETY (the constant) is far below an hour: only the reset wakes it.
         let woke = timeout(SAFETY, waiter).await?.unwrap();
-        assert!(woke >= deadline);
+        assert_eq!(woke, deadline);
         Ok(())
     })
 }
 
 #[test]
 fn reset_while_the_task_is_parked_wakes_it_at_the_later_deadline_not_before() -> io::Result<()> {
-    ioloop::block_on(async {
+    paused().block_on(async {
         let shared: SharedSleep = Arc::new(std::sync::Mutex::new(sleep(Duration::from_millis(5))));
         let waiter = wait_in_a_task(&shared);
         yield_now().await;
         let deadline = Instant::now() + Duration::from_millis(40);
         shared.lock().unwrap().reset(deadline);
         let woke = timeout(SAFETY, waiter).await?.unwrap();
-        assert!(woke >= deadline, "woke {:?} early", deadline - woke);
+        assert_eq!(woke, deadline);
         assert_eq!(fresh_metrics().await.live_timers, 0);
         Ok(())
     })

@@ -8,7 +8,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use ioloop::time::Instant;
 
 use ioloop::time::{Elapsed, sleep, timeout, timeout_at};
 use ioloop::{Handle, yield_now};
@@ -16,6 +18,9 @@ use testkit::{time_poll, util};
 use time_poll::poll_once;
 
 /// Safety net for waits that should end long before it; never a measure.
+/// The tests on a paused clock (`start_paused`) check deadlines exactly;
+/// those whose inner future is always busy stay on the real clock: a ready
+/// task holds a paused clock still, so their deadline would never come.
 const SAFETY: Duration = Duration::from_secs(10);
 
 /// Armed timers as of the last completed tick.
@@ -40,7 +45,7 @@ impl Drop for Pending {
     }
 }
 
-#[ioloop::test]
+#[ioloop::test(start_paused = true)]
 async fn the_inner_future_finishing_first_wins() -> io::Result<()> {
     let started = Instant::now();
     let out = timeout(SAFETY, async {
@@ -49,35 +54,39 @@ async fn the_inner_future_finishing_first_wins() -> io::Result<()> {
     })
     .await;
     assert_eq!(out, Ok("done"));
-    assert!(started.elapsed() >= Duration::from_millis(10));
+    assert_eq!(started.elapsed(), Duration::from_millis(10));
     // The deadline's timer went with the `Timeout`.
     assert_eq!(live_timers().await, 0);
     Ok(())
 }
 
-#[ioloop::test]
+#[ioloop::test(start_paused = true)]
 async fn the_deadline_passing_first_gives_elapsed_and_drops_the_future() -> io::Result<()> {
     let dropped = Arc::new(AtomicBool::new(false));
     let deadline = Instant::now() + Duration::from_millis(20);
     // The safety net is the outer timeout; the inner one is under test.
     let out = timeout(SAFETY, timeout_at(deadline, Pending(dropped.clone()))).await?;
     let _: Elapsed = out.expect_err("a pending future beat its deadline");
-    assert!(Instant::now() >= deadline, "the timeout fired early");
+    assert_eq!(
+        Instant::now(),
+        deadline,
+        "the timeout fired off its deadline"
+    );
     assert!(dropped.load(Ordering::SeqCst), "the inner future was kept");
     assert_eq!(live_timers().await, 0);
     Ok(())
 }
 
-#[ioloop::test]
+#[ioloop::test(start_paused = true)]
 async fn the_deadline_passing_first_with_a_duration() -> io::Result<()> {
     let started = Instant::now();
     let out = timeout(SAFETY, timeout(Duration::from_millis(15), pending::<()>())).await?;
     assert!(out.is_err());
-    assert!(started.elapsed() >= Duration::from_millis(15));
+    assert_eq!(started.elapsed(), Duration::from_millis(15));
     Ok(())
 }
 
-#[ioloop::test]
+#[ioloop::test(start_paused = true)]
 async fn elapsed_converts_to_timed_out_and_works_with_question_mark() -> io::Result<()> {
     fn as_io(r: Result<(), Elapsed>) -> io::Result<()> {
         r?;

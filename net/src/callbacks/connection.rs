@@ -6,7 +6,8 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::task::{Context, Poll, ready};
-use std::time::Instant;
+
+use ioloop_runtime::time::Instant;
 
 use crate::io::buffers::{ReadBuf, WriteBuf};
 use crate::tcp::TcpStream;

@@ -8,10 +8,10 @@ use std::io;
 use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_io::AsyncRead;
-use ioloop_runtime::time::{Sleep, sleep};
+use ioloop_runtime::time::{Instant, Sleep, sleep};
 
 use super::connection::Connection;
 use super::handler::{Disconnect, Handler};

@@ -32,7 +32,8 @@
 //!   of futures and outputs instead.
 //! - The metrics counters (relaxed, read for display only), the timer stamp
 //!   (a `static`, which loom's atomics cannot initialise), the blocking
-//!   pool, the lock that holds a loop's `Core` between `block_on` calls, and
+//!   pool, the lock that holds a loop's `Core` between `block_on` calls, the
+//!   copy of a paused runtime's clock that other threads read, and
 //!   the waker slot of a sleep polled off the loop thread: no invariant of
 //!   the runtime depends on how their accesses interleave with anything
 //!   else.

@@ -4,8 +4,9 @@ use std::future::Future;
 use std::future::poll_fn;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::instant::Instant;
 use super::sleep::{Sleep, saturating_add, sleep_until};
 
 /// What an [`Interval`] does when the loop was too busy to deliver a tick
@@ -45,6 +46,11 @@ pub enum MissedTickBehavior {
 
 /// Ticks every `period`, the first tick at once.
 ///
+/// "Now" is the current runtime's clock (see [`Instant::now`]), and so are
+/// the ticks: on a [paused](super::pause) runtime, they come as the virtual
+/// clock reaches them. An interval created outside a runtime starts from
+/// the real time.
+///
 /// # Panics
 ///
 /// If `period` is zero. The returned `Interval` panics if polled outside an
@@ -53,7 +59,8 @@ pub enum MissedTickBehavior {
 /// # Examples
 ///
 /// ```
-/// use std::time::{Duration, Instant};
+/// use std::time::Duration;
+/// use ioloop::time::Instant;
 ///
 /// ioloop::block_on(async {
 ///     let start = Instant::now();
@@ -78,7 +85,8 @@ pub fn interval(period: Duration) -> Interval {
 /// # Examples
 ///
 /// ```
-/// use std::time::{Duration, Instant};
+/// use std::time::Duration;
+/// use ioloop::time::Instant;
 ///
 /// ioloop::block_on(async {
 ///     let start = Instant::now() + Duration::from_millis(5);
@@ -183,12 +191,14 @@ impl Interval {
         Poll::Ready(scheduled)
     }
 
-    /// Restarts the schedule: the next tick comes one period from now.
+    /// Restarts the schedule: the next tick comes one period from now, on
+    /// the current runtime's clock.
     ///
     /// # Examples
     ///
     /// ```
-    /// use std::time::{Duration, Instant};
+    /// use std::time::Duration;
+    /// use ioloop::time::Instant;
     ///
     /// ioloop::block_on(async {
     ///     let mut every = ioloop::time::interval(Duration::from_millis(5));

@@ -5,10 +5,11 @@ use std::mem;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker, ready};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
+use super::instant::{Instant, now_ticks};
 use super::timers::{TimerKey, instant, ticks};
 use crate::core::{self, Core};
 use crate::handle::Handle;
@@ -20,6 +21,9 @@ use crate::task::budget;
 /// polled. The future wakes no earlier than the deadline, and at most about
 /// a millisecond after it when the loop is idle (the poller's timeout is in
 /// whole milliseconds, rounded up).
+///
+/// The time is the current runtime's clock (see [`Instant::now`]): on a
+/// [paused](super::pause) runtime, the deadline is on its virtual clock.
 ///
 /// Creating the future needs no runtime: only polling it does, so a
 /// `Sleep` (or a [`timeout`](super::timeout)) may be made before it is
@@ -38,7 +42,8 @@ use crate::task::budget;
 /// # Examples
 ///
 /// ```
-/// use std::time::{Duration, Instant};
+/// use std::time::Duration;
+/// use ioloop::time::Instant;
 ///
 /// ioloop::block_on(async {
 ///     let start = Instant::now();
@@ -52,14 +57,14 @@ pub fn sleep(duration: Duration) -> Sleep {
     // conversion (a server makes a sleep per request).
     let nanos = duration.min(NEVER).as_nanos() as u64;
     Sleep {
-        deadline: ticks(Instant::now()).saturating_add(nanos),
+        deadline: now_ticks().saturating_add(nanos),
         timer: Timer::Unarmed,
     }
 }
 
 /// A wait this long means "never": durations are capped here rather than
 /// overflow the clock.
-const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
+pub(super) const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
 
 /// `instant + duration`, saturating at thirty years from `instant` instead
 /// of panicking on overflow: a deadline that far out means "never".
@@ -71,7 +76,8 @@ pub(crate) fn saturating_add(instant: Instant, duration: Duration) -> Instant {
 /// clock asked whether it has passed; see `Sleep::poll_local`.
 const CLOCK_SLACK: u64 = 1_000_000_000;
 
-/// Waits until `deadline`.
+/// Waits until `deadline`, on the current runtime's clock (see
+/// [`Instant::now`]).
 ///
 /// # Panics
 ///
@@ -84,7 +90,8 @@ const CLOCK_SLACK: u64 = 1_000_000_000;
 /// # Examples
 ///
 /// ```
-/// use std::time::{Duration, Instant};
+/// use std::time::Duration;
+/// use ioloop::time::Instant;
 ///
 /// ioloop::block_on(async {
 ///     let deadline = Instant::now() + Duration::from_millis(10);
@@ -95,7 +102,7 @@ const CLOCK_SLACK: u64 = 1_000_000_000;
 #[doc(alias = "call_at")]
 pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep {
-        deadline: ticks(deadline),
+        deadline: ticks(deadline.into_std()),
         timer: Timer::Unarmed,
     }
 }
@@ -104,9 +111,9 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 ///
 /// It checks its own deadline whenever it is polled, against the loop's
 /// clock (read each tick that has timers to fire, and never ahead of the
-/// real time), so it never completes early, whatever woke it; and against
-/// the real clock when the deadline is within a second of the loop's, so a
-/// deadline that has just passed completes at once. Otherwise it arms a
+/// runtime's clock), so it never completes early, whatever woke it; and
+/// against the runtime's clock itself when the deadline is within a second
+/// of the loop's, so a deadline that has just passed completes at once. Otherwise it arms a
 /// timer in the runtime's heap, which fires on the next tick if the
 /// deadline had in fact passed.
 ///
@@ -150,31 +157,36 @@ enum Timer {
 impl Sleep {
     /// The instant this future completes at.
     pub fn deadline(&self) -> Instant {
-        instant(self.deadline)
+        Instant::from_std(instant(self.deadline))
     }
 
-    /// Returns `true` if the deadline has passed by the real clock, whether
-    /// or not the future has been polled since.
+    /// Returns `true` if the deadline has passed by the current runtime's
+    /// clock (the real clock outside a runtime; see [`Instant::now`]),
+    /// whether or not the future has been polled since.
     ///
     /// tokio's `is_elapsed` means "the timer has fired", which lags the
     /// clock until the loop gets round to it and stays `false` for a sleep
     /// never polled; this answers "is it time?" at once, without a runtime.
+    /// On a [paused](super::pause) runtime it turns `true` as soon as the
+    /// virtual clock reaches the deadline, by [`advance`](super::advance)
+    /// or auto-advance.
     ///
     /// # Examples
     ///
     /// ```
-    /// use std::time::{Duration, Instant};
+    /// use std::time::Duration;
+    /// use ioloop::time::Instant;
     ///
     /// assert!(ioloop::time::sleep_until(Instant::now()).is_elapsed());
     /// assert!(!ioloop::time::sleep(Duration::from_secs(60)).is_elapsed());
     /// ```
     pub fn is_elapsed(&self) -> bool {
-        ticks(Instant::now()) >= self.deadline
+        now_ticks() >= self.deadline
     }
 
     /// Moves the deadline, earlier or later, whether or not the old one has
     /// passed. A task already waiting on this sleep wakes at the new
-    /// deadline.
+    /// deadline, on the runtime's clock (virtual, if it is paused).
     ///
     /// On the loop thread the armed timer moves at once. Reset from another
     /// thread, a timer armed in the loop's heap cannot be reached: the task
@@ -184,7 +196,8 @@ impl Sleep {
     /// # Examples
     ///
     /// ```
-    /// use std::time::{Duration, Instant};
+    /// use std::time::Duration;
+    /// use ioloop::time::Instant;
     ///
     /// ioloop::block_on(async {
     ///     let mut sleep = ioloop::time::sleep(Duration::from_secs(3600));
@@ -194,7 +207,7 @@ impl Sleep {
     /// });
     /// ```
     pub fn reset(&mut self, deadline: Instant) {
-        let deadline = ticks(deadline);
+        let deadline = ticks(deadline.into_std());
         self.deadline = deadline;
         self.timer = match mem::replace(&mut self.timer, Timer::Unarmed) {
             Timer::Unarmed => Timer::Unarmed,
@@ -226,16 +239,17 @@ impl Sleep {
     /// `poll_deadline` on the loop thread.
     fn poll_local(&mut self, core: &Core, cx: &mut Context<'_>) -> Poll<()> {
         // First the loop's clock, read when it last fired timers: never
-        // ahead of the real time, so it cannot end a sleep early, and it
-        // answers without a `clock_gettime` for a sleep its timer woke.
+        // ahead of the runtime's clock, so it cannot end a sleep early, and
+        // it answers without a `clock_gettime` for a sleep its timer woke.
         // Only if that says "not yet", and the deadline is within a second
-        // of it, is the real clock asked. A deadline further out is taken
+        // of it, is the runtime's clock asked (on a paused runtime, the
+        // loop's clock is the virtual one, always up to date). A deadline further out is taken
         // as not reached: the timer armed for it fires on the next tick if
         // the loop's clock lagged that much (one tick late, never early),
         // and a per-request timeout of seconds costs no clock read.
         let now = core.now();
         if now >= self.deadline
-            || (self.deadline - now <= CLOCK_SLACK && ticks(Instant::now()) >= self.deadline)
+            || (self.deadline - now <= CLOCK_SLACK && core.read_clock() >= self.deadline)
         {
             return Poll::Ready(());
         }
@@ -397,5 +411,21 @@ impl Wake for RemoteTimer {
         if let Some(waker) = waker {
             waker.wake();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server holds a `Sleep` per connection (a per-read timeout): it
+    /// stays three words, virtual time or not.
+    #[test]
+    fn a_sleep_is_24_bytes() {
+        assert_eq!(std::mem::size_of::<Sleep>(), 24);
+        assert_eq!(
+            std::mem::size_of::<Instant>(),
+            std::mem::size_of::<std::time::Instant>()
+        );
     }
 }

@@ -3,9 +3,10 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::error::Elapsed;
+use super::instant::Instant;
 use super::sleep::{Sleep, sleep, sleep_until};
 use crate::task::budget;
 
@@ -15,6 +16,10 @@ use crate::task::budget;
 /// deadline passes first. The future is polled before the deadline is
 /// checked, so a future that is already ready wins even with a zero
 /// duration.
+///
+/// The deadline is on the current runtime's clock (see
+/// [`Instant::now`]): on a [paused](super::pause) runtime, the timeout
+/// elapses when the virtual clock reaches it.
 ///
 /// The deadline is checked on every poll even when the future has spent
 /// the task's whole [budget](crate::task::poll_budget): a future that is
@@ -59,7 +64,8 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// # Examples
 ///
 /// ```
-/// use std::time::{Duration, Instant};
+/// use std::time::Duration;
+/// use ioloop::time::Instant;
 ///
 /// ioloop::block_on(async {
 ///     let deadline = Instant::now() + Duration::from_millis(5);
