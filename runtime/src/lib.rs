@@ -54,6 +54,7 @@ mod reactor;
 mod runtime;
 mod shared;
 pub mod signal;
+mod stall;
 mod sync;
 pub mod task;
 pub mod time;
