@@ -173,15 +173,24 @@ impl Core {
             return;
         }
         self.live.set(self.live.get() + 1);
-        self.enlist.borrow_mut().add.push(task.clone());
+        let full = {
+            let mut enlist = self.enlist.borrow_mut();
+            enlist.add.push(task.clone());
+            enlist.is_full()
+        };
         self.enlist_due.set(true);
         self.run_queue.borrow_mut().push_back(Job::Task(task));
+        if full {
+            self.enlist();
+        }
     }
 
     /// Applies the task list's pending changes, under one lock: tasks
     /// spawned since the last call enter it (and get their key, id and
     /// birth time), tasks completed leave it. Called at the start of every
-    /// tick, so a task is in the list before it is first polled.
+    /// tick, so a task is in the list before it is first polled, and
+    /// whenever `ENLIST_BATCH` changes are waiting, so the batch never
+    /// holds more.
     fn enlist(&self) {
         if !self.enlist_due.replace(false) {
             return;
@@ -325,8 +334,15 @@ impl Core {
                 self.local_tasks.set(self.local_tasks.get() - 1);
             }
             // It leaves the task list at the start of the next tick.
-            self.enlist.borrow_mut().remove.push(key);
+            let full = {
+                let mut enlist = self.enlist.borrow_mut();
+                enlist.remove.push(key);
+                enlist.is_full()
+            };
             self.enlist_due.set(true);
+            if full {
+                self.enlist();
+            }
             self.live.set(self.live.get() - 1);
             if self.live.get() == 0 {
                 let waiter = self.all_done.borrow_mut().take();
@@ -503,6 +519,17 @@ struct Enlist {
     remove: Vec<usize>,
     /// Reused for the tasks that left, dropped outside the lock.
     gone: Vec<Task>,
+}
+
+/// Changes to the task list made in one batch at most: enough to make its
+/// lock cost nothing per task, few enough to keep the batch's memory
+/// small however many tasks a tick spawns.
+const ENLIST_BATCH: usize = 256;
+
+impl Enlist {
+    fn is_full(&self) -> bool {
+        self.add.len() + self.remove.len() >= ENLIST_BATCH
+    }
 }
 
 /// The `mio::Poll` the loop sleeps in (step 3 of the tick).
