@@ -108,12 +108,9 @@ pub(crate) struct Core {
     pub(crate) shared: Arc<Shared>,
     /// Jobs ready to run, in the order they were woken.
     run_queue: RefCell<VecDeque<Job>>,
-    /// Changes to the task list (`shared.tasks`: every live task, so
-    /// shutdown can reach the ones only wakers hold), made in one batch at
-    /// the start of the next tick (`enlist`).
-    enlist: RefCell<Enlist>,
-    /// Whether `enlist` holds anything.
-    enlist_due: Cell<bool>,
+    /// When the tasks spawned in this tick were born, in timer ticks: the
+    /// clock is read once per tick that spawns, not once per task.
+    born: Cell<Option<u64>>,
     /// Live tasks: in the task list or about to be.
     live: Cell<usize>,
     /// Tells other threads what is being polled (see `stall.rs`).
@@ -144,8 +141,7 @@ impl Core {
         Core {
             shared,
             run_queue: RefCell::new(VecDeque::new()),
-            enlist: RefCell::new(Enlist::default()),
-            enlist_due: Cell::new(false),
+            born: Cell::new(None),
             live: Cell::new(0),
             publisher: Publisher::default(),
             timers: RefCell::new(Timers::default()),
@@ -173,62 +169,32 @@ impl Core {
             return;
         }
         self.live.set(self.live.get() + 1);
-        let full = {
-            let mut enlist = self.enlist.borrow_mut();
-            enlist.add.push(task.clone());
-            enlist.is_full()
-        };
-        self.enlist_due.set(true);
+        let born = self.born.get().unwrap_or_else(|| {
+            let now = timers::ticks(Instant::now());
+            self.born.set(Some(now));
+            now
+        });
+        // The list is in `shared` so another thread can read it; its lock
+        // is the loop's alone but for a dump, and never held across a poll.
+        let mut list = self.shared.tasks.lock();
+        list.next_id += 1;
+        let id = list.next_id;
+        let entry = list.slab.vacant_entry();
+        task.set_key(entry.key());
+        entry.insert(Listed {
+            task: task.clone(),
+            id,
+            born,
+        });
+        drop(list);
         self.run_queue.borrow_mut().push_back(Job::Task(task));
-        if full {
-            self.enlist();
-        }
-    }
-
-    /// Applies the task list's pending changes, under one lock: tasks
-    /// spawned since the last call enter it (and get their key, id and
-    /// birth time), tasks completed leave it. Called at the start of every
-    /// tick, so a task is in the list before it is first polled, and
-    /// whenever `ENLIST_BATCH` changes are waiting, so the batch never
-    /// holds more.
-    fn enlist(&self) {
-        if !self.enlist_due.replace(false) {
-            return;
-        }
-        let mut enlist = self.enlist.borrow_mut();
-        let Enlist { add, remove, gone } = &mut *enlist;
-        let born = if add.is_empty() {
-            0
-        } else {
-            timers::ticks(Instant::now())
-        };
-        let mut tasks = self.shared.tasks.lock();
-        for key in remove.drain(..) {
-            if let Some(listed) = tasks.slab.try_remove(key) {
-                gone.push(listed.task);
-            }
-        }
-        for task in add.drain(..) {
-            tasks.next_id += 1;
-            let id = tasks.next_id;
-            let entry = tasks.slab.vacant_entry();
-            task.set_key(entry.key());
-            entry.insert(Listed { task, id, born });
-        }
-        drop(tasks);
-        // Dropped after the lock and the borrow end: a task's last
-        // reference can run arbitrary code.
-        let mut gone = mem::take(gone);
-        drop(enlist);
-        gone.clear();
-        self.enlist.borrow_mut().gone = gone;
     }
 
     /// Runs ticks until `poll_main` (the `block_on` future) is ready.
     /// `Job::Main` must already be queued.
     pub(crate) fn run<T>(&self, mut poll_main: impl FnMut() -> Poll<T>) -> T {
         loop {
-            self.enlist();
+            self.born.set(None);
             // 1. Run what was ready when the tick began.
             let ready = self.run_queue.borrow().len().min(self.event_interval);
             self.shared.counters.jobs_run.bump(ready as u64);
@@ -300,6 +266,9 @@ impl Core {
                 };
                 let mut driver = self.driver.borrow_mut();
                 let events = driver.wait(timeout);
+                // Perhaps long after the tick began: tasks taken in now
+                // read the clock afresh.
+                self.born.set(None);
                 let notified = self.shared.unpark_after_poll();
                 let dispatched = self.shared.reactor.dispatch(events, &mut wakers);
                 drop(driver);
@@ -333,16 +302,10 @@ impl Core {
             if local {
                 self.local_tasks.set(self.local_tasks.get() - 1);
             }
-            // It leaves the task list at the start of the next tick.
-            let full = {
-                let mut enlist = self.enlist.borrow_mut();
-                enlist.remove.push(key);
-                enlist.is_full()
-            };
-            self.enlist_due.set(true);
-            if full {
-                self.enlist();
-            }
+            let removed = self.shared.tasks.lock().slab.try_remove(key);
+            // Dropped after the lock is released: it may be the task's last
+            // reference, and dropping a task can run arbitrary code.
+            drop(removed);
             self.live.set(self.live.get() - 1);
             if self.live.get() == 0 {
                 let waiter = self.all_done.borrow_mut().take();
@@ -421,7 +384,6 @@ impl Core {
     /// Gives back the memory of tables a burst left mostly empty. Run when
     /// the loop goes idle, so back-to-back bursts keep their capacity.
     fn shrink_tables(&self) {
-        self.enlist();
         let mut list = self.shared.tasks.lock();
         // Tasks can move: the live ones go to the front, each told its new
         // key. After a compaction the list must grow fourfold before the
@@ -474,7 +436,6 @@ impl Core {
             );
         }
         loop {
-            self.enlist();
             let tasks: Vec<Task> = self
                 .shared
                 .tasks
@@ -507,28 +468,6 @@ impl Core {
         wake_all(&mut wakers);
         let queued = mem::take(&mut *self.run_queue.borrow_mut());
         drop(queued);
-    }
-}
-
-/// Changes to the task list waiting for the next tick (see `Core::enlist`).
-#[derive(Default)]
-struct Enlist {
-    /// Spawned, to enter the list.
-    add: Vec<Task>,
-    /// The keys of tasks completed, to leave it.
-    remove: Vec<usize>,
-    /// Reused for the tasks that left, dropped outside the lock.
-    gone: Vec<Task>,
-}
-
-/// Changes to the task list made in one batch at most: enough to make its
-/// lock cost nothing per task, few enough to keep the batch's memory
-/// small however many tasks a tick spawns.
-const ENLIST_BATCH: usize = 256;
-
-impl Enlist {
-    fn is_full(&self) -> bool {
-        self.add.len() + self.remove.len() >= ENLIST_BATCH
     }
 }
 
@@ -620,8 +559,6 @@ mod tests {
     fn capacities() -> (usize, usize) {
         with_core(|core| {
             let core = core.expect("inside block_on");
-            // As the next tick would: tasks spawned since enter the list.
-            core.enlist();
             (
                 core.shared.tasks.lock().slab.capacity(),
                 core.shared.reactor.capacity(),

@@ -65,9 +65,9 @@ pub(crate) struct Inject {
 }
 
 /// The loop's list of live tasks, here so another thread can read it
-/// while the loop is stuck (a dump, the stall detector). The loop changes
-/// it in batches, once per tick at most (see `Core::enlist`), so spawning
-/// and completing tasks take no lock each.
+/// while the loop is stuck (a dump, the stall detector). Only the loop
+/// changes it, when a task enters (`Core::push`) or completes; its lock is
+/// uncontended but for a dump, and never held across a poll.
 #[derive(Default)]
 pub(crate) struct TaskList {
     pub(crate) slab: Slab<Listed>,
@@ -80,7 +80,8 @@ pub(crate) struct Listed {
     pub(crate) task: Task,
     /// Unique in its runtime, never reused.
     pub(crate) id: u64,
-    /// When it entered the list, in timer ticks: about when it was spawned.
+    /// When it entered the list, in timer ticks, as the loop read the clock
+    /// once per tick: within a tick of its spawn.
     pub(crate) born: u64,
 }
 
