@@ -137,3 +137,32 @@ fn a_dump_from_another_thread_shows_the_task_stuck_in_a_poll() {
     });
     idle.abort();
 }
+
+#[test]
+fn every_spawn_function_records_its_caller() {
+    let rt = ioloop::Runtime::new().unwrap();
+    let mut lines = Vec::new();
+    lines.push(line!() + 1);
+    let _a = rt.spawn(std::future::pending::<()>());
+    lines.push(line!() + 1);
+    let _b = rt.handle().spawn(std::future::pending::<()>());
+    let mut set = ioloop::task::JoinSet::new();
+    let more = rt.block_on(async {
+        let mut lines = Vec::new();
+        lines.push(line!() + 1);
+        let _c = ioloop::spawn(std::future::pending::<()>());
+        lines.push(line!() + 1);
+        let _d = ioloop::spawn_local(std::future::pending::<()>());
+        lines.push(line!() + 1);
+        set.spawn(std::future::pending::<()>());
+        lines.push(line!() + 1);
+        set.spawn_local(std::future::pending::<()>());
+        ioloop::yield_now().await;
+        lines
+    });
+    lines.extend(more);
+    let dump = rt.dump();
+    for line in lines {
+        assert_eq!(spawned_at(&dump, line).len(), 1, "line {line}: {dump}");
+    }
+}
