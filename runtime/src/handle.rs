@@ -176,7 +176,9 @@ impl Handle {
     ///
     /// It costs the loop nothing until called: the dump matches the wakers
     /// parked in the reactor, the timer heap and the join slots to the
-    /// tasks they wake (see [`Dump`]).
+    /// tasks they wake (see [`Dump`]). While it copies the task list (a
+    /// reference per task) the loop waits if it spawns or completes a task:
+    /// a dump is for a human, not for a hot path.
     ///
     /// # Examples
     ///

@@ -240,13 +240,14 @@ fn describe(shared: &Shared, seq: u64, key: usize) -> Option<String> {
             None => "the block_on future".to_string(),
         }
     } else {
-        let tasks = shared.tasks.lock();
-        let listed = tasks.get(key)?;
-        format!(
-            "task #{} (spawned at {})",
-            listed.id,
-            listed.task.location()
-        )
+        // Copied out, to hold the lock (which the loop takes when a task
+        // completes) as briefly as possible.
+        let (id, location) = {
+            let tasks = shared.tasks.lock();
+            let listed = tasks.get(key)?;
+            (listed.id, listed.task.location())
+        };
+        format!("task #{id} (spawned at {location})")
     };
     shared.watch.still(seq).then_some(name)
 }
