@@ -15,7 +15,9 @@
 //! `--grace` seconds (default 5; on Ctrl-C or SIGTERM the server stops
 //! accepting and gives open connections this long to finish their current
 //! line, then prints `reactor stopped` and exits 0). Connects and
-//! disconnects are logged to stderr.
+//! disconnects are logged to stderr. SIGQUIT (Ctrl-\\) prints the tasks
+//! of loop 0 to stderr (`ioloop::Handle::dump`): the listener, each
+//! connection and what it waits on; the server goes on.
 //!
 //! - `handler.rs`: the protocol, one task per connection.
 //! - `stop.rs`: the stop notice connections wait on.

@@ -2,9 +2,12 @@
 //! let the connections finish their lines, say `reactor stopped` (the
 //! lesson's last line), exit 0. With `--loops N`, N loops serve the same
 //! port (examples/common/loops.rs), and all of them stop on the signal.
+//! On SIGQUIT (Ctrl-\\) it prints its tasks to stderr, as a JVM prints its
+//! threads, and goes on serving.
 //!
 //! Shared by `main.rs`, by tests/signal/line_echo.rs, which runs it in a
-//! child process and sends it SIGINT, and by tests/servers/loops.rs.
+//! child process and sends it SIGINT and SIGQUIT, and by
+//! tests/servers/loops.rs.
 
 use std::future::Future;
 use std::io;
@@ -12,7 +15,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use ioloop::signal::{Signal, SignalKind};
-use ioloop::{Runtime, ShutdownReport};
+use ioloop::{Handle, Runtime, ShutdownReport};
 
 use crate::handler::{self, Config, Either, End};
 use crate::loops;
@@ -26,10 +29,13 @@ pub fn run(port: u16, loops: usize, config: Config, grace: Duration) -> io::Resu
         // lost (or fatal).
         let mut interrupt = Signal::new(SignalKind::interrupt())?;
         let mut terminate = Signal::new(SignalKind::terminate())?;
+        let quit = Signal::new(SignalKind::quit())?;
         Ok(async move {
-            let which = match handler::first(interrupt.recv(), terminate.recv()).await {
-                Either::Left(_) => "SIGINT",
-                Either::Right(_) => "SIGTERM",
+            let stop = handler::first(interrupt.recv(), terminate.recv());
+            let which = match handler::first(stop, dump_on_quit(quit)).await {
+                Either::Left(Either::Left(_)) => "SIGINT",
+                Either::Left(Either::Right(_)) => "SIGTERM",
+                Either::Right(never) => match never {},
             };
             eprintln!("{which}: stopping; open connections finish their line");
         })
@@ -115,6 +121,16 @@ where
     served?;
     reports.extend(others?);
     Ok(reports)
+}
+
+/// Prints the tasks of loop 0 to stderr at every SIGQUIT (Ctrl-\\): each
+/// with its spawn location, state, polls, age and what it waits on.
+async fn dump_on_quit(mut quit: Signal) -> std::convert::Infallible {
+    while quit.recv().await.is_ok() {
+        let dump = Handle::current().dump();
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{dump}\n").as_bytes());
+    }
+    std::future::pending().await
 }
 
 fn log(index: usize, loops: usize, peer: SocketAddr, end: Option<&End>, config: Config) {

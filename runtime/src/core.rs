@@ -24,15 +24,16 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use std::mem;
+use std::panic::Location;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
 use mio::{Events, Poll as Poller};
-use slab::Slab;
 
-use crate::shared::{Inject, Job, Shared};
+use crate::shared::{Inject, Job, Listed, Shared};
+use crate::stall::{self, Publisher};
 use crate::task::budget;
 use crate::task::cell::wake_all;
 use crate::task::cell::{Schedule, Task, TaskCell, UNREGISTERED};
@@ -108,8 +109,13 @@ pub(crate) struct Core {
     pub(crate) shared: Arc<Shared>,
     /// Jobs ready to run, in the order they were woken.
     run_queue: RefCell<VecDeque<Job>>,
-    /// Every live task, so shutdown can reach the ones only wakers hold.
-    tasks: RefCell<Slab<Task>>,
+    /// When the tasks spawned in this tick were born, in timer ticks: the
+    /// clock is read once per tick that spawns, not once per task.
+    born: Cell<Option<u64>>,
+    /// Live tasks: in the task list or about to be.
+    live: Cell<usize>,
+    /// Tells other threads what is being polled (see `stall.rs`).
+    publisher: Publisher,
     pub(crate) timers: RefCell<Timers>,
     driver: RefCell<Driver>,
     /// Reused for collecting wakers, so firing them does not allocate.
@@ -142,7 +148,9 @@ impl Core {
         Core {
             shared,
             run_queue: RefCell::new(VecDeque::new()),
-            tasks: RefCell::new(Slab::new()),
+            born: Cell::new(None),
+            live: Cell::new(0),
+            publisher: Publisher::default(),
             timers: RefCell::new(Timers::default()),
             driver: RefCell::new(driver),
             wakers: Cell::new(Vec::new()),
@@ -169,8 +177,25 @@ impl Core {
             task.cancel(JoinError::cancelled());
             return;
         }
-        let key = self.tasks.borrow_mut().insert(task.clone());
-        task.set_key(key);
+        self.live.set(self.live.get() + 1);
+        let born = self.born.get().unwrap_or_else(|| {
+            let now = timers::ticks(Instant::now());
+            self.born.set(Some(now));
+            now
+        });
+        // The list is in `shared` so another thread can read it; its lock
+        // is the loop's alone but for a dump, and never held across a poll.
+        let mut list = self.shared.tasks.lock();
+        list.next_id += 1;
+        let id = list.next_id;
+        let entry = list.slab.vacant_entry();
+        task.set_key(entry.key());
+        entry.insert(Listed {
+            task: task.clone(),
+            id,
+            born,
+        });
+        drop(list);
         self.run_queue.borrow_mut().push_back(Job::Task(task));
     }
 
@@ -178,6 +203,7 @@ impl Core {
     /// `Job::Main` must already be queued.
     pub(crate) fn run<T>(&self, mut poll_main: impl FnMut() -> Poll<T>) -> T {
         loop {
+            self.born.set(None);
             // 1. Run what was ready when the tick began.
             let ready = self.run_queue.borrow().len().min(self.event_interval);
             self.shared.counters.jobs_run.bump(ready as u64);
@@ -187,7 +213,10 @@ impl Core {
                 budget::reset();
                 match job {
                     Some(Job::Main) => {
-                        if let Poll::Ready(output) = poll_main() {
+                        self.publisher.start(&self.shared.watch, stall::MAIN);
+                        let poll = poll_main();
+                        self.publisher.end(&self.shared.watch);
+                        if let Poll::Ready(output) = poll {
                             return output;
                         }
                     }
@@ -259,6 +288,9 @@ impl Core {
                 };
                 let mut driver = self.driver.borrow_mut();
                 let events = driver.wait(timeout);
+                // Perhaps long after the tick began: tasks taken in now
+                // read the clock afresh.
+                self.born.set(None);
                 let notified = self.shared.unpark_after_poll();
                 let dispatched = self.shared.reactor.dispatch(events, &mut wakers);
                 drop(driver);
@@ -323,18 +355,19 @@ impl Core {
     fn run_task(&self, task: Task) {
         let key = task.key();
         let local = task.is_local();
-        if task.run() {
+        self.publisher.start(&self.shared.watch, key);
+        let completed = task.run();
+        self.publisher.end(&self.shared.watch);
+        if completed {
             if local {
                 self.local_tasks.set(self.local_tasks.get() - 1);
             }
-            let (removed, none_left) = {
-                let mut tasks = self.tasks.borrow_mut();
-                (tasks.try_remove(key), tasks.is_empty())
-            };
-            // Dropped after the borrow ends: it may be the task's last
+            let removed = self.shared.tasks.lock().slab.try_remove(key);
+            // Dropped after the lock is released: it may be the task's last
             // reference, and dropping a task can run arbitrary code.
             drop(removed);
-            if none_left {
+            self.live.set(self.live.get() - 1);
+            if self.live.get() == 0 {
                 let waiter = self.all_done.borrow_mut().take();
                 if let Some(waker) = waiter {
                     waker.wake();
@@ -346,10 +379,14 @@ impl Core {
     /// Spawns a task whose future or output need not be `Send`, on this,
     /// the loop's thread, which becomes the one thread the loop may run on
     /// while the task lives.
-    pub(crate) fn spawn_local<F: Future + 'static>(&self, future: F) -> JoinHandle<F::Output> {
+    pub(crate) fn spawn_local<F: Future + 'static>(
+        &self,
+        future: F,
+        location: &'static Location<'static>,
+    ) -> JoinHandle<F::Output> {
         self.local_home.set(Some(thread::current().id()));
         self.local_tasks.set(self.local_tasks.get() + 1);
-        let task = TaskCell::new_local(future, self.shared.clone());
+        let task = TaskCell::new_local(future, self.shared.clone(), location);
         let handle = JoinHandle::new(task.clone());
         self.push(Job::Task(task));
         handle
@@ -374,7 +411,7 @@ impl Core {
             .iter()
             .filter(|job| matches!(job, Job::Task(task) if task.key() == UNREGISTERED))
             .count();
-        self.tasks.borrow().len() + injected
+        self.live.get() + injected
     }
 
     /// Ready once no spawned task is left; else wakes `cx` when the last
@@ -407,17 +444,18 @@ impl Core {
     /// Gives back the memory of tables a burst left mostly empty. Run when
     /// the loop goes idle, so back-to-back bursts keep their capacity.
     fn shrink_tables(&self) {
-        let mut tasks = self.tasks.borrow_mut();
+        let mut list = self.shared.tasks.lock();
         // Tasks can move: the live ones go to the front, each told its new
         // key. After a compaction the list must grow fourfold before the
         // next, so this is amortized O(1).
+        let tasks = &mut list.slab;
         if tasks.capacity() > SHRINK_MIN && tasks.len() <= tasks.capacity() / 4 {
-            tasks.compact(|task, _, to| {
-                task.set_key(to);
+            tasks.compact(|listed, _, to| {
+                listed.task.set_key(to);
                 true
             });
         }
-        drop(tasks);
+        drop(list);
         self.timers.borrow_mut().shrink_if_sparse();
         self.shared.reactor.shrink_if_sparse();
     }
@@ -426,7 +464,7 @@ impl Core {
     /// counters live in `shared.counters` already).
     fn publish_sizes(&self) {
         let c = &self.shared.counters;
-        c.live_tasks.set(self.tasks.borrow().len() as u64);
+        c.live_tasks.set(self.live.get() as u64);
         let timers = self.timers.borrow();
         c.live_timers.set(timers.len() as u64);
         c.timer_heap_len.set(timers.heap_len() as u64);
@@ -458,7 +496,14 @@ impl Core {
             );
         }
         loop {
-            let tasks: Vec<Task> = self.tasks.borrow_mut().drain().collect();
+            let tasks: Vec<Task> = self
+                .shared
+                .tasks
+                .lock()
+                .slab
+                .drain()
+                .map(|listed| listed.task)
+                .collect();
             if tasks.is_empty() {
                 break;
             }
@@ -471,6 +516,7 @@ impl Core {
             }
         }
         self.local_tasks.set(0);
+        self.live.set(0);
         let queued = mem::take(&mut *self.run_queue.borrow_mut());
         drop(queued);
         // Whoever still waits on a timer or a source (a future polled from
@@ -574,7 +620,7 @@ mod tests {
         with_core(|core| {
             let core = core.expect("inside block_on");
             (
-                core.tasks.borrow().capacity(),
+                core.shared.tasks.lock().slab.capacity(),
                 core.shared.reactor.capacity(),
             )
         })

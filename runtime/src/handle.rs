@@ -10,6 +10,7 @@
 use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
+use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
@@ -19,6 +20,7 @@ use crate::core;
 use crate::metrics::Metrics;
 use crate::shared::{Job, Shared};
 use crate::task::cell::TaskCell;
+use crate::task::dump::Dump;
 use crate::task::join::JoinHandle;
 
 thread_local! {
@@ -99,12 +101,13 @@ impl Handle {
     /// assert_eq!(rt.block_on(task).unwrap(), "hi");
     /// ```
     #[doc(alias = "run_coroutine_threadsafe")]
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let task = TaskCell::new(future, self.shared.clone());
+        let task = TaskCell::new(future, self.shared.clone(), Location::caller());
         let handle = JoinHandle::new(task.clone());
         core::schedule(&self.shared, Job::Task(task));
         handle
@@ -112,13 +115,14 @@ impl Handle {
 
     /// Runs `f` on this runtime's blocking pool, from any thread. See
     /// [`spawn_blocking`].
+    #[track_caller]
     pub fn spawn_blocking<F, T>(&self, f: F) -> JoinHandle<T>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
         let job = Blocking(Some((f, self.shared.clone())));
-        let task = TaskCell::new(job, self.shared.clone());
+        let task = TaskCell::new(job, self.shared.clone(), Location::caller());
         let handle = JoinHandle::new(task.clone());
         self.shared.pool.spawn(task);
         handle
@@ -161,6 +165,41 @@ impl Handle {
             Ok(output) => output,
             Err(never) => match never {},
         }
+    }
+
+    /// The runtime's live tasks: each one's id, spawn location, state
+    /// (idle, scheduled, running), poll count and age, and what an idle one
+    /// waits on where that is known (a source and direction, a timer, a
+    /// join). From any thread, even while the loop is stuck in a poll: the
+    /// stuck task shows as [`Running`](crate::task::TaskState::Running).
+    /// Timer waits are known only to a dump taken on the loop's thread.
+    ///
+    /// It costs the loop nothing until called: the dump matches the wakers
+    /// parked in the reactor, the timer heap and the join slots to the
+    /// tasks they wake (see [`Dump`]). While it copies the task list (a
+    /// reference per task) the loop waits if it spawns or completes a task:
+    /// a dump is for a human, not for a hot path.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ioloop::task::TaskState;
+    ///
+    /// let rt = ioloop::Runtime::new().unwrap();
+    /// rt.block_on(async {
+    ///     let _stuck = ioloop::spawn(std::future::pending::<()>());
+    ///     ioloop::yield_now().await;
+    /// });
+    /// // From outside the loop: the task is idle, polled once.
+    /// let dump = rt.handle().dump();
+    /// assert_eq!(dump.tasks.len(), 1);
+    /// assert_eq!(dump.tasks[0].state, TaskState::Idle);
+    /// assert_eq!(dump.tasks[0].polls, 1);
+    /// println!("{dump}");
+    /// ```
+    #[doc(alias = "all_tasks")]
+    pub fn dump(&self) -> Dump {
+        crate::task::dump::take(&self.shared)
     }
 
     /// A snapshot of the runtime's counters.
@@ -269,13 +308,16 @@ where
     F: Future + 'static,
 {
     let mut future = Some(future);
-    core::with_core(|core| core.map(|core| core.spawn_local(future.take().expect("once"))))
-        .unwrap_or_else(|| {
-            panic!(
-                "ioloop::spawn_local called off a loop's thread: a future that is not Send \
+    let location = Location::caller();
+    core::with_core(|core| {
+        core.map(|core| core.spawn_local(future.take().expect("once"), location))
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "ioloop::spawn_local called off a loop's thread: a future that is not Send \
                  can only run where it was made; call it inside block_on or a task"
-            )
-        })
+        )
+    })
 }
 
 /// Runs `f` on a thread of the runtime's blocking pool and returns a handle

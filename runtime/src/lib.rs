@@ -35,12 +35,13 @@
 //! | `handle` | [`Handle`], [`spawn`], [`spawn_blocking`]: the one way work reaches a runtime |
 //! | `core` | the loop's own state, the tick, and where a woken task queues |
 //! | `shared` | what other threads reach: injection queue, park state |
-//! | [`task`] | the task cell, [`JoinHandle`], [`JoinError`], [`yield_now`], the budget |
+//! | [`task`] | the task cell, [`JoinHandle`], [`JoinError`], [`yield_now`], the budget, [`task::Dump`] |
 //! | `reactor` | the per-source readiness table, [`io::Registration`] |
 //! | [`time`] | [`time::sleep`], [`time::timeout`], [`time::interval`] and the timer heap; the runtime's clock, [`time::Instant`], and virtual time for tests ([`time::pause`]) |
 //! | `blocking` | the thread pool behind [`spawn_blocking`] |
 //! | [`signal`] | [`signal::ctrl_c`] and other Unix signals, through the reactor |
 //! | `metrics` | [`Metrics`]: what the loop did, for tests and benchmarks |
+//! | `stall` | the stall detector: a watchdog thread that reports a poll running past [`Builder::slow_poll_threshold`] while it runs |
 //! | `sync` | the atomics and locks, swapped for loom's under `--cfg loom` |
 
 #![deny(unsafe_code)]
@@ -54,6 +55,7 @@ mod reactor;
 mod runtime;
 mod shared;
 pub mod signal;
+mod stall;
 mod sync;
 pub mod task;
 pub mod time;

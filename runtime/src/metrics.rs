@@ -44,6 +44,7 @@ pub(crate) struct Counters {
     pub(crate) live_tasks: Counter,
     pub(crate) live_timers: Counter,
     pub(crate) timer_heap_len: Counter,
+    pub(crate) slow_polls: Counter,
 }
 
 impl Counters {
@@ -58,6 +59,7 @@ impl Counters {
             live_tasks: self.live_tasks.get(),
             live_timers: self.live_timers.get(),
             timer_heap_len: self.timer_heap_len.get(),
+            slow_polls: self.slow_polls.get(),
             io_sources: io_sources as u64,
             blocking_threads: pool.threads as u64,
             blocking_idle: pool.idle as u64,
@@ -114,4 +116,8 @@ pub struct Metrics {
     pub blocking_idle: u64,
     /// Blocking jobs waiting for a free thread.
     pub blocking_queued: u64,
+    /// Polls that ran longer than the slow-poll threshold
+    /// ([`Builder::slow_poll_threshold`](crate::Builder::slow_poll_threshold)),
+    /// counted by the stall detector while they ran.
+    pub slow_polls: u64,
 }

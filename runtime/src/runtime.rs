@@ -4,6 +4,7 @@ use std::fmt;
 use std::future::{Future, poll_fn};
 use std::io;
 use std::marker::PhantomData;
+use std::panic::Location;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
@@ -18,7 +19,9 @@ use crate::handle::{self, Handle};
 use crate::reactor::Reactor;
 use crate::reactor::token;
 use crate::shared::{Job, Shared};
+use crate::stall::Watchdog;
 use crate::sync::{AtomicBool, Ordering, PollWaker};
+use crate::task::dump::Dump;
 use crate::task::join::JoinHandle;
 use crate::time;
 
@@ -59,6 +62,8 @@ pub struct Runtime {
     handle: Handle,
     /// The loop's state; taken out by `block_on` while it runs.
     home: Home,
+    /// The stall detector's thread, unless the threshold is `None`.
+    _watchdog: Option<Watchdog>,
 }
 
 impl Runtime {
@@ -107,9 +112,14 @@ impl Runtime {
         if builder.start_paused {
             time::pause_core(&core, core.read_clock());
         }
+        let watchdog = builder
+            .slow_poll_threshold
+            .map(|threshold| Watchdog::start(shared.clone(), threshold))
+            .transpose()?;
         Ok(Runtime {
             handle: Handle::new(shared),
             home: Home::new(Box::new(core)),
+            _watchdog: watchdog,
         })
     }
 
@@ -160,6 +170,7 @@ impl Runtime {
                  {home:?}; its loop can run only there until they finish"
             );
         }
+        self.handle.shared().watch.set_main(Location::caller());
         let _entered = Entered::new(&self.home, core).unwrap_or_else(|_| {
             panic!("ioloop: block_on called while this thread's thread-locals are being destroyed")
         });
@@ -217,6 +228,7 @@ impl Runtime {
 
     /// Spawns `future` onto this runtime, from any thread, whether or not
     /// `block_on` is running. See [`Handle::spawn`].
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -281,6 +293,11 @@ impl Runtime {
     /// The runtime's [`Handle`], to clone and send to other threads.
     pub fn handle(&self) -> &Handle {
         &self.handle
+    }
+
+    /// The runtime's live tasks: see [`Handle::dump`].
+    pub fn dump(&self) -> Dump {
+        self.handle.dump()
     }
 }
 
@@ -507,6 +524,11 @@ const DEFAULT_MAX_BLOCKING_THREADS: usize = 512;
 /// that an idle process is back to no pool threads in seconds.
 const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(10);
 
+/// A poll running longer than this is reported by the stall detector:
+/// long enough that no ordinary poll (a read, a parse, a reply) comes near
+/// it, short enough to be noticed well before a client times out.
+const DEFAULT_SLOW_POLL_THRESHOLD: Duration = Duration::from_millis(100);
+
 /// Builds a [`Runtime`] with non-default settings.
 ///
 /// # Examples
@@ -531,6 +553,7 @@ pub struct Builder {
     pub(crate) keep_alive: Duration,
     pub(crate) stack_size: Option<usize>,
     pub(crate) start_paused: bool,
+    pub(crate) slow_poll_threshold: Option<Duration>,
 }
 
 impl Builder {
@@ -550,6 +573,7 @@ impl Builder {
             keep_alive: DEFAULT_KEEP_ALIVE,
             stack_size: None,
             start_paused: false,
+            slow_poll_threshold: Some(DEFAULT_SLOW_POLL_THRESHOLD),
         }
     }
 
@@ -630,12 +654,57 @@ impl Builder {
         self
     }
 
+    /// How long one poll of a task may run before the stall detector
+    /// reports it (default 100 ms); `None` turns the detector off.
+    ///
+    /// A poll that runs this long blocks every other task of the loop: a
+    /// sync mutex, a CPU-bound loop, a blocking syscall. A watchdog thread
+    /// (one per runtime, none with `None`) notices it *while it runs*, so
+    /// even a poll that never returns is caught: it logs a `log` warning
+    /// naming the task's id and spawn location (or the `block_on` future
+    /// and where `block_on` was called), warns again each time the poll's
+    /// duration doubles, logs once more when the poll returns, and counts
+    /// it in [`Metrics::slow_polls`](crate::Metrics::slow_polls). The loop
+    /// pays no clock read for it: it publishes which task it polls with
+    /// plain stores, and the watchdog looks every half threshold, so a
+    /// stall is reported between one and one and a half thresholds after
+    /// the poll began. asyncio's debug mode and
+    /// `loop.slow_callback_duration` do the same after the fact.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = ioloop::Runtime::builder()
+    ///     .slow_poll_threshold(Some(Duration::from_millis(20)))
+    ///     .build()
+    ///     .unwrap();
+    /// rt.block_on(async {
+    ///     // Blocks the loop: reported as a slow poll of this future.
+    ///     std::thread::sleep(Duration::from_millis(100));
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the threshold is zero.
+    pub fn slow_poll_threshold(&mut self, threshold: Option<Duration>) -> &mut Self {
+        assert!(
+            threshold != Some(Duration::ZERO),
+            "ioloop: slow_poll_threshold must be above zero"
+        );
+        self.slow_poll_threshold = threshold;
+        self
+    }
+
     /// Creates the runtime.
     ///
     /// # Errors
     ///
     /// Fails if the OS refuses the epoll instance or the eventfd the
-    /// runtime wakes itself through (typically `EMFILE`: no fds left).
+    /// runtime wakes itself through (typically `EMFILE`: no fds left), or
+    /// a thread for the stall detector.
     pub fn build(&self) -> io::Result<Runtime> {
         Runtime::from_builder(self)
     }

@@ -28,9 +28,12 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::Waker;
 
+use slab::Slab;
+
 use crate::blocking::Pool;
 use crate::metrics::Counters;
 use crate::reactor::Reactor;
+use crate::stall::Watch;
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
 use crate::task::cell::Task;
 use crate::task::join::JoinError;
@@ -62,9 +65,40 @@ pub(crate) struct Inject {
     pub(crate) closed: bool,
 }
 
+/// The loop's list of live tasks, here so another thread can read it
+/// while the loop is stuck (a dump, the stall detector). Only the loop
+/// changes it, when a task enters (`Core::push`) or completes; its lock is
+/// uncontended but for a dump, and never held across a poll.
+#[derive(Default)]
+pub(crate) struct TaskList {
+    pub(crate) slab: Slab<Listed>,
+    /// The id the next task entered gets; ids start at 1.
+    pub(crate) next_id: u64,
+}
+
+/// A task in the [`TaskList`].
+pub(crate) struct Listed {
+    pub(crate) task: Task,
+    /// Unique in its runtime, never reused.
+    pub(crate) id: u64,
+    /// When it entered the list, in timer ticks, as the loop read the clock
+    /// once per tick: within a tick of its spawn.
+    pub(crate) born: u64,
+}
+
+impl TaskList {
+    pub(crate) fn get(&self, key: usize) -> Option<&Listed> {
+        self.slab.get(key)
+    }
+}
+
 /// The thread-safe half of a runtime.
 pub(crate) struct Shared {
     pub(crate) inject: Mutex<Inject>,
+    /// Every live task the loop has taken in.
+    pub(crate) tasks: Mutex<TaskList>,
+    /// What the loop is polling now.
+    pub(crate) watch: Watch,
     park: AtomicU8,
     waker: PollWaker,
     pub(crate) reactor: Reactor,
@@ -78,6 +112,8 @@ impl Shared {
     pub(crate) fn new(waker: PollWaker, reactor: Reactor, pool: Arc<Pool>) -> Self {
         Shared {
             inject: Mutex::new(Inject::default()),
+            tasks: Mutex::new(TaskList::default()),
+            watch: Watch::default(),
             park: AtomicU8::new(AWAKE),
             waker,
             reactor,

@@ -12,6 +12,7 @@ pub mod io_run;
 pub mod io_unix;
 pub mod io_writer;
 pub mod line_client;
+pub mod log_capture;
 pub mod net_proc;
 pub mod net_run;
 pub mod net_unix;

@@ -10,6 +10,7 @@
 mod alloc;
 mod block_on;
 mod budget;
+mod dump;
 mod ecosystem;
 mod fib_offload;
 mod handle;
@@ -19,5 +20,6 @@ mod shutdown;
 mod spawn;
 mod spawn_blocking;
 mod spawn_local;
+mod stall;
 mod wake;
 mod yield_now;

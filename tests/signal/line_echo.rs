@@ -3,11 +3,12 @@
 //! sends the child SIGINT, and checks that it stops accepting, lets a
 //! client finish its line, closes every connection, says `reactor
 //! stopped`, and exits 0; with `--loops 2` too, every loop holding a
-//! connection.
+//! connection. And SIGQUIT (Ctrl-\\) makes it print its task dump and
+//! serve on.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use testkit::{handler, net_proc, server};
@@ -40,7 +41,9 @@ fn sigint_stops_every_loop_of_line_echo() -> io::Result<()> {
     sigint_stops_line_echo(2)
 }
 
-fn sigint_stops_line_echo(loops: usize) -> io::Result<()> {
+/// Starts the child server with `loops` loops; returns it and its stderr,
+/// line by line.
+fn start_child(loops: usize) -> io::Result<(Child, mpsc::Receiver<String>)> {
     let mut child = Command::new(std::env::current_exe()?)
         .args([
             "--exact",
@@ -61,20 +64,76 @@ fn sigint_stops_line_echo(loops: usize) -> io::Result<()> {
             let _ = lines_tx.send(line);
         }
     });
-    let mut log = Vec::new();
-    let wait_for = |tag: &str, log: &mut Vec<String>| -> io::Result<String> {
-        let deadline = Instant::now() + SAFETY;
-        while let Ok(line) = lines.recv_timeout(deadline.saturating_duration_since(Instant::now()))
-        {
-            log.push(line.clone());
-            if let Some(at) = line.find(tag) {
-                return Ok(line[at + tag.len()..].trim().to_string());
-            }
+    Ok((child, lines))
+}
+
+/// Waits for the child to say `tag`; returns the rest of the line. Every
+/// line read is kept in `log`.
+fn wait_for(
+    lines: &mpsc::Receiver<String>,
+    tag: &str,
+    log: &mut Vec<String>,
+) -> io::Result<String> {
+    let deadline = Instant::now() + SAFETY;
+    while let Ok(line) = lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        log.push(line.clone());
+        if let Some(at) = line.find(tag) {
+            return Ok(line[at + tag.len()..].trim().to_string());
         }
-        Err(io::Error::other(format!(
-            "no {tag:?} from the child; it said {log:?}"
-        )))
-    };
+    }
+    Err(io::Error::other(format!(
+        "no {tag:?} from the child; it said {log:?}"
+    )))
+}
+
+/// SIGQUIT makes the server print its tasks, each connection waiting to
+/// read its next line under the idle timer, and serve on.
+#[test]
+fn sigquit_prints_the_task_dump_of_line_echo() -> io::Result<()> {
+    let (mut child, lines) = start_child(1)?;
+    let mut log = Vec::new();
+    let said = wait_for(&lines, "listening on", &mut log)?;
+    let addr = said.split(' ').next().unwrap_or_default().to_string();
+    let mut clients = Vec::new();
+    for _ in 0..2 {
+        let s = TcpStream::connect(&addr)?;
+        s.set_read_timeout(Some(SAFETY))?;
+        let mut r = BufReader::new(s.try_clone()?);
+        let mut hello = String::new();
+        r.read_line(&mut hello)?;
+        clients.push((s, r));
+        wait_for(&lines, "connected: ", &mut log)?;
+    }
+    // SAFETY: kill(2) with a valid pid and signal number has no memory
+    // effects on this process.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGQUIT) }, 0);
+    let count = wait_for(&lines, "ioloop task dump:", &mut log)?;
+    assert!(count.starts_with("2 live task(s)"), "{log:?}");
+    for _ in 0..2 {
+        let task = wait_for(&lines, "task #", &mut log)?;
+        assert!(task.contains("handler.rs"), "{log:?}");
+        assert!(task.contains("idle"), "{log:?}");
+        assert!(task.contains("waits on reading I/O source"), "{log:?}");
+        assert!(task.contains("a timer due in"), "{log:?}");
+    }
+    // Still serving.
+    let (s, r) = &mut clients[0];
+    s.write_all(b"after the dump\n")?;
+    let mut reply = String::new();
+    r.read_line(&mut reply)?;
+    assert_eq!(reply, "[echo] after the dump\n");
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    wait_for(&lines, "reactor stopped", &mut log)?;
+    let status = child.wait()?;
+    assert!(status.success(), "{status:?}; it said {log:?}");
+    Ok(())
+}
+
+fn sigint_stops_line_echo(loops: usize) -> io::Result<()> {
+    let (mut child, lines) = start_child(loops)?;
+    let mut log = Vec::new();
+    let wait_for = |tag: &str, log: &mut Vec<String>| wait_for(&lines, tag, log);
     // "ADDR", or "ADDR with N loops".
     let said = wait_for("listening on", &mut log)?;
     let addr = said.split(' ').next().unwrap_or_default().to_string();

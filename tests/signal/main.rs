@@ -5,7 +5,7 @@
 //! raises a signal no other test in this binary raises or listens for:
 //! SIGINT (`ctrl_c`), SIGTERM (`terminate`), SIGVTALRM and SIGPROF
 //! (`wake`), and SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGURG and SIGALRM
-//! (`recv`). `line_echo` sends its SIGINT to a child process.
+//! (`recv`). `line_echo` sends its SIGINT and SIGQUIT to a child process.
 
 mod ctrl_c;
 mod line_echo;

@@ -330,6 +330,20 @@ impl Reactor {
         }
     }
 
+    /// Calls `f` with the key, direction and waker data pointer of every
+    /// task waiting on a source, for a dump.
+    pub(crate) fn for_each_waiter(&self, mut f: impl FnMut(usize, Direction, *const ())) {
+        let entries = self.entries.lock();
+        for (key, entry) in entries.slab.iter() {
+            entry
+                .readers
+                .for_each_data(|data| f(key, Direction::Read, data));
+            entry
+                .writers
+                .for_each_data(|data| f(key, Direction::Write, data));
+        }
+    }
+
     /// Number of registered sources.
     pub(crate) fn len(&self) -> usize {
         self.entries.lock().slab.len()

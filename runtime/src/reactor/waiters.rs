@@ -79,4 +79,12 @@ impl Waiters {
             out.append(&mut more.wakers);
         }
     }
+
+    /// The data pointer of every waiter's waker, for a dump.
+    pub(crate) fn for_each_data(&self, mut f: impl FnMut(*const ())) {
+        self.first.iter().for_each(|waker| f(waker.data()));
+        if let Some(more) = &self.more {
+            more.wakers.iter().for_each(|waker| f(waker.data()));
+        }
+    }
 }

@@ -154,7 +154,7 @@ fn loom_wake_racing_shutdown() {
         let core = harness::core(&shared);
         let slot = Arc::new(Mutex::new(None));
         let (future, drops) = pending_forever(slot.clone());
-        let task = TaskCell::new(future, shared.clone());
+        let task = TaskCell::new(future, shared.clone(), std::panic::Location::caller());
         let handle = JoinHandle::new(task.clone());
         core.push(Job::Task(task.clone()));
         task.run();

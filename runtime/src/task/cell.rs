@@ -26,13 +26,14 @@
 //! `drop_quietly` at the end of this file.
 
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::{AssertUnwindSafe, Location, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
 use super::join::{Join, JoinError};
 use crate::sync::{AtomicUsize, Mutex, MutexGuard, Ordering};
+use std::sync::atomic::AtomicU64;
 
 /// The task is in a run queue (local or injected), or about to be put there.
 /// Set by whoever wakes the task first; cleared by the loop just before it
@@ -95,6 +96,17 @@ pub(crate) trait Runnable: Send + Sync {
     /// Records the task's slot in the loop's task list: when it enters the
     /// list, and when the list is compacted.
     fn set_key(&self, key: usize);
+    /// Where the task was spawned.
+    fn location(&self) -> &'static Location<'static>;
+    /// How many times the loop has polled the task.
+    fn polls(&self) -> u64;
+    /// Queued to run (`SCHEDULED`), and not complete.
+    fn is_scheduled(&self) -> bool;
+    /// The future is gone.
+    fn is_complete(&self) -> bool;
+    /// The data pointer of the waker of whoever awaits this task's
+    /// `JoinHandle`, if someone does: matched against tasks by a dump.
+    fn joiner(&self) -> Option<*const ()>;
 }
 
 /// Where the future is in its life.
@@ -112,6 +124,11 @@ pub(crate) struct TaskCell<F: Future, S> {
     scheduler: Arc<S>,
     stage: Mutex<Stage<F>>,
     join_waker: Mutex<Option<Waker>>,
+    /// Where the task was spawned, for the stall detector and the dump.
+    location: &'static Location<'static>,
+    /// Polls so far. Written by the loop only (a load and a store), read
+    /// by a dump on any thread.
+    polls: AtomicU64,
 }
 
 // SAFETY: a task is shared between threads (its `Arc` is its waker, and
@@ -145,9 +162,13 @@ where
     S: Schedule,
 {
     /// Allocates the task, already marked `SCHEDULED`: the caller must put
-    /// it in a run queue.
-    pub(crate) fn new(future: F, scheduler: Arc<S>) -> Arc<Self> {
-        TaskCell::with_state(future, scheduler, SCHEDULED)
+    /// it in a run queue. `location` is where it was spawned.
+    pub(crate) fn new(
+        future: F,
+        scheduler: Arc<S>,
+        location: &'static Location<'static>,
+    ) -> Arc<Self> {
+        TaskCell::with_state(future, scheduler, SCHEDULED, location)
     }
 }
 
@@ -159,16 +180,27 @@ where
     /// Allocates a task whose future or output need not be `Send`: for the
     /// loop thread only, which must uphold the invariants of the `Send`
     /// impl above.
-    pub(crate) fn new_local(future: F, scheduler: Arc<S>) -> Arc<Self> {
-        TaskCell::with_state(future, scheduler, SCHEDULED | LOCAL)
+    pub(crate) fn new_local(
+        future: F,
+        scheduler: Arc<S>,
+        location: &'static Location<'static>,
+    ) -> Arc<Self> {
+        TaskCell::with_state(future, scheduler, SCHEDULED | LOCAL, location)
     }
 
-    fn with_state(future: F, scheduler: Arc<S>, bits: usize) -> Arc<Self> {
+    fn with_state(
+        future: F,
+        scheduler: Arc<S>,
+        bits: usize,
+        location: &'static Location<'static>,
+    ) -> Arc<Self> {
         Arc::new(TaskCell {
             state: AtomicUsize::new(bits | (UNREGISTERED << KEY_SHIFT)),
             scheduler,
             stage: Mutex::new(Stage::Running(future)),
             join_waker: Mutex::new(None),
+            location,
+            polls: AtomicU64::new(0),
         })
     }
 
@@ -268,6 +300,9 @@ where
         if prev & CANCELLED != 0 {
             return self.cancel_future(JoinError::cancelled());
         }
+        // Only the loop thread polls, so a load and a store suffice.
+        self.polls
+            .store(self.polls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         let waker = Waker::from(self.clone());
         self.poll_future(&mut Context::from_waker(&waker), false)
     }
@@ -325,6 +360,26 @@ where
                 Err(actual) => state = actual,
             }
         }
+    }
+
+    fn location(&self) -> &'static Location<'static> {
+        self.location
+    }
+
+    fn polls(&self) -> u64 {
+        self.polls.load(Ordering::Relaxed)
+    }
+
+    fn is_scheduled(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & (SCHEDULED | COMPLETE) == SCHEDULED
+    }
+
+    fn is_complete(&self) -> bool {
+        self.state.load(Ordering::Acquire) & COMPLETE != 0
+    }
+
+    fn joiner(&self) -> Option<*const ()> {
+        self.join_waker.lock().as_ref().map(Waker::data)
     }
 }
 

@@ -304,6 +304,19 @@ impl Timers {
         self.heap.len()
     }
 
+    /// Calls `f` with the deadline (in ticks) and waker data pointer of
+    /// every armed timer, for a dump.
+    pub(crate) fn for_each_waiter(&self, mut f: impl FnMut(u64, *const ())) {
+        for Reverse(entry) in self.heap.iter() {
+            let slot = &self.slots[entry.key as usize];
+            if slot.stamp == entry.stamp
+                && let Some(waker) = &slot.waker
+            {
+                f(entry.at, waker.data());
+            }
+        }
+    }
+
     /// Disarms everything, handing back the wakers.
     pub(crate) fn clear(&mut self) -> Vec<Waker> {
         self.heap.clear();

@@ -29,7 +29,11 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let task = TaskCell::new(future, Arc::new(Queue::default()));
+    let task = TaskCell::new(
+        future,
+        Arc::new(Queue::default()),
+        std::panic::Location::caller(),
+    );
     let handle = JoinHandle::new(task.clone());
     (task, handle)
 }

@@ -1,0 +1,253 @@
+//! The stall detector: a watchdog thread that reports a poll running longer
+//! than the slow-poll threshold, while it runs.
+//!
+//! A task that blocks the loop (a sync mutex, a CPU loop, a blocking
+//! syscall) stalls every other task. The loop cannot notice, since it is
+//! the one stuck; so it only says what it is doing, at the cost of three
+//! plain stores per poll and no clock read: before a poll it stores the
+//! task's slot in the task list and an odd sequence number, after the poll
+//! the next, even one ([`Watch`]). The watchdog, one thread per runtime
+//! (none when the threshold is `None`), wakes every half threshold and
+//! looks: an odd number it has already seen is a poll still running. Once
+//! the same poll has been seen for a whole threshold, it logs a warning
+//! naming the task's spawn location and id, counts it in
+//! `Metrics::slow_polls`, warns again each time the poll's duration
+//! doubles, and logs once more when the poll returns.
+//!
+//! The watchdog reads only atomics and the shared task list; it never
+//! wakes the loop or makes it do a syscall. It wakes periodically even
+//! while the loop sleeps idle: sleeping until the loop polls again would
+//! cost the loop a futex wake each time it leaves the poller, once per
+//! echoed message in a lightly loaded server, where 20 wakes a second of
+//! the watchdog cost microseconds.
+//!
+//! Reported durations are lower bounds: the poll started at most half a
+//! threshold before the watchdog first saw it.
+
+use std::panic::Location;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::shared::Shared;
+
+/// The task-list slot published while the `block_on` future is polled.
+pub(crate) const MAIN: usize = usize::MAX;
+
+/// What the loop is polling, for other threads: the stall detector and a
+/// dump.
+pub(crate) struct Watch {
+    /// Odd while a poll runs, even between polls; one more at each change.
+    seq: AtomicU64,
+    /// The task-list slot of the task being polled, or [`MAIN`].
+    key: AtomicUsize,
+    /// Where the running `block_on` was called.
+    main: Mutex<Option<&'static Location<'static>>>,
+}
+
+impl Default for Watch {
+    fn default() -> Self {
+        Watch {
+            seq: AtomicU64::new(0),
+            key: AtomicUsize::new(0),
+            main: Mutex::new(None),
+        }
+    }
+}
+
+/// The loop's side of the watch: the next sequence number, kept in the
+/// loop's own state so publishing costs no read-modify-write.
+#[derive(Default)]
+pub(crate) struct Publisher {
+    seq: std::cell::Cell<u64>,
+}
+
+impl Publisher {
+    /// Announces a poll of the task in slot `key` (or [`MAIN`]).
+    #[inline]
+    pub(crate) fn start(&self, watch: &Watch, key: usize) {
+        let seq = self.seq.get() + 1;
+        self.seq.set(seq);
+        watch.key.store(key, Ordering::Relaxed);
+        watch.seq.store(seq, Ordering::Release);
+    }
+
+    /// Announces that the poll returned.
+    #[inline]
+    pub(crate) fn end(&self, watch: &Watch) {
+        let seq = self.seq.get() + 1;
+        self.seq.set(seq);
+        watch.seq.store(seq, Ordering::Release);
+    }
+}
+
+impl Watch {
+    /// The poll running now, if one is: its sequence number and slot. The
+    /// slot is right if the sequence number is still the same afterwards
+    /// (see [`Watch::still`]).
+    pub(crate) fn running(&self) -> Option<(u64, usize)> {
+        let seq = self.seq.load(Ordering::Acquire);
+        if seq & 1 == 0 {
+            return None;
+        }
+        let key = self.key.load(Ordering::Relaxed);
+        Some((seq, key))
+    }
+
+    /// Whether the poll numbered `seq` is still the one running.
+    pub(crate) fn still(&self, seq: u64) -> bool {
+        std::sync::atomic::fence(Ordering::Acquire);
+        self.seq.load(Ordering::Relaxed) == seq
+    }
+
+    /// Records where `block_on` was called, for reports about its future.
+    pub(crate) fn set_main(&self, location: &'static Location<'static>) {
+        *self.main.lock() = Some(location);
+    }
+
+    pub(crate) fn main(&self) -> Option<&'static Location<'static>> {
+        *self.main.lock()
+    }
+}
+
+/// The watchdog thread of one runtime; stopped and joined when dropped.
+pub(crate) struct Watchdog {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Watchdog {
+    /// Starts the watchdog of `shared`'s loop. Fails if the OS refuses a
+    /// thread.
+    pub(crate) fn start(shared: Arc<Shared>, threshold: Duration) -> std::io::Result<Watchdog> {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let stopped = stop.clone();
+        let thread = thread::Builder::new()
+            .name("ioloop-watchdog".into())
+            .stack_size(64 * 1024)
+            .spawn(move || watch(&shared, threshold, &stopped))?;
+        Ok(Watchdog {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        *self.stop.0.lock() = true;
+        self.stop.1.notify_one();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A poll the watchdog has seen running.
+struct Seen {
+    seq: u64,
+    key: usize,
+    /// When the watchdog first saw it: the poll started at most one period
+    /// before.
+    first: Instant,
+    /// When the watchdog last saw it still running.
+    last: Instant,
+    /// Reported once its duration reached this; doubled at each report.
+    next_report: Duration,
+    /// What it was reported as, once reported.
+    name: Option<String>,
+}
+
+/// The watchdog's loop.
+fn watch(shared: &Shared, threshold: Duration, stop: &(Mutex<bool>, Condvar)) {
+    let period = (threshold / 2).max(Duration::from_millis(1));
+    let mut seen: Option<Seen> = None;
+    let mut stopped = stop.0.lock();
+    loop {
+        let deadline = Instant::now() + period;
+        while !*stopped {
+            if stop.1.wait_until(&mut stopped, deadline).timed_out() {
+                break;
+            }
+        }
+        if *stopped {
+            return;
+        }
+        let now = Instant::now();
+        let running = shared.watch.running();
+        let still_running = match (&seen, running) {
+            (Some(poll), Some((seq, _))) => poll.seq == seq,
+            _ => false,
+        };
+        if still_running && let Some(poll) = &mut seen {
+            poll.last = now;
+            let ran = now - poll.first;
+            if ran >= poll.next_report {
+                report(shared, poll, ran, threshold);
+            }
+            continue;
+        }
+        if let Some(poll) = seen.take()
+            && let Some(name) = poll.name
+        {
+            log::warn!(
+                "ioloop: {name} returned from its slow poll after {:.1?} to {:.1?}",
+                poll.last - poll.first,
+                now - poll.first + period,
+            );
+        }
+        seen = running.map(|(seq, key)| Seen {
+            seq,
+            key,
+            first: now,
+            last: now,
+            next_report: threshold,
+            name: None,
+        });
+    }
+}
+
+/// Logs a poll that has run for `ran` (at least), and counts it the first
+/// time.
+fn report(shared: &Shared, poll: &mut Seen, ran: Duration, threshold: Duration) {
+    if poll.name.is_none() {
+        let Some(name) = describe(shared, poll.seq, poll.key) else {
+            // The poll ended while it was being looked up.
+            return;
+        };
+        shared.counters.slow_polls.add(1);
+        poll.name = Some(name);
+    }
+    let name = poll.name.as_deref().unwrap_or_default();
+    log::warn!(
+        "ioloop: {name} has been running one poll for {ran:.1?} (slow-poll threshold {threshold:?}); \
+         no other task on its loop can run meanwhile"
+    );
+    while poll.next_report <= ran {
+        poll.next_report *= 2;
+    }
+}
+
+/// Names the task polled as number `seq` in slot `key`: its id and where
+/// it was spawned. `None` if that poll is over.
+fn describe(shared: &Shared, seq: u64, key: usize) -> Option<String> {
+    let name = if key == MAIN {
+        match shared.watch.main() {
+            Some(location) => format!("the block_on future (block_on called at {location})"),
+            None => "the block_on future".to_string(),
+        }
+    } else {
+        // Copied out, to hold the lock (which the loop takes when a task
+        // completes) as briefly as possible.
+        let (id, location) = {
+            let tasks = shared.tasks.lock();
+            let listed = tasks.get(key)?;
+            (listed.id, listed.task.location())
+        };
+        format!("task #{id} (spawned at {location})")
+    };
+    shared.watch.still(seq).then_some(name)
+}

@@ -1,0 +1,131 @@
+//! The stall detector: a poll that blocks the loop is reported while it
+//! still blocks, with the task's spawn location, and counted; nothing is
+//! reported with the detector off, or for a task that is only slow across
+//! many short polls.
+//!
+//! Each blocking task waits on a std mutex the test holds, so it stays
+//! blocked until the test has seen the warning: no sleep decides the
+//! outcome. Records are told apart by the spawn location in them, unique
+//! to each test.
+
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+use testkit::log_capture;
+
+/// Only a safety net: every wait ends as soon as what it waits for happens.
+const SAFETY: Duration = Duration::from_secs(20);
+
+fn runtime(threshold: Option<Duration>) -> ioloop::Runtime {
+    ioloop::Runtime::builder()
+        .slow_poll_threshold(threshold)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_task_blocked_in_a_poll_is_reported_while_it_blocks() {
+    let logs = log_capture::capture();
+    let rt = runtime(Some(Duration::from_millis(40)));
+    let lock = Arc::new(Mutex::new(()));
+    let guard = lock.lock().unwrap();
+    let (started_tx, started) = mpsc::channel();
+    let blocked = lock.clone();
+    let line = line!() + 1;
+    let task = rt.spawn(async move {
+        started_tx.send(()).unwrap();
+        // Blocks the loop until the test lets go.
+        drop(blocked.lock().unwrap());
+    });
+    let location = format!("{}:{line}:", file!());
+    std::thread::scope(|s| {
+        let runner = s.spawn(|| rt.block_on(task));
+        started.recv_timeout(SAFETY).expect("the task never ran");
+        let warning = logs
+            .wait_for(&location, SAFETY)
+            .expect("no warning about the blocked task");
+        assert_eq!(warning.level, log_capture::Level::Warn);
+        assert!(warning.message.contains("task #"), "{}", warning.message);
+        assert!(
+            warning.message.contains("running one poll"),
+            "{}",
+            warning.message
+        );
+        // Counted before it was logged.
+        assert_eq!(rt.handle().metrics().slow_polls, 1);
+        drop(guard);
+        runner.join().unwrap().unwrap();
+    });
+    let returned = logs
+        .wait_for("returned from its slow poll", SAFETY)
+        .expect("no line when the poll returned");
+    assert!(returned.message.contains(&location), "{}", returned.message);
+    // One slow poll, however many warnings it took.
+    assert_eq!(rt.handle().metrics().slow_polls, 1);
+}
+
+#[test]
+fn a_blocked_block_on_future_is_reported_as_such() {
+    let logs = log_capture::capture();
+    let rt = runtime(Some(Duration::from_millis(40)));
+    let lock = Mutex::new(());
+    let guard = lock.lock().unwrap();
+    let (started_tx, started) = mpsc::channel();
+    std::thread::scope(|s| {
+        let (line_tx, line) = mpsc::channel();
+        let (rt, lock) = (&rt, &lock);
+        s.spawn(move || {
+            line_tx.send(line!() + 1).unwrap();
+            rt.block_on(async {
+                started_tx.send(()).unwrap();
+                drop(lock.lock().unwrap());
+            })
+        });
+        let line = line.recv().unwrap();
+        started.recv_timeout(SAFETY).expect("the future never ran");
+        let location = format!("{}:{line}:", file!());
+        let warning = logs
+            .wait_for(&location, SAFETY)
+            .expect("no warning about the blocked block_on future");
+        assert!(
+            warning.message.contains("block_on future"),
+            "{}",
+            warning.message
+        );
+        assert!(rt.handle().metrics().slow_polls >= 1);
+        drop(guard);
+    });
+}
+
+#[test]
+fn nothing_is_reported_with_the_threshold_off() {
+    let logs = log_capture::capture();
+    let rt = runtime(None);
+    let line = line!() + 1;
+    let task = rt.spawn(async {
+        // Far over the default threshold; no watchdog to see it.
+        std::thread::sleep(Duration::from_millis(300));
+    });
+    rt.block_on(task).unwrap();
+    assert_eq!(rt.handle().metrics().slow_polls, 0);
+    let location = format!("{}:{line}:", file!());
+    assert!(logs.seen(&location).is_empty());
+}
+
+#[test]
+fn a_task_slow_across_many_short_polls_is_not_a_stall() {
+    let logs = log_capture::capture();
+    let rt = runtime(Some(Duration::from_millis(200)));
+    let line = line!() + 1;
+    let task = rt.spawn(async {
+        // 300 ms of work in all, never more than 5 ms in one poll.
+        for _ in 0..60 {
+            std::thread::sleep(Duration::from_millis(5));
+            ioloop::yield_now().await;
+        }
+    });
+    rt.block_on(task).unwrap();
+    assert_eq!(rt.handle().metrics().slow_polls, 0);
+    let location = format!("{}:{line}:", file!());
+    assert!(logs.seen(&location).is_empty());
+}
