@@ -137,10 +137,12 @@ impl<S: Socket> Read for HyperIo<S> {
         let unfilled = unsafe { buf.as_mut() };
         let n = ready!(self.inner.poll_read_uninit(cx, unfilled))?;
         // SAFETY: `advance(n)` asks that `n` more bytes be initialized.
-        // `recv` returned `Ok(n)`: the kernel wrote the first `n` bytes of
-        // the unfilled slice, and `n` is at most that slice's length (the
-        // kernel never writes past the length it is given), so the filled
-        // part stays within the buffer and is all initialized.
+        // `Socket` is sealed, so `poll_read_uninit` is ioloop's own, on
+        // `TcpStream` or `UnixStream`: one `recv` into the slice, whose
+        // `Ok(n)` means the kernel wrote the first `n` bytes of it. `n` is
+        // at most the slice's length (the kernel never writes past the
+        // length it is given), so the filled part stays within the buffer
+        // and is all initialized.
         unsafe { buf.advance(n) };
         Poll::Ready(Ok(()))
     }
