@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The tests that exercise unsafe code, under valgrind memcheck (issue 7).
 #
-# The library's one `unsafe` block pins each spawned task's future inside
+# The runtime's one `unsafe` block pins each spawned task's future inside
 # its Arc (runtime/src/task/cell.rs), so every test that spawns, wakes,
 # aborts, panics in or shuts down tasks runs through it; tests/rt/alloc.rs
-# adds a GlobalAlloc of its own (the whole rt binary's allocator). Memcheck sees what the type system cannot:
-# a read of freed or uninitialized memory, a double free, a task the
-# reference counts never free. It also checks the dependencies (mio,
-# parking_lot, slab) along the way.
+# adds a GlobalAlloc of its own (the whole rt binary's allocator). The
+# hyper adapter's two (compat/src/hyper/io.rs) let the kernel fill hyper's
+# uninitialized read buffer; tests/compat drives them. Memcheck sees what
+# the type system cannot: a read of freed or uninitialized memory, a
+# double free, a task the reference counts never free. It also checks the
+# dependencies (mio, parking_lot, slab, hyper) along the way.
 #
 # Exits non-zero on any memcheck error or failed test. Each binary's log is
 # in target/valgrind/NAME.log. About 100 s on 2 cores once built (valgrind
@@ -58,6 +60,9 @@ RUNS=(
     "net tcp_accept::"
     "servers line_echo::"
     "io tcp:: read_cancel::"
+    "compat"                # the hyper adapter's unsafe read into hyper's
+                            # uninitialized buffer (compat/src/hyper/io.rs):
+                            # HTTP/1, HTTP/2, client, graceful stop, Unix
 )
 SKIP=(
     fib_offload::
@@ -88,7 +93,9 @@ executables() {
 }
 mapfile -t exes < <(
     executables "${UNIT_PACKAGES[@]/#/--package=}" --lib
-    executables --package=ioloop "${test_args[@]}"
+    # `hyper`: the compat binary needs it (and `cargo test --workspace`
+    # builds the others with it too, so CI reuses these binaries).
+    executables --package=ioloop --features hyper "${test_args[@]}"
 )
 if [ "${#exes[@]}" -ne $((${#UNIT_PACKAGES[@]} + ${#RUNS[@]})) ]; then
     echo "valgrind.sh: expected $((${#UNIT_PACKAGES[@]} + ${#RUNS[@]})) test binaries, cargo built ${#exes[@]}" >&2

@@ -23,5 +23,6 @@ need wrk wrk
 need strace strace
 need taskset util-linux
 
-cargo build --release --examples --quiet
+# `hyper`: the hyper row's servers (hyper_hello, hyper_hello_tokio).
+cargo build --release --examples --features hyper --quiet
 exec target/release/examples/compare "$@"

@@ -54,3 +54,21 @@ pub mod net {
     pub use ioloop_net::unix::{self, UnixDatagram, UnixListener, UnixStream};
     pub use ioloop_net::{ToSocketAddrs, lookup_host};
 }
+
+/// Adapters to other crates' runtime traits, each behind a feature.
+///
+/// - `hyper` (the `hyper` feature): hyper 1.x on ioloop: [`HyperIo`] and
+///   [`FuturesIo`] (hyper's I/O traits), [`Executor`] and
+///   [`LocalExecutor`], [`Timer`], and [`serve`]: a listener and a service,
+///   HTTP/1.1 keep-alive or HTTP/2, stopped gracefully.
+///
+/// [`HyperIo`]: crate::compat::hyper::HyperIo
+/// [`FuturesIo`]: crate::compat::hyper::FuturesIo
+/// [`Executor`]: crate::compat::hyper::Executor
+/// [`LocalExecutor`]: crate::compat::hyper::LocalExecutor
+/// [`Timer`]: crate::compat::hyper::Timer
+/// [`serve`]: crate::compat::hyper::serve
+#[cfg(feature = "hyper")]
+pub mod compat {
+    pub use ioloop_compat::hyper;
+}

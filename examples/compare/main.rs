@@ -20,6 +20,9 @@
 //!   /proc/PID/stat), the figure that separates runtimes when the client's
 //!   core saturates first;
 //! - HTTP/1.1 keep-alive hello under wrk, 100 connections;
+//! - the same with hyper 1.x ("hyper 100 conns"): `hyper_hello` through
+//!   `ioloop::compat::hyper` against `hyper_hello_tokio` on tokio's
+//!   current_thread runtime (instructions per request: benches/hyper_cost.sh);
 //! - spawn + join of 1,000,000 tasks, 1,000,000 timers, and a two-task
 //!   ping-pong through a waker handoff (`bench_micro`): time and peak RSS;
 //! - memory per idle connection (10,000 greeted, silent connections);
@@ -112,12 +115,14 @@ fn usage(why: &str) -> ! {
 
 /// The programs the harness runs, built in release mode next to it: every
 /// server of [`RUNTIMES`] (the reference server included) and the clients.
-const PROGRAMS: [&str; 7] = [
+const PROGRAMS: [&str; 9] = [
     "line_echo",
     "line_echo_tokio",
     "http_hello",
     "http_hello_tokio",
     "mio_reference",
+    "hyper_hello",
+    "hyper_hello_tokio",
     "loadgen",
     "bench_micro",
 ];
@@ -135,7 +140,8 @@ fn build_programs() -> io::Result<()> {
     progress("building the servers and clients (release) ...");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.args(["build", "--release", "--quiet"]);
+    // `hyper`: the hyper twins need it (required-features).
+    cmd.args(["build", "--release", "--quiet", "--features", "hyper"]);
     for p in PROGRAMS {
         cmd.args(["--example", p]);
     }
@@ -169,6 +175,10 @@ fn plan(o: &Options, have_wrk: bool) -> Vec<Job> {
         jobs.push((
             "http 100 conns".into(),
             Box::new(move |rt| workloads::http(rt, 100, d, warm)),
+        ));
+        jobs.push((
+            "hyper 100 conns".into(),
+            Box::new(move |rt| workloads::hyper(rt, 100, d, warm)),
         ));
     }
     for w in ["spawn", "timers", "pingpong"] {

@@ -15,6 +15,9 @@ pub struct Runtime {
     pub name: &'static str,
     pub echo: (&'static str, &'static [&'static str]),
     pub http: (&'static str, &'static [&'static str]),
+    /// The same hello server written with hyper 1.x, for the "hyper" row;
+    /// `None` where there is no such twin (tokio_mt, the raw mio loop).
+    pub hyper: Option<(&'static str, &'static [&'static str])>,
     /// `bench_micro`'s name for it; `None` for the reference server, which
     /// has no executor to measure.
     pub micro: Option<&'static str>,
@@ -25,24 +28,28 @@ pub const RUNTIMES: [Runtime; 4] = [
         name: "ioloop",
         echo: ("line_echo", &[]),
         http: ("http_hello", &[]),
+        hyper: Some(("hyper_hello", &[])),
         micro: Some("ioloop"),
     },
     Runtime {
         name: "tokio_ct",
         echo: ("line_echo_tokio", &["--flavor", "current_thread"]),
         http: ("http_hello_tokio", &["--flavor", "current_thread"]),
+        hyper: Some(("hyper_hello_tokio", &[])),
         micro: Some("tokio_ct"),
     },
     Runtime {
         name: "tokio_mt",
         echo: ("line_echo_tokio", &["--flavor", "multi_thread"]),
         http: ("http_hello_tokio", &["--flavor", "multi_thread"]),
+        hyper: None,
         micro: Some("tokio_mt"),
     },
     Runtime {
         name: "mio_raw",
         echo: ("mio_reference", &["--protocol", "line"]),
         http: ("mio_reference", &["--protocol", "http"]),
+        hyper: None,
         micro: None,
     },
 ];
@@ -204,7 +211,43 @@ pub fn echo(rt: &Runtime, conns: usize, secs: f64, warm: f64) -> io::Result<Vec<
 /// HTTP/1.1 keep-alive hello under wrk: requests/s, latency, server CPU per
 /// request.
 pub fn http(rt: &Runtime, conns: usize, secs: f64, warm: f64) -> io::Result<Vec<Sample>> {
-    let server = Server::start(rt.http.0, rt.http.1)?;
+    wrk(
+        rt,
+        rt.http,
+        &format!("http {conns} conns"),
+        conns,
+        secs,
+        warm,
+    )
+}
+
+/// The same load against the hyper 1.x hello servers (`hyper_hello` on
+/// ioloop::compat::hyper, `hyper_hello_tokio` on tokio current_thread):
+/// the "hyper" row. Nothing for runtimes without a hyper twin.
+pub fn hyper(rt: &Runtime, conns: usize, secs: f64, warm: f64) -> io::Result<Vec<Sample>> {
+    match rt.hyper {
+        Some(server) => wrk(
+            rt,
+            server,
+            &format!("hyper {conns} conns"),
+            conns,
+            secs,
+            warm,
+        ),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// wrk against `server` (example and arguments), as workload `w`.
+fn wrk(
+    rt: &Runtime,
+    server: (&str, &[&str]),
+    w: &str,
+    conns: usize,
+    secs: f64,
+    warm: f64,
+) -> io::Result<Vec<Sample>> {
+    let server = Server::start(server.0, server.1)?;
     let url = format!("http://{}/", server.addr);
     let wrk = |d: f64| -> io::Result<String> {
         let out = Command::new("taskset")
@@ -241,13 +284,12 @@ pub fn http(rt: &Runtime, conns: usize, secs: f64, warm: f64) -> io::Result<Vec<
             parsed.errors
         )));
     }
-    let w = format!("http {conns} conns");
     Ok(vec![
-        sample(&w, "throughput", "req/s", Better::Higher, rt, parsed.rps),
-        sample(&w, "p50 latency", "µs", Better::Lower, rt, parsed.p50_us),
-        sample(&w, "p99 latency", "µs", Better::Lower, rt, parsed.p99_us),
+        sample(w, "throughput", "req/s", Better::Higher, rt, parsed.rps),
+        sample(w, "p50 latency", "µs", Better::Lower, rt, parsed.p50_us),
+        sample(w, "p99 latency", "µs", Better::Lower, rt, parsed.p99_us),
         sample(
-            &w,
+            w,
             "server CPU per request",
             "µs",
             Better::Lower,

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::future::poll_fn;
 use std::io::{self, IoSlice, IoSliceMut, Read, Write};
+use std::mem::MaybeUninit;
 use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -303,6 +304,54 @@ impl TcpStream {
     /// Cancel-safe: nothing is consumed.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
         poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.peek(buf))).await
+    }
+
+    /// Reads into `buf`, which need not be initialized, waiting for data:
+    /// one `recv(2)` straight into the caller's memory, with the readiness
+    /// handling of the stream's `AsyncRead` (a short read clears readiness).
+    /// For adapters whose buffers are uninitialized, such as hyper's
+    /// `ReadBufCursor`, which would otherwise zero each buffer before every
+    /// read. `Ok(n)`: the first `n` bytes of `buf` are initialized, and
+    /// `Ok(0)` is the end of the stream (or an empty `buf`).
+    ///
+    /// # Errors
+    ///
+    /// Any error of `recv`; fails once the runtime has shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use std::mem::MaybeUninit;
+    /// use futures_util::AsyncWriteExt;
+    /// use ioloop::net::{TcpListener, TcpStream};
+    ///
+    /// ioloop::block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut client = TcpStream::connect(listener.local_addr()?).await?;
+    ///     let (server, _) = listener.accept().await?;
+    ///     client.write_all(b"hi").await?;
+    ///     let mut buf = [MaybeUninit::<u8>::uninit(); 16];
+    ///     let n = poll_fn(|cx| server.poll_read_uninit(cx, &mut buf)).await?;
+    ///     assert_eq!(n, 2);
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn poll_read_uninit(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>> {
+        if buf.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        let len = buf.len();
+        // socket2's `recv` takes `MaybeUninit` bytes safely: the kernel
+        // only writes into them.
+        self.io.poll_read_stream(cx, len, |socket| {
+            socket2::SockRef::from(socket).recv(&mut *buf)
+        })
     }
 
     /// Reads into `buf`, waiting for data; an empty `buf` returns `Ok(0)`

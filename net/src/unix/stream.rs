@@ -4,6 +4,7 @@
 use std::fmt;
 use std::future::poll_fn;
 use std::io::{self, IoSlice, IoSliceMut, Read};
+use std::mem::MaybeUninit;
 use std::net::Shutdown;
 use std::os::unix::net::SocketAddr;
 use std::pin::Pin;
@@ -359,6 +360,48 @@ impl UnixStream {
     /// Cancel-safe: nothing is consumed.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
         poll_fn(|cx| self.io.poll_read_io(cx, |socket| sys::peek(socket, buf))).await
+    }
+
+    /// Reads into `buf`, which need not be initialized, waiting for data:
+    /// one `recv(2)` straight into the caller's memory, for adapters whose
+    /// buffers are uninitialized (hyper's `ReadBufCursor`). `Ok(n)`: the
+    /// first `n` bytes of `buf` are initialized; `Ok(0)` is the end of the
+    /// stream (or an empty `buf`). Readiness is cleared only by
+    /// `WouldBlock`, as in the stream's `AsyncRead`.
+    ///
+    /// # Errors
+    ///
+    /// Any error of `recv`; fails once the runtime has shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use std::mem::MaybeUninit;
+    /// use futures_util::AsyncWriteExt;
+    /// use ioloop::net::UnixStream;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (mut a, b) = UnixStream::pair()?;
+    ///     a.write_all(b"hi").await?;
+    ///     let mut buf = [MaybeUninit::<u8>::uninit(); 16];
+    ///     let n = poll_fn(|cx| b.poll_read_uninit(cx, &mut buf)).await?;
+    ///     assert_eq!(n, 2);
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn poll_read_uninit(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>> {
+        if buf.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        // As `poll_recv`: a Unix stream may stop short with bytes queued.
+        self.io
+            .poll_read_io(cx, |socket| socket2::SockRef::from(socket).recv(&mut *buf))
     }
 
     /// Reads into `buf`, waiting for data; an empty `buf` returns `Ok(0)`
