@@ -2,13 +2,11 @@
 //! receiving datagrams.
 
 use std::fmt;
-use std::future::{Future, poll_fn};
+use std::future::poll_fn;
 use std::io;
 use std::net::Shutdown;
 use std::os::unix::net::SocketAddr;
-use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use ioloop_runtime::io::Registration;
 use ioloop_runtime::time::sleep;
@@ -247,14 +245,10 @@ impl UnixDatagram {
     #[doc(alias = "sendto")]
     pub async fn send_to(&self, buf: &[u8], target: impl ToUnixAddr) -> io::Result<usize> {
         let target = sys::sock_addr(&target.to_unix_addr()?)?;
-        // The first try waits for write readiness, which spends the task's
-        // budget, or for nothing: a `try_send_to` may have cleared it.
-        let mut first = sleep(Duration::ZERO);
-        poll_fn(|cx| match self.io.poll_write_ready(cx) {
-            Poll::Ready(ready) => Poll::Ready(ready.map(drop)),
-            Poll::Pending => Pin::new(&mut first).poll(cx).map(Ok),
-        })
-        .await?;
+        // Write readiness says nothing about the receiver's queue (see the
+        // module docs), so the first try waits for nothing; it only spends
+        // the task's budget, so that a loop of sends still yields.
+        ioloop_runtime::task::consume_budget().await;
         let mut delay = sys::FIRST_RETRY;
         loop {
             match sys::send_to(self.io.get_ref(), buf, &target) {
