@@ -10,18 +10,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-need() {
-    command -v "$1" >/dev/null 2>&1 && return 0
-    echo "installing $2 ..." >&2
-    $sudo apt-get install -y "$2" >/dev/null 2>&1 \
-        || { $sudo apt-get update >/dev/null 2>&1 && $sudo apt-get install -y "$2" >/dev/null 2>&1; } \
-        || echo "could not install $2; the harness skips what needs it" >&2
-}
-need wrk wrk
-need strace strace
-need taskset util-linux
+. benches/lib.sh
+# The harness skips what needs a tool it could not get.
+for tool in "wrk wrk" "strace strace" "taskset util-linux"; do
+    need $tool || echo "could not install ${tool#* }; the harness skips what needs it" >&2
+done
 
 # `hyper`: the hyper row's servers (hyper_hello, hyper_hello_tokio).
 cargo build --release --examples --features hyper --quiet

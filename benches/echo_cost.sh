@@ -27,14 +27,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-need() {
-    command -v "$1" >/dev/null 2>&1 && return 0
-    echo "installing $2 ..." >&2
-    $sudo apt-get install -y "$2" >/dev/null 2>&1 \
-        || { $sudo apt-get update >/dev/null 2>&1 && $sudo apt-get install -y "$2" >/dev/null 2>&1; }
-}
+. benches/lib.sh
 need valgrind valgrind
 need strace strace
 need taskset util-linux
@@ -45,8 +38,7 @@ loadgen=target/release/examples/loadgen
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# A free port: bind 0, read it back, let it go.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 
 wait_for_port() {
     for _ in $(seq 1 200); do
@@ -76,7 +68,7 @@ instructions=$(sed -n 's/^summary: *//p; s/^totals: *//p' "$work/callgrind.out" 
 echo "instructions per echoed message: $((instructions / messages))  ($instructions over $messages messages)"
 
 # 2. Syscalls, under strace.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 taskset -c 0 "$server" --port "$port" >/dev/null 2>&1 &
 pid=$!
 wait_for_port

@@ -30,14 +30,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-need() {
-    command -v "$1" >/dev/null 2>&1 && return 0
-    echo "installing $2 ..." >&2
-    $sudo apt-get install -y "$2" >/dev/null 2>&1 \
-        || { $sudo apt-get update >/dev/null 2>&1 && $sudo apt-get install -y "$2" >/dev/null 2>&1; }
-}
+. benches/lib.sh
 need valgrind valgrind
 need strace strace
 need wrk wrk
@@ -47,9 +40,6 @@ cargo build --release --features hyper --example hyper_hello --example hyper_hel
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 wait_for_port() {
     for _ in $(seq 1 300); do

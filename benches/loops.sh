@@ -37,11 +37,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-command -v taskset >/dev/null 2>&1 || {
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get install -y util-linux >/dev/null 2>&1
-}
+. benches/lib.sh
+need taskset util-linux
 
 cargo build --release --example line_echo --example loadgen --quiet
 server=target/release/examples/line_echo
@@ -49,10 +46,6 @@ loadgen=target/release/examples/loadgen
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ticks=$(getconf CLK_TCK)
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 # utime + stime of a process, all its threads, in clock ticks.
 cpu_ticks() {
