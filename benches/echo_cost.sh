@@ -4,6 +4,7 @@
 #
 #   benches/echo_cost.sh                 # instructions and syscalls
 #   benches/echo_cost.sh --connections 100 --duration 5
+#   benches/echo_cost.sh --top 10        # and the ten costliest functions
 #
 # - user-space instructions per echoed message: the server runs under
 #   valgrind's callgrind, the load generator sends 64-byte lines on 100
@@ -19,11 +20,13 @@ cd "$(dirname "$0")/.."
 
 conns=100
 secs=5
+top=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --connections) conns="$2"; shift 2 ;;
         --duration) secs="$2"; shift 2 ;;
-        *) echo "usage: $0 [--connections N] [--duration SECONDS]" >&2; exit 2 ;;
+        --top) top="$2"; shift 2 ;;
+        *) echo "usage: $0 [--connections N] [--duration SECONDS] [--top N]" >&2; exit 2 ;;
     esac
 done
 
@@ -66,6 +69,20 @@ kill -INT "$pid"
 wait "$pid" || true
 instructions=$(sed -n 's/^summary: *//p; s/^totals: *//p' "$work/callgrind.out" | head -n 1)
 echo "instructions per echoed message: $((instructions / messages))  ($instructions over $messages messages)"
+if [ "$top" -gt 0 ]; then
+    # Each function's own instructions (callees excluded), per message.
+    echo "the $top costliest functions, instructions per echoed message (self):"
+    callgrind_annotate --inclusive=no "$work/callgrind.out" 2>/dev/null |
+        awk -v n="$top" -v m="$messages" '
+            /^-+$/ { rule++; next }
+            rule >= 3 && $1 ~ /^[0-9,]+$/ && shown < n {
+                gsub(",", "", $1)
+                name = $0; sub(/^ *[0-9,]+ *(\([^)]*\))? */, "", name)
+                sub(/ \[[^]]*\]$/, "", name)
+                printf "  %7.1f  %s\n", $1 / m, name
+                shown++
+            }'
+fi
 
 # 2. Syscalls, under strace.
 port=$(free_port)

@@ -72,7 +72,9 @@ pub async fn handle(stream: TcpStream) -> io::Result<()> {
 /// oversized head, or requests pipelined behind `Connection: close`).
 async fn linger(stream: &TcpStream) {
     let mut reader = stream;
-    let mut sink = [0u8; 4096];
+    // On the heap, and only now: an array here would sit in every
+    // connection's future, its whole life.
+    let mut sink = vec![0u8; 4096];
     let discard = async { while let Ok(1..) = reader.read(&mut sink).await {} };
     // Elapsed: the client kept the connection open; close it anyway.
     let _ = ioloop::time::timeout(LINGER, discard).await;

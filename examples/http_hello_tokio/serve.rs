@@ -73,7 +73,9 @@ pub async fn handle(mut stream: TcpStream) -> io::Result<()> {
 /// can destroy the reply before the client reads it (a 400 after an
 /// oversized head, or requests pipelined behind `Connection: close`).
 async fn linger(stream: &mut TcpStream) {
-    let mut sink = [0u8; 4096];
+    // On the heap, as in the ioloop twin: an array here would sit in
+    // every connection's future, its whole life.
+    let mut sink = vec![0u8; 4096];
     let discard = async { while let Ok(1..) = stream.read(&mut sink).await {} };
     // Elapsed: the client kept the connection open; close it anyway.
     let _ = tokio::time::timeout(LINGER, discard).await;
