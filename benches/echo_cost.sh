@@ -5,6 +5,7 @@
 #   benches/echo_cost.sh                 # instructions and syscalls
 #   benches/echo_cost.sh --connections 100 --duration 5
 #   benches/echo_cost.sh --top 10        # and the ten costliest functions
+#   benches/echo_cost.sh --server-args "--slow-poll-ms 0"   # detector off
 #
 # - user-space instructions per echoed message: the server runs under
 #   valgrind's callgrind, the load generator sends 64-byte lines on 100
@@ -21,12 +22,14 @@ cd "$(dirname "$0")/.."
 conns=100
 secs=5
 top=0
+server_args=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --connections) conns="$2"; shift 2 ;;
         --duration) secs="$2"; shift 2 ;;
         --top) top="$2"; shift 2 ;;
-        *) echo "usage: $0 [--connections N] [--duration SECONDS] [--top N]" >&2; exit 2 ;;
+        --server-args) server_args="$2"; shift 2 ;;
+        *) echo "usage: $0 [--connections N] [--duration SECONDS] [--top N] [--server-args '...']" >&2; exit 2 ;;
     esac
 done
 
@@ -61,7 +64,7 @@ load() {
 
 # 1. Instructions, under callgrind.
 taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
-    "$server" --port "$port" >/dev/null 2>"$work/valgrind.log" &
+    "$server" --port "$port" $server_args >/dev/null 2>"$work/valgrind.log" &
 pid=$!
 wait_for_port
 messages=$(load)
@@ -86,7 +89,7 @@ fi
 
 # 2. Syscalls, under strace.
 port=$(free_port)
-taskset -c 0 "$server" --port "$port" >/dev/null 2>&1 &
+taskset -c 0 "$server" --port "$port" $server_args >/dev/null 2>&1 &
 pid=$!
 wait_for_port
 strace -c -f -q -o "$work/strace.txt" -p "$pid" &

@@ -5,6 +5,7 @@
 #
 #   benches/loops.sh                          # --loops 1 and 2, 3 runs each
 #   benches/loops.sh --reps 5 --duration 5 --connections 100
+#   benches/loops.sh --loops 1 --server-args "--slow-poll-ms 0"   # detector off
 #
 # The server, all its loops, runs on core 0 and the load generator on
 # core 1, the core it needs (it saturates a core before the server does).
@@ -25,6 +26,7 @@ conns=100
 server_cpus=0
 client_cpus=1
 loops_list="1 2"
+server_args=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --reps) reps="$2"; shift 2 ;;
@@ -33,7 +35,8 @@ while [ $# -gt 0 ]; do
         --server-cpus) server_cpus="$2"; shift 2 ;;
         --client-cpus) client_cpus="$2"; shift 2 ;;
         --loops) loops_list="$2"; shift 2 ;;
-        *) echo "usage: $0 [--reps N] [--duration SECONDS] [--connections N] [--server-cpus 0] [--client-cpus 1] [--loops '1 2']" >&2; exit 2 ;;
+        --server-args) server_args="$2"; shift 2 ;;
+        *) echo "usage: $0 [--reps N] [--duration SECONDS] [--connections N] [--server-cpus 0] [--client-cpus 1] [--loops '1 2'] [--server-args '...']" >&2; exit 2 ;;
     esac
 done
 
@@ -56,7 +59,7 @@ cpu_ticks() {
 run() {
     local loops=$1 port pid before after json
     port=$(free_port)
-    taskset -c "$server_cpus" "$server" --port "$port" --loops "$loops" 2>"$work/server.log" >/dev/null &
+    taskset -c "$server_cpus" "$server" --port "$port" --loops "$loops" $server_args 2>"$work/server.log" >/dev/null &
     pid=$!
     for _ in $(seq 1 200); do
         grep -q "listening on" "$work/server.log" 2>/dev/null && break

@@ -44,28 +44,29 @@ pub fn listen(addr: SocketAddr, shared: bool) -> io::Result<TcpListener> {
 pub type Others<T> = Vec<thread::JoinHandle<io::Result<T>>>;
 
 /// Starts loops `1..n` on `addr` (a port already opened by loop 0, with
-/// `SO_REUSEPORT`): each makes its runtime and its listener on its own
-/// thread, then runs `body(index, runtime, listener)`. Returns once every
+/// `SO_REUSEPORT`): each makes its runtime with `make` and its listener on
+/// its own thread, then runs `body(index, runtime, listener)`. Returns once every
 /// one of them listens, so no connection made after it misses a loop.
 ///
 /// # Errors
 ///
 /// The first loop that could not make its runtime or its listener; the
 /// loops already running are left to the caller's stop.
-pub fn start<T, F>(n: usize, addr: SocketAddr, body: F) -> io::Result<Others<T>>
+pub fn start<T, F, M>(n: usize, addr: SocketAddr, make: M, body: F) -> io::Result<Others<T>>
 where
     T: Send + 'static,
     F: Fn(usize, Runtime, TcpListener) -> io::Result<T> + Send + Sync + 'static,
+    M: Fn() -> io::Result<Runtime> + Send + Clone + 'static,
 {
     let body = Arc::new(body);
     let (ready_tx, ready) = mpsc::channel();
     let mut others = Vec::with_capacity(n.saturating_sub(1));
     for index in 1..n {
-        let (body, ready_tx) = (body.clone(), ready_tx.clone());
+        let (body, ready_tx, make) = (body.clone(), ready_tx.clone(), make.clone());
         let thread = thread::Builder::new()
             .name(format!("loop-{index}"))
             .spawn(move || {
-                let opened = Runtime::new().and_then(|rt| {
+                let opened = make().and_then(|rt| {
                     let listener = {
                         let _entered = rt.enter();
                         listen(addr, true)?

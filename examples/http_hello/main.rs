@@ -45,7 +45,7 @@ fn main() -> io::Result<()> {
     };
     let addr = listener.local_addr()?;
     // The other loops serve until the process ends, as this one does.
-    let _others = loops::start(n, addr, |_, rt, listener| {
+    let _others = loops::start(n, addr, ioloop::Runtime::new, |_, rt, listener| {
         rt.block_on(serve::serve(listener))
     })?;
     match n {

@@ -32,6 +32,9 @@ pub struct Config {
     /// A connection silent this long is closed: nothing received for at
     /// least this long (a line trickling in slowly is not silence).
     pub idle_timeout: Duration,
+    /// A poll running longer than this is logged while it runs (the
+    /// runtime's stall detector); `None` turns the detector off.
+    pub slow_poll_threshold: Option<Duration>,
 }
 
 impl Default for Config {
@@ -39,6 +42,7 @@ impl Default for Config {
         Config {
             max_line: 65_536,
             idle_timeout: Duration::from_secs(30),
+            slow_poll_threshold: Some(Duration::from_millis(100)),
         }
     }
 }

@@ -14,7 +14,9 @@
 //! `--idle-timeout` seconds (default 30; a silent connection is closed),
 //! `--grace` seconds (default 5; on Ctrl-C or SIGTERM the server stops
 //! accepting and gives open connections this long to finish their current
-//! line, then prints `reactor stopped` and exits 0). Connects and
+//! line, then prints `reactor stopped` and exits 0), `--slow-poll-ms`
+//! (default 100; a task that holds the loop longer is logged while it
+//! does, through `log`; 0 turns the stall detector off). Connects and
 //! disconnects are logged to stderr. SIGQUIT (Ctrl-\\) prints the tasks
 //! of loop 0 to stderr (`ioloop::Handle::dump`): the listener, each
 //! connection and what it waits on; the server goes on.
@@ -34,14 +36,17 @@ mod stop;
 
 use std::time::Duration;
 
-const USAGE: &str =
-    "usage: line_echo [--port 9100] [--loops 1] [--max-line 65536] [--idle-timeout 30] [--grace 5]";
+const USAGE: &str = "usage: line_echo [--port 9100] [--loops 1] [--max-line 65536] [--idle-timeout 30] [--grace 5] [--slow-poll-ms 100]";
 
 fn main() -> std::io::Result<()> {
     let args = args::Args::parse(USAGE);
     let config = handler::Config {
         max_line: args.get("max-line", 65_536),
         idle_timeout: Duration::from_secs_f64(args.get("idle-timeout", 30.0)),
+        slow_poll_threshold: match args.get("slow-poll-ms", 100u64) {
+            0 => None,
+            ms => Some(Duration::from_millis(ms)),
+        },
     };
     let grace = Duration::from_secs_f64(args.get("grace", 5.0));
     let loops = args.get("loops", 1usize).max(1);

@@ -90,7 +90,8 @@ where
     E: Fn(usize, SocketAddr, Option<&End>) + Clone + Send + Sync + 'static,
 {
     let loops = loops.max(1);
-    let rt = Runtime::new()?;
+    let slow_poll = config.slow_poll_threshold;
+    let rt = runtime(slow_poll)?;
     // Set by loop 0 when `shutdown` completes; the other loops wait on it.
     let stop = Stop::default();
     let (listener, shutdown, others) = {
@@ -99,7 +100,8 @@ where
         let listener = loops::listen(addr, loops > 1)?;
         let addr = listener.local_addr()?;
         let (stop, on_event) = (stop.clone(), on_event.clone());
-        let others = loops::start(loops, addr, move |index, rt, listener| {
+        let make = move || runtime(slow_poll);
+        let others = loops::start(loops, addr, make, move |index, rt, listener| {
             let on_event = on_event.clone();
             let mut stopped = stop.listener();
             let events = move |peer, end: Option<&End>| on_event(index, peer, end);
@@ -121,6 +123,12 @@ where
     served?;
     reports.extend(others?);
     Ok(reports)
+}
+
+/// One loop's runtime: the default one, with the stall detector set to
+/// `slow_poll` (`None`: off).
+fn runtime(slow_poll: Option<Duration>) -> io::Result<Runtime> {
+    Runtime::builder().slow_poll_threshold(slow_poll).build()
 }
 
 /// Prints the tasks of loop 0 to stderr at every SIGQUIT (Ctrl-\\): each

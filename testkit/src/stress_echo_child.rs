@@ -236,6 +236,7 @@ pub fn serve() -> io::Result<()> {
     let config = Config {
         max_line: settings.max_line,
         idle_timeout: settings.idle_timeout,
+        ..Config::default()
     };
     let rt = ioloop::Runtime::new()?;
     let ends = Arc::new(Ends::default());
