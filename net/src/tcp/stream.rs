@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::future::poll_fn;
-use std::io::{self, IoSlice, IoSliceMut, Read, Write};
+use std::io::{self, IoSlice, IoSliceMut, Read};
 use std::mem::MaybeUninit;
 use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
@@ -13,6 +13,7 @@ use futures_io::{AsyncRead, AsyncWrite};
 use ioloop_runtime::io::Registration;
 
 use crate::addr::{self, ToSocketAddrs};
+use crate::syscall;
 
 /// A TCP connection registered with the reactor: the lesson's `conn`.
 ///
@@ -261,7 +262,7 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.try_read_io(|mut socket| socket.read(buf))
+        self.io.try_read_io(|socket| syscall::recv(socket, buf))
     }
 
     /// [`try_read`](Self::try_read) into several buffers, in one `readv`.
@@ -279,7 +280,7 @@ impl TcpStream {
     ///
     /// `WouldBlock` if the send buffer is full; any error of `send`.
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io.try_write_io(|mut socket| socket.write(buf))
+        self.io.try_write_io(|socket| syscall::send(socket, buf))
     }
 
     /// [`try_write`](Self::try_write) from several buffers, in one
@@ -370,7 +371,7 @@ impl TcpStream {
         // keeps an echo at one `recv` and one `send` per message.
         let len = buf.len();
         self.io
-            .poll_read_stream(cx, len, |mut socket| socket.read(buf))
+            .poll_read_stream(cx, len, |socket| syscall::recv(socket, buf))
     }
 
     /// Writes from `buf`, waiting for room; an empty `buf` returns `Ok(0)`
@@ -379,11 +380,11 @@ impl TcpStream {
         if buf.is_empty() {
             return Poll::Ready(Ok(0));
         }
-        // std's `write` is `send(..., MSG_NOSIGNAL)` on Linux: a peer that
-        // has gone is an error for the writing task, not a `SIGPIPE` for a
-        // process that never ignored it.
+        // `send(..., MSG_NOSIGNAL)`: a peer that has gone is an error for
+        // the writing task, not a `SIGPIPE` for a process that never
+        // ignored it.
         self.io
-            .poll_write_stream(cx, buf.len(), |mut socket| socket.write(buf))
+            .poll_write_stream(cx, buf.len(), |socket| syscall::send(socket, buf))
     }
 
     /// Writes from several buffers in one `sendmsg`, waiting for room.

@@ -16,6 +16,7 @@ use ioloop_runtime::time::sleep;
 
 use super::addr::ToUnixAddr;
 use super::sys;
+use crate::syscall;
 
 /// A Unix domain stream socket registered with the reactor: a
 /// [`TcpStream`](crate::TcpStream) between processes of one machine,
@@ -316,7 +317,7 @@ impl UnixStream {
     /// .unwrap();
     /// ```
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.try_read_io(|mut socket| socket.read(buf))
+        self.io.try_read_io(|socket| syscall::recv(socket, buf))
     }
 
     /// [`try_read`](Self::try_read) into several buffers, in one `readv`.
@@ -419,7 +420,8 @@ impl UnixStream {
         // a message that carried descriptors or, with `SO_PASSCRED`, other
         // credentials, with bytes still queued and no new edge coming.
         // So readiness is cleared only by `WouldBlock`.
-        self.io.poll_read_io(cx, |mut socket| socket.read(buf))
+        self.io
+            .poll_read_io(cx, |socket| syscall::recv(socket, buf))
     }
 
     /// Writes from `buf`, waiting for room; an empty `buf` returns `Ok(0)`

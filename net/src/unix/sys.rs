@@ -48,6 +48,9 @@ pub(crate) fn no_sigpipe(socket: &impl AsFd) -> io::Result<()> {
 
 /// One `send(2)` to the connected peer, never raising `SIGPIPE`.
 pub(crate) fn send(socket: &impl AsFd, buf: &[u8]) -> io::Result<usize> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    return crate::syscall::send(socket, buf);
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
     SockRef::from(socket).send_with_flags(buf, SEND_FLAGS)
 }
 
