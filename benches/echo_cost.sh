@@ -9,8 +9,12 @@
 #
 # - user-space instructions per echoed message: the server runs under
 #   valgrind's callgrind, the load generator sends 64-byte lines on 100
-#   connections with no warm-up; every instruction the server ran (start-up,
-#   greetings and shutdown included) over every message echoed;
+#   connections; a first load warms the server up (its tables and buffers
+#   grown) uninstrumented, then a second load is measured:
+#   every instruction the server ran during it (the connects and greetings
+#   of its 100 connections included) over every message it echoed. Before
+#   2026-12-01 the figure counted the whole run, start-up included, which
+#   made it depend on how many messages a run managed;
 # - syscalls per echoed message: the same load against the release server
 #   traced with `strace -c -f`.
 #
@@ -55,27 +59,36 @@ wait_for_port() {
     exit 1
 }
 
-# The load; prints the number of messages echoed.
+# The load, for $1 seconds (default: --duration); prints the number of
+# messages echoed.
 load() {
     taskset -c 1 "$loadgen" --addr "127.0.0.1:$port" --protocol line \
-        --connections "$conns" --duration "$secs" --warmup 0 --json \
+        --connections "$conns" --duration "${1:-$secs}" --warmup 0 --json \
         2>/dev/null | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["messages"])'
 }
 
 # 1. Instructions, under callgrind.
-taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
+# Instrumentation starts off, is switched on once the warm-up load is done
+# and off again after the measured one.
+taskset -c 0 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/callgrind.out" \
     "$server" --port "$port" $server_args >/dev/null 2>"$work/valgrind.log" &
 pid=$!
 wait_for_port
+load 1 >/dev/null
+callgrind_control --instr=on "$pid" >/dev/null
 messages=$(load)
+callgrind_control --instr=off "$pid" >/dev/null
 kill -INT "$pid"
 wait "$pid" || true
-instructions=$(sed -n 's/^summary: *//p; s/^totals: *//p' "$work/callgrind.out" | head -n 1)
+measured="$work/callgrind.out"
+# `totals`, not `summary`: with instrumentation switched on mid-run the
+# summary line says 0.
+instructions=$(sed -n 's/^totals: *//p' "$measured" | head -n 1)
 echo "instructions per echoed message: $((instructions / messages))  ($instructions over $messages messages)"
 if [ "$top" -gt 0 ]; then
     # Each function's own instructions (callees excluded), per message.
     echo "the $top costliest functions, instructions per echoed message (self):"
-    callgrind_annotate --inclusive=no "$work/callgrind.out" 2>/dev/null |
+    callgrind_annotate --inclusive=no "$measured" 2>/dev/null |
         awk -v n="$top" -v m="$messages" '
             /^-+$/ { rule++; next }
             rule >= 3 && $1 ~ /^[0-9,]+$/ && shown < n {

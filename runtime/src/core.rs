@@ -102,6 +102,21 @@ impl Schedule for Shared {
     fn schedule(&self, task: Task) {
         schedule(self, Job::Task(task));
     }
+
+    /// A wake on the loop's own thread queues the task without cloning
+    /// (and dropping) the task's `Arc<Shared>`, as `schedule` would need.
+    fn schedule_cell<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>) {
+        let cell = with_core(|core| match core {
+            Some(core) if std::ptr::eq(&*core.shared, cell.scheduler()) => {
+                core.push(Job::Task(cell));
+                None
+            }
+            _ => Some(cell),
+        });
+        if let Some(cell) = cell {
+            cell.scheduler().inject(Job::Task(cell.clone()));
+        }
+    }
 }
 
 /// Everything only the loop thread touches.

@@ -95,6 +95,7 @@ pub(crate) fn without_limit<R>(f: impl FnOnce() -> R) -> R {
 ///     assert_eq!(other.await.unwrap(), "ran");
 /// });
 /// ```
+#[inline]
 pub fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
     poll_proceed(cx)
 }
@@ -122,17 +123,28 @@ pub async fn consume_budget() {
 /// Spends one unit of the current task's budget, or, if it is used up,
 /// wakes the task, sends it behind the next poll of the OS, and returns
 /// `Pending`.
+///
+/// Inline: it runs several times per echoed message, from this crate and
+/// (through [`poll_budget`]) from the sockets' crate, and is a load, a
+/// compare and a store but for the rare yield.
+#[inline]
 pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<()> {
     let left = LEFT.get();
     if left == 0 {
-        yield_to_poll();
-        cx.waker().wake_by_ref();
-        return Poll::Pending;
+        return out_of_budget(cx);
     }
     if left != UNLIMITED {
         LEFT.set(left - 1);
     }
     Poll::Ready(())
+}
+
+/// The budget is spent: yield behind the next poll of the OS.
+#[cold]
+fn out_of_budget(cx: &mut Context<'_>) -> Poll<()> {
+    yield_to_poll();
+    cx.waker().wake_by_ref();
+    Poll::Pending
 }
 
 pin_project_lite::pin_project! {

@@ -71,6 +71,18 @@ pub(crate) type Task = Arc<dyn Runnable>;
 pub(crate) trait Schedule: Send + Sync + 'static {
     /// Queues `task` to run.
     fn schedule(&self, task: Task);
+
+    /// Queues `cell`, woken: [`schedule`](Self::schedule) through the
+    /// cell's own scheduler. A scheduler may override it to queue the cell
+    /// without a reference of its own to itself (two atomic operations on
+    /// every wake, for a scheduler that is an `Arc`).
+    fn schedule_cell<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>)
+    where
+        Self: Sized,
+    {
+        let scheduler = cell.scheduler.clone();
+        scheduler.schedule(cell);
+    }
 }
 
 /// What a scheduler does with a task.
@@ -154,6 +166,13 @@ unsafe impl<F: Future, S: Send + Sync> Send for TaskCell<F, S> {}
 // through the `stage` mutex, on the thread the invariants above allow.
 #[allow(unsafe_code)]
 unsafe impl<F: Future, S: Send + Sync> Sync for TaskCell<F, S> {}
+
+impl<F: Future, S> TaskCell<F, S> {
+    /// The scheduler the task goes back to when woken.
+    pub(crate) fn scheduler(&self) -> &S {
+        &self.scheduler
+    }
+}
 
 impl<F, S> TaskCell<F, S>
 where
@@ -279,8 +298,7 @@ where
     fn schedule(self: Arc<Self>) {
         let prev = self.state.fetch_or(SCHEDULED, Ordering::AcqRel);
         if prev & (SCHEDULED | COMPLETE) == 0 {
-            let scheduler = self.scheduler.clone();
-            scheduler.schedule(self);
+            S::schedule_cell(self);
         }
     }
 }
