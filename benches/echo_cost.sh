@@ -75,9 +75,9 @@ taskset -c 0 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="
 pid=$!
 wait_for_port
 load 1 >/dev/null
-callgrind_control --instr=on "$pid" >/dev/null
+callgrind_control --instr=on "$pid" >/dev/null 2>&1
 messages=$(load)
-callgrind_control --instr=off "$pid" >/dev/null
+callgrind_control --instr=off "$pid" >/dev/null 2>&1
 kill -INT "$pid"
 wait "$pid" || true
 measured="$work/callgrind.out"
