@@ -348,11 +348,8 @@ impl TcpStream {
             return Poll::Ready(Ok(0));
         }
         let len = buf.len();
-        // socket2's `recv` takes `MaybeUninit` bytes safely: the kernel
-        // only writes into them.
-        self.io.poll_read_stream(cx, len, |socket| {
-            socket2::SockRef::from(socket).recv(&mut *buf)
-        })
+        self.io
+            .poll_read_stream(cx, len, |socket| syscall::recv_uninit(socket, buf))
     }
 
     /// Reads into `buf`, waiting for data; an empty `buf` returns `Ok(0)`
@@ -508,7 +505,7 @@ impl std::os::fd::AsRawFd for TcpStream {
 /// `sendmsg` with `MSG_NOSIGNAL`: `writev(2)` cannot take the flag, and a
 /// vectored write to a peer that has gone must be an error, not `SIGPIPE`.
 fn send_vectored(socket: &mio::net::TcpStream, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-    socket2::SockRef::from(socket).send_vectored_with_flags(bufs, libc::MSG_NOSIGNAL)
+    syscall::send_vectored(socket, bufs)
 }
 
 /// Helpers for [`TcpSocket`](super::TcpSocket).

@@ -62,6 +62,9 @@ pub(crate) fn send_to(socket: &impl AsFd, buf: &[u8], to: &SockAddr) -> io::Resu
 /// One `sendmsg(2)` from several buffers to the connected peer, never
 /// raising `SIGPIPE` (`writev(2)` cannot take the flag).
 pub(crate) fn send_vectored(socket: &impl AsFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    return crate::syscall::send_vectored(socket, bufs);
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
     SockRef::from(socket).send_vectored_with_flags(bufs, SEND_FLAGS)
 }
 
