@@ -2,19 +2,34 @@
 //! who waits on them.
 //!
 //! [`Reactor`] is the table of registrations: one entry per source, with
-//! its readiness bits and the tasks waiting to read and to write. This is the lesson's
+//! its readiness and the tasks waiting to read and to write. This is the lesson's
 //! `key.data`: where `selectors` hands back the object stored at
 //! `register`, mio hands back a token, and the token leads here.
 //!
-//! The table sits behind one mutex, shared by the loop (which fills in
-//! readiness after each poll) and by registrations (which read and clear it,
-//! and park their wakers). On the loop thread it is uncontended; it is a
-//! mutex rather than a `RefCell` so a registration can be dropped, and its
-//! slot freed, from any thread.
+//! # The table and the entries
+//!
+//! Each registered source has an [`IoEntry`], shared (an `Arc`) by the
+//! table and by the source's `Registration`. The table, a slab behind one
+//! mutex, is only what maps a token to its entry: the loop takes that lock
+//! once per batch of events (`dispatch`), and registering and freeing a
+//! source take it once each. It is a mutex rather than a `RefCell` so a
+//! registration can be dropped, and its slot freed, from any thread.
+//!
+//! The readiness checks of the I/O hot path (`poll_ready`, `ready_now`,
+//! `clear`) never touch the table: the registration goes straight to its
+//! entry. An entry's readiness bits, the tick of the event that last set
+//! them, and the shutdown flag are one atomic word, so a check that finds
+//! its direction ready costs one atomic load, and a clear is one
+//! compare-and-swap. Only a task that must wait takes the entry's own lock,
+//! around its two sets of waiters (readers, writers). See [`IoEntry`] for
+//! why no wakeup can be lost between the two.
+//!
+//! Lock order: the table, then an entry. Nothing holding an entry's lock
+//! takes the table's, and no waker is woken under either.
 //!
 //! # Readiness
 //!
-//! Bit layout of an entry's readiness (a `u8`):
+//! Bit layout of an entry's readiness (the low byte of its state word):
 //!
 //! | bit | name | set by | cleared by |
 //! |---|---|---|---|
@@ -29,6 +44,9 @@
 //! writer for any of `WRITABLE | WRITE_CLOSED | ERROR`; a hang-up sets both
 //! closed bits and so wakes both.
 //!
+//! Above the readiness byte, the state word holds the `SHUTDOWN` bit (bit
+//! 8) and, in its high 32 bits, the tick of the last event that set bits.
+//!
 //! # Files
 //!
 //! - `token`: slab key + generation packed into a `mio::Token`.
@@ -41,36 +59,218 @@ mod waiters;
 
 use std::fmt;
 use std::io;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use mio::event::Source;
 use mio::{Interest, Registry, Token};
 use slab::Slab;
 
-use crate::sync::Mutex;
+use crate::sync::{AtomicU64, Mutex, Ordering};
 use crate::task::cell::wake_all;
 use waiters::Waiters;
 
-/// One registered source.
-struct Entry {
-    /// Which registration of this slot the entry belongs to (see `token`).
+/// One registered source: its readiness and its waiters, shared by the
+/// table (which the loop reaches it through) and the source's
+/// `Registration` (which checks it without the table).
+///
+/// # Why no wakeup is lost
+///
+/// The loop, recording an event, first updates `state` (new bits, new
+/// tick), and only then takes `waiters` and moves out the waiters of the
+/// directions it woke. A task that finds its direction not ready takes
+/// `waiters`, loads `state` again under it, and parks its waker only if the
+/// bits are still not there. The two critical sections are ordered one way
+/// or the other:
+///
+/// - the task's comes first: its waker is in the set when the loop takes
+///   the lock, and the loop moves it out and wakes it;
+/// - the loop's comes first: the state update happened before the loop's
+///   unlock, which happened before the task's lock, so the task's second
+///   load sees the new bits (or a later state) and it returns them instead
+///   of waiting.
+///
+/// A clear in between cannot take the new bits away: it only clears while
+/// the tick is still the one of the event it was handed, and the loop's
+/// update replaced the tick in the same atomic write that set the bits.
+/// Shutdown is the same protocol with the `SHUTDOWN` bit for the event.
+///
+/// The argument rests on the lock's ordering and on the state word being
+/// one atomic; the loom models in `registration/loom_model.rs` check it.
+pub(crate) struct IoEntry {
+    /// Readiness bits (low byte), `SHUTDOWN`, and the tick of the last
+    /// event that set bits (high 32 bits).
+    state: AtomicU64,
+    /// The tasks waiting on each direction.
+    waiters: Mutex<EntryWaiters>,
+    /// Which registration of its table slot the entry belongs to (see
+    /// `token`). Never changes.
     generation: usize,
-    /// Readiness bits (see `readiness`).
-    readiness: u8,
-    /// The tick of the last event that set bits here.
-    tick: u32,
+}
+
+/// The two sets of waiters of one source.
+#[derive(Default)]
+struct EntryWaiters {
     readers: Waiters,
     writers: Waiters,
 }
 
+impl EntryWaiters {
+    /// The waiters of `direction`.
+    fn get(&mut self, direction: Direction) -> &mut Waiters {
+        match direction {
+            Direction::Read => &mut self.readers,
+            Direction::Write => &mut self.writers,
+        }
+    }
+
+    /// Moves the waiters that `bits` satisfy into `wakers`.
+    #[inline]
+    fn take_into(&mut self, bits: u8, wakers: &mut Vec<Waker>) {
+        if bits & READ_MASK != 0 {
+            self.readers.take_into(wakers);
+        }
+        if bits & WRITE_MASK != 0 {
+            self.writers.take_into(wakers);
+        }
+    }
+}
+
+/// Set in an entry's state once the runtime has shut down: every readiness
+/// check fails from then on. Above the readiness byte.
+const SHUTDOWN: u64 = 1 << 8;
+/// The readiness byte of a state word.
+const BITS: u64 = 0xff;
+/// The tick's place in a state word.
+const TICK_SHIFT: u32 = 32;
+
+/// The tick of a state word.
+fn tick_of(state: u64) -> u32 {
+    (state >> TICK_SHIFT) as u32
+}
+
+/// A state word's readiness bits for `direction`, as the event a check
+/// hands out; `None` if there are none. Fails once the runtime has shut
+/// down.
+fn ready_in(state: u64, direction: Direction) -> io::Result<Option<ReadyEvent>> {
+    if state & SHUTDOWN != 0 {
+        return Err(shut_down_error());
+    }
+    let bits = (state & BITS) as u8 & direction.mask();
+    Ok((bits != 0).then(|| ReadyEvent {
+        bits,
+        tick: tick_of(state),
+    }))
+}
+
+/// The event a state word holds for `direction`, if it is ready and not
+/// shut down: the fast path, which needs no error.
+#[inline]
+fn ready_fast(state: u64, direction: Direction) -> Option<ReadyEvent> {
+    let bits = (state & BITS) as u8 & direction.mask();
+    (bits != 0 && state & SHUTDOWN == 0).then(|| ReadyEvent {
+        bits,
+        tick: tick_of(state),
+    })
+}
+
+impl IoEntry {
+    fn new(generation: usize, bits: u8, tick: u32) -> Self {
+        IoEntry {
+            state: AtomicU64::new(u64::from(bits) | (u64::from(tick) << TICK_SHIFT)),
+            waiters: Mutex::new(EntryWaiters::default()),
+            generation,
+        }
+    }
+
+    /// Ready bits for `direction` now, if there are any; never waits.
+    #[inline]
+    pub(crate) fn ready_now(&self, direction: Direction) -> io::Result<Option<ReadyEvent>> {
+        ready_in(self.state.load(Ordering::Acquire), direction)
+    }
+
+    /// Ready bits for `direction`, or parks `cx`'s waker until there are.
+    ///
+    /// The ready case is one atomic load; waiting takes the entry's lock
+    /// and looks again under it (see [`IoEntry`]).
+    #[inline]
+    pub(crate) fn poll_ready(
+        &self,
+        direction: Direction,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        match ready_fast(self.state.load(Ordering::Acquire), direction) {
+            Some(event) => Poll::Ready(Ok(event)),
+            None => self.park(direction, cx),
+        }
+    }
+
+    /// `poll_ready`'s slow path: under the lock, look again, and park the
+    /// waker only if the direction is still not ready (nor shut down).
+    #[inline(never)]
+    fn park(&self, direction: Direction, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
+        let mut waiters = self.waiters.lock();
+        match ready_in(self.state.load(Ordering::Acquire), direction) {
+            Ok(None) => {}
+            Ok(Some(event)) => return Poll::Ready(Ok(event)),
+            Err(err) => return Poll::Ready(Err(err)),
+        }
+        let mut woken = waiters.get(direction).register(cx.waker());
+        drop(waiters);
+        // Woken only after the lock is released: a waker can run arbitrary
+        // code, even code that takes this lock. Nearly always there are
+        // none, and then the call is not worth making.
+        if !woken.is_empty() {
+            wake_all(&mut woken);
+        }
+        Poll::Pending
+    }
+
+    /// Clears the bits of `event`, unless a newer event arrived since (the
+    /// tick moved on). The closed bits never clear.
+    #[inline]
+    pub(crate) fn clear(&self, event: ReadyEvent) {
+        let clear = u64::from(event.bits & !CLOSED);
+        // `fetch_update` gives up, leaving the state as it is, once the
+        // tick differs: the bits are then a newer event's.
+        let _ = self
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
+                (tick_of(state) == event.tick).then_some(state & !clear)
+            });
+    }
+
+    /// Records an event of `bits` at `tick` and moves the waiters it
+    /// satisfies into `wakers`: state first, then the waiters' lock (see
+    /// [`IoEntry`]).
+    #[inline]
+    fn record(&self, bits: u8, tick: u32, wakers: &mut Vec<Waker>) {
+        let stamp = u64::from(tick) << TICK_SHIFT;
+        let _ = self
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
+                Some((state & (BITS | SHUTDOWN)) | u64::from(bits) | stamp)
+            });
+        self.waiters.lock().take_into(bits, wakers);
+    }
+
+    /// Marks the entry shut down and moves every waiter into `wakers`.
+    fn shut_down(&self, wakers: &mut Vec<Waker>) {
+        self.state.fetch_or(SHUTDOWN, Ordering::AcqRel);
+        self.waiters
+            .lock()
+            .take_into(READ_MASK | WRITE_MASK, wakers);
+    }
+}
+
 struct Entries {
-    slab: Slab<Entry>,
+    slab: Slab<Arc<IoEntry>>,
     /// Generation handed to the next registration.
     next_generation: usize,
     /// Incremented for every batch of events dispatched.
     tick: u32,
-    /// Set when the runtime shuts down: no new registrations, and every
-    /// readiness poll fails.
+    /// Set when the runtime shuts down: no new registrations (the entries
+    /// already there carry their own `SHUTDOWN` bit).
     shutdown: bool,
     /// Entries freed since the table was last checked for shrinking.
     freed: usize,
@@ -125,7 +325,8 @@ impl Reactor {
         }
     }
 
-    /// Registers `source` for both directions, edge-triggered, once.
+    /// Registers `source` for both directions, edge-triggered, once, and
+    /// returns its token and its entry.
     ///
     /// Both interests from the start: with edge-triggered notification a
     /// writable socket reports one edge, not one per poll, so there is no
@@ -134,8 +335,8 @@ impl Reactor {
     /// The entry starts out readable and writable, so the first I/O call is
     /// tried at once; if it would block, the caller clears the bits and
     /// waits for a real edge.
-    pub(crate) fn register(&self, source: &mut impl Source) -> io::Result<Token> {
-        let token = {
+    pub(crate) fn register(&self, source: &mut impl Source) -> io::Result<(Token, Arc<IoEntry>)> {
+        let (token, entry) = {
             let mut entries = self.entries.lock();
             if entries.shutdown {
                 return Err(shut_down_error());
@@ -148,14 +349,9 @@ impl Reactor {
                 return Err(io::Error::other("too many I/O sources registered"));
             }
             let token = token::pack(slot.key(), generation);
-            slot.insert(Entry {
-                generation,
-                readiness: READABLE | WRITABLE,
-                tick,
-                readers: Waiters::default(),
-                writers: Waiters::default(),
-            });
-            token
+            let entry = Arc::new(IoEntry::new(generation, READABLE | WRITABLE, tick));
+            slot.insert(entry.clone());
+            (token, entry)
         };
         // PRIORITY too, where epoll has it: TCP urgent data stops a read
         // short, and the reader must know a short read did not drain it.
@@ -167,7 +363,7 @@ impl Reactor {
             self.release(token);
             return Err(err);
         }
-        Ok(token)
+        Ok((token, entry))
     }
 
     /// Removes `source` from the poller and frees its entry.
@@ -181,7 +377,8 @@ impl Reactor {
         self.release(token);
     }
 
-    /// Frees the entry of `token`, dropping its wakers outside the lock.
+    /// Frees the table slot of `token`, dropping the table's share of the
+    /// entry (and, if it was the last, its wakers) outside the lock.
     fn release(&self, token: Token) {
         let (key, _) = token::unpack(token);
         let entry = {
@@ -207,68 +404,6 @@ impl Reactor {
         {
             entries.freed = 0;
             entries.slab.shrink_to_fit();
-        }
-    }
-
-    /// Ready bits for `direction` now, if there are any; never waits.
-    pub(crate) fn ready_now(
-        &self,
-        token: Token,
-        direction: Direction,
-    ) -> io::Result<Option<ReadyEvent>> {
-        let (key, _) = token::unpack(token);
-        let entries = self.entries.lock();
-        if entries.shutdown {
-            return Err(shut_down_error());
-        }
-        let entry = &entries.slab[key];
-        let bits = entry.readiness & direction.mask();
-        Ok((bits != 0).then_some(ReadyEvent {
-            bits,
-            tick: entry.tick,
-        }))
-    }
-
-    /// Ready bits for `direction`, or parks `cx`'s waker until there are.
-    pub(crate) fn poll_ready(
-        &self,
-        token: Token,
-        direction: Direction,
-        cx: &mut Context<'_>,
-    ) -> Poll<io::Result<ReadyEvent>> {
-        let (key, _) = token::unpack(token);
-        let mut entries = self.entries.lock();
-        if entries.shutdown {
-            return Poll::Ready(Err(shut_down_error()));
-        }
-        let entry = &mut entries.slab[key];
-        let bits = entry.readiness & direction.mask();
-        if bits != 0 {
-            return Poll::Ready(Ok(ReadyEvent {
-                bits,
-                tick: entry.tick,
-            }));
-        }
-        let waiters = match direction {
-            Direction::Read => &mut entry.readers,
-            Direction::Write => &mut entry.writers,
-        };
-        let mut woken = waiters.register(cx.waker());
-        drop(entries);
-        // Woken only after the lock is released: a waker can run arbitrary
-        // code, even code that takes this lock.
-        wake_all(&mut woken);
-        Poll::Pending
-    }
-
-    /// Clears the bits of `event`, unless a newer event arrived since.
-    pub(crate) fn clear(&self, token: Token, event: ReadyEvent) {
-        let (key, _) = token::unpack(token);
-        let mut entries = self.entries.lock();
-        if let Some(entry) = entries.slab.get_mut(key)
-            && entry.tick == event.tick
-        {
-            entry.readiness &= !(event.bits & !CLOSED);
         }
     }
 
@@ -299,34 +434,27 @@ impl Reactor {
         for (token, bits) in events {
             done.events += 1;
             let (key, generation) = token::unpack(token);
-            let entry = match entries.slab.get_mut(key) {
-                Some(entry) if entry.generation == generation => entry,
+            match entries.slab.get(key) {
+                Some(entry) if entry.generation == generation => {
+                    entry.record(bits, tick, wakers);
+                }
                 _ => {
                     log::trace!("dropped an event for a closed registration");
                     done.stale += 1;
-                    continue;
                 }
-            };
-            entry.readiness |= bits;
-            entry.tick = tick;
-            if bits & READ_MASK != 0 {
-                entry.readers.take_into(wakers);
-            }
-            if bits & WRITE_MASK != 0 {
-                entry.writers.take_into(wakers);
             }
         }
         done
     }
 
-    /// Marks the reactor shut down and collects every parked waker, so no
-    /// one waits forever on a source that can no longer become ready.
+    /// Marks the reactor and every entry shut down and collects every
+    /// parked waker, so no one waits forever on a source that can no
+    /// longer become ready.
     pub(crate) fn shutdown(&self, wakers: &mut Vec<Waker>) {
         let mut entries = self.entries.lock();
         entries.shutdown = true;
-        for (_, entry) in entries.slab.iter_mut() {
-            entry.readers.take_into(wakers);
-            entry.writers.take_into(wakers);
+        for (_, entry) in entries.slab.iter() {
+            entry.shut_down(wakers);
         }
     }
 
@@ -335,10 +463,11 @@ impl Reactor {
     pub(crate) fn for_each_waiter(&self, mut f: impl FnMut(usize, Direction, *const ())) {
         let entries = self.entries.lock();
         for (key, entry) in entries.slab.iter() {
-            entry
+            let waiters = entry.waiters.lock();
+            waiters
                 .readers
                 .for_each_data(|data| f(key, Direction::Read, data));
-            entry
+            waiters
                 .writers
                 .for_each_data(|data| f(key, Direction::Write, data));
         }
@@ -472,5 +601,24 @@ impl fmt::Debug for ReadyEvent {
             .field("priority", &self.is_priority())
             .field("tick", &self.tick)
             .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// An entry is one allocation per registered source, besides the
+    /// table's slot: keep it small. The state word, the lock (one byte,
+    /// padded) around two sets of waiters (an inline waker and a pointer
+    /// each), and the generation.
+    #[test]
+    fn an_entry_stays_small() {
+        assert_eq!(std::mem::size_of::<Waiters>(), 24);
+        assert!(
+            std::mem::size_of::<IoEntry>() <= 72,
+            "{} bytes",
+            std::mem::size_of::<IoEntry>()
+        );
     }
 }

@@ -9,8 +9,7 @@ use std::task::{Context, Poll, ready};
 use mio::Token;
 use mio::event::Source;
 
-use super::Direction;
-use super::ReadyEvent;
+use super::{Direction, IoEntry, ReadyEvent};
 use crate::handle::Handle;
 use crate::shared::Shared;
 use crate::task::budget;
@@ -62,6 +61,9 @@ use crate::task::budget;
 pub struct Registration<S: Source> {
     shared: Arc<Shared>,
     token: Token,
+    /// The source's entry, shared with the reactor's table: readiness
+    /// checks go straight here, without the table's lock.
+    entry: Arc<IoEntry>,
     source: S,
 }
 
@@ -101,10 +103,11 @@ impl<S: Source> Registration<S> {
     /// source.
     pub fn with_handle(mut source: S, handle: &Handle) -> io::Result<Self> {
         let shared = handle.shared().clone();
-        let token = shared.reactor.register(&mut source)?;
+        let (token, entry) = shared.reactor.register(&mut source)?;
         Ok(Registration {
             shared,
             token,
+            entry,
             source,
         })
     }
@@ -145,9 +148,7 @@ impl<S: Source> Registration<S> {
     /// ```
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         ready!(budget::poll_proceed(cx));
-        self.shared
-            .reactor
-            .poll_ready(self.token, Direction::Read, cx)
+        self.entry.poll_ready(Direction::Read, cx)
     }
 
     /// Returns the source's write readiness, or registers `cx` to be woken
@@ -174,9 +175,7 @@ impl<S: Source> Registration<S> {
     /// ```
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         ready!(budget::poll_proceed(cx));
-        self.shared
-            .reactor
-            .poll_ready(self.token, Direction::Write, cx)
+        self.entry.poll_ready(Direction::Write, cx)
     }
 
     /// Waits until the source is readable (or read-closed, or in error).
@@ -263,7 +262,7 @@ impl<S: Source> Registration<S> {
     /// .unwrap();
     /// ```
     pub fn clear_readiness(&self, event: ReadyEvent) {
-        self.shared.reactor.clear(self.token, event);
+        self.entry.clear(event);
     }
 
     /// Runs the read-side I/O call `f` once if the source is readable, and
@@ -296,7 +295,7 @@ impl<S: Source> Registration<S> {
         mut f: impl FnMut(&S) -> io::Result<R>,
     ) -> io::Result<R> {
         loop {
-            let Some(event) = self.shared.reactor.ready_now(self.token, direction)? else {
+            let Some(event) = self.entry.ready_now(direction)? else {
                 return Err(io::ErrorKind::WouldBlock.into());
             };
             match f(&self.source) {
@@ -480,7 +479,7 @@ impl<S: Source> Registration<S> {
     ) -> Poll<io::Result<R>> {
         ready!(budget::poll_proceed(cx));
         loop {
-            let event = ready!(self.shared.reactor.poll_ready(self.token, direction, cx))?;
+            let event = ready!(self.entry.poll_ready(direction, cx))?;
             match f(&self.source) {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(event),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}

@@ -5,7 +5,7 @@ use std::io;
 use std::sync::PoisonError;
 
 pub(crate) use loom::sync::MutexGuard;
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 /// loom's `Mutex` with parking_lot's `lock`, which returns the guard
 /// itself. parking_lot has no poisoning, so neither does this: a lock whose

@@ -11,8 +11,8 @@
 //! interleaving of the threads in a model up to a bound. The models sit next
 //! to the code they check, in `loom_model` child modules: the task state
 //! machine (`task/cell/`), the park protocol and the injection queue's
-//! closing at shutdown (`shared/`), and a registration's readiness and
-//! waker slot (`reactor/registration/`); `harness` is what they share.
+//! closing at shutdown (`shared/`), and a registration's readiness word
+//! and waiters (`reactor/registration/`); `harness` is what they share.
 //! Run them with:
 //!
 //! ```text
@@ -23,13 +23,16 @@
 //! (`--target-dir` keeps the loom build from invalidating the normal one.)
 //!
 //! What goes through here: a task's state word and locks, `block_on`'s wake
-//! flag, the park state and the injection queue, the poller's waker, and
-//! the reactor's entry table. What does not, on purpose:
+//! flag, the park state and the injection queue, the poller's waker, the
+//! reactor's entry table, and each entry's readiness word and waiter lock.
+//! What does not, on purpose:
 //!
 //! - `Arc`. A task's `Arc` is its `Waker` (through `std::task::Wake`) and
 //!   coerces to `Arc<dyn Runnable>`; loom's `Arc` can do neither. Reference
 //!   counting is std's and not what the models are about: they count drops
-//!   of futures and outputs instead.
+//!   of futures and outputs instead. The reactor's entries are shared
+//!   through std's `Arc` as well: the models check an entry's state word
+//!   and lock, not its reference count.
 //! - The metrics counters (relaxed, read for display only), the timer stamp
 //!   (a `static`, which loom's atomics cannot initialise), the blocking
 //!   pool, the lock that holds a loop's `Core` between `block_on` calls, the
@@ -43,11 +46,13 @@ pub(crate) use mio::Waker as PollWaker;
 #[cfg(not(loom))]
 pub(crate) use parking_lot::{Mutex, MutexGuard};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 #[cfg(all(test, loom))]
 pub(crate) mod harness;
 #[cfg(loom)]
 mod mock;
 #[cfg(loom)]
-pub(crate) use mock::{AtomicBool, AtomicU8, AtomicUsize, Mutex, MutexGuard, Ordering, PollWaker};
+pub(crate) use mock::{
+    AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering, PollWaker,
+};

@@ -1,19 +1,31 @@
-//! loom models of a registration's waiters: a task reading through the
-//! one I/O pattern (`poll_io`: wait for readiness, try the call, clear
-//! readiness on `WouldBlock`) while the loop dispatches new events for the
-//! same source.
+//! loom models of a registration's readiness and waiters: a task reading
+//! through the one I/O pattern (`poll_io`: wait for readiness, try the
+//! call, clear readiness on `WouldBlock`) while the loop dispatches new
+//! events for the same source, or shuts the runtime down.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 \
 //!     cargo test -p ioloop-runtime --release --lib loom --target-dir target/loom
 //! ```
 //!
-//! The hazard is a clear that erases readiness from an event newer than the
-//! one the failed call was allowed by: the reader then parks its waker with
-//! nothing left to fire it, and hangs. The entry's tick stamp is what
-//! prevents it; these models check that whatever the interleaving around
-//! the entry table's lock, the reader either gets its bytes or has its
-//! waker woken.
+//! The reader checks readiness without any lock (one load of the entry's
+//! state word) and clears it with a compare-and-swap; only to park its
+//! waker does it take the entry's lock, and look again under it. The loop
+//! updates the state word first and takes the entry's lock after, to move
+//! the waiters out. Two hazards:
+//!
+//! - a clear that erases readiness from an event newer than the one the
+//!   failed call was allowed by: the reader then parks its waker with
+//!   nothing left to fire it, and hangs. The tick stamp in the state word
+//!   is what prevents it;
+//! - a waker parked just after the loop moved the waiters out, by a reader
+//!   that had looked at the state just before the loop updated it. Looking
+//!   again under the entry's lock is what prevents it.
+//!
+//! These models check that whatever the interleaving of the state word's
+//! accesses and the two locks, the reader either gets its bytes (or the
+//! shutdown error) or has its waker woken, and that no clear takes away
+//! the bits of a newer event.
 
 use std::io;
 use std::iter;
@@ -24,7 +36,7 @@ use loom::thread;
 
 use super::Registration;
 use crate::handle::Handle;
-use crate::reactor::READABLE;
+use crate::reactor::{Direction, READABLE};
 use crate::sync::harness::{self, Flag};
 use crate::sync::{AtomicUsize, Ordering};
 use crate::task::cell::wake_all;
@@ -182,5 +194,81 @@ fn loom_two_waiters_racing_an_event() {
             }
         }
         assert_eq!(kernel.0.load(Ordering::Acquire), 0);
+    });
+}
+
+/// A clear racing an event, at the level of the state word: the clearer
+/// hands back the readiness it saw, the loop records a new readable event.
+/// If the clearer saw the readiness the source started out with (tick 0),
+/// the event (tick 1) is newer, and its bit must survive the clear.
+#[test]
+fn loom_clear_never_erases_a_newer_event() {
+    loom::model(|| {
+        let shared = harness::shared();
+        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
+        let reg =
+            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        let clearer = thread::spawn({
+            let reg = reg.clone();
+            move || {
+                let event = reg
+                    .entry
+                    .ready_now(Direction::Read)
+                    .unwrap()
+                    .expect("a source starts out readable");
+                reg.clear_readiness(event);
+                event
+            }
+        });
+        let mut wakers = Vec::new();
+        shared
+            .reactor
+            .record(iter::once((reg.token, READABLE)), &mut wakers);
+        assert!(wakers.is_empty(), "nobody waits in this model");
+        let seen = clearer.join().unwrap();
+        let now = reg.entry.ready_now(Direction::Read).unwrap();
+        match seen.tick {
+            0 => assert!(now.is_some(), "a clear erased a newer event"),
+            1 => assert!(now.is_none(), "the clear of the newest event did nothing"),
+            tick => panic!("no event had tick {tick}"),
+        }
+    });
+}
+
+/// A reader parks on a source that is not ready while the runtime shuts
+/// down: it gets the shutdown error, or it is woken and then gets it.
+#[test]
+fn loom_shutdown_racing_a_waiting_reader() {
+    loom::model(|| {
+        let shared = harness::shared();
+        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
+        let reg =
+            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        // Nothing to read: the reader has to wait.
+        let event = reg.entry.ready_now(Direction::Read).unwrap().unwrap();
+        reg.clear_readiness(event);
+        let flag = Flag::new();
+        let poll = |reg: &Registration<Source>, waker: &Waker| {
+            let mut cx = Context::from_waker(waker);
+            match reg.poll_read_ready(&mut cx) {
+                Poll::Ready(Ok(event)) => panic!("ready with no event: {event:?}"),
+                Poll::Ready(Err(_)) => true,
+                Poll::Pending => false,
+            }
+        };
+        let reader = thread::spawn({
+            let (reg, flag) = (reg.clone(), flag.clone());
+            move || poll(&reg, &flag.waker())
+        });
+        let mut wakers = Vec::new();
+        shared.reactor.shutdown(&mut wakers);
+        wake_all(&mut wakers);
+        if !reader.join().unwrap() {
+            assert!(flag.take(), "a reader waits on a runtime that shut down");
+            assert!(
+                poll(&reg, &flag.waker()),
+                "woken, but not told of the shutdown"
+            );
+        }
     });
 }
