@@ -24,8 +24,8 @@
 //!
 //! An I/O source is registered once, edge-triggered, for both directions
 //! ([`io::Registration`]). The reactor keeps, per source, the readiness bits
-//! and one waker per direction; sockets try the syscall first and wait on
-//! readiness only after `WouldBlock`.
+//! in one atomic word and the tasks waiting on each direction; sockets try
+//! the syscall first and wait on readiness only after `WouldBlock`.
 //!
 //! # Where things are
 //!
