@@ -28,7 +28,7 @@ use std::panic::Location;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
 use std::thread::{self, ThreadId};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mio::{Events, Poll as Poller};
 
@@ -171,7 +171,7 @@ impl Core {
             wakers: Cell::new(Vec::new()),
             event_interval,
             all_done: RefCell::new(None),
-            now: Cell::new(timers::ticks(Instant::now())),
+            now: Cell::new(timers::now()),
             clock: Cell::new(ClockState::Real),
             virtual_clock: Cell::new(false),
             since_poll: Cell::new(0),
@@ -194,7 +194,7 @@ impl Core {
         }
         self.live.set(self.live.get() + 1);
         let born = self.born.get().unwrap_or_else(|| {
-            let now = timers::ticks(Instant::now());
+            let now = timers::now();
             self.born.set(Some(now));
             now
         });
@@ -337,7 +337,7 @@ impl Core {
         if self.virtual_clock.get() {
             self.clock.get().now()
         } else {
-            timers::ticks(Instant::now())
+            timers::now()
         }
     }
 

@@ -132,7 +132,7 @@ pub(crate) fn take(shared: &Arc<Shared>) -> Dump {
             .map(|(key, listed)| (key, listed.id, listed.born, listed.task.clone()))
             .collect()
     };
-    let now = timers::ticks(Instant::now());
+    let now = timers::now();
     let mut dumps = Vec::with_capacity(listed.len());
     let mut by_data = HashMap::with_capacity(listed.len());
     for (key, id, born, task) in &listed {

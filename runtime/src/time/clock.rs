@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
-use super::timers::ticks;
+use super::timers;
 
 /// Runtimes in this process whose clock is not the real one: paused, or
 /// resumed after a pause. While it is zero, reading the time is reading the
@@ -40,10 +40,10 @@ impl ClockState {
     #[inline]
     pub(crate) fn now(self) -> u64 {
         match self {
-            ClockState::Real => ticks(std::time::Instant::now()),
+            ClockState::Real => timers::now(),
             ClockState::Paused { now } => now,
             ClockState::Resumed { real, at } => {
-                at.saturating_add(ticks(std::time::Instant::now()).saturating_sub(real))
+                at.saturating_add(timers::now().saturating_sub(real))
             }
         }
     }

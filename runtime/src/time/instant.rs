@@ -5,7 +5,7 @@ use std::ops::{Add, AddAssign, Sub, SubAssign};
 use std::time::Duration;
 
 use super::clock::{self, ClockState};
-use super::timers::{instant, ticks};
+use super::timers::{self, instant};
 use crate::core;
 use crate::handle::Handle;
 
@@ -142,7 +142,7 @@ fn current_clock() -> ClockState {
 /// The current time in timer ticks, on the clock [`Instant::now`] reads.
 pub(crate) fn now_ticks() -> u64 {
     if !clock::any_virtual() {
-        return ticks(std::time::Instant::now());
+        return timers::now();
     }
     current_clock().now()
 }

@@ -10,6 +10,37 @@
 //! of them does not grow the heap without bound, the heap is rebuilt from
 //! the live slots whenever dead entries outnumber live ones.
 //!
+//! # Reviving dead entries
+//!
+//! Most timers a server arms are timeouts that never fire: a read with an
+//! idle timeout arms one, the line arrives, the timer is removed, and the
+//! next read arms another a little later. The free list is LIFO, so that
+//! next timer takes the very slot just freed, whose dead entry is still in
+//! the heap. Each slot therefore remembers its latest heap entry (the
+//! entry's stamp, kept apart from the timer's identity stamp, or none once
+//! that entry has left the heap) and a deadline no earlier than that
+//! entry's. A new timer whose deadline is strictly later than that takes
+//! the dead entry over instead of pushing one: the entry becomes live
+//! again, now early, and the slot holds the timer's real deadline. When
+//! `fire` pops an early entry, it pushes it again at the real deadline,
+//! under the stamp the timer was armed with, rather than waking anyone. A
+//! connection that echoes a line every millisecond under a 30-second
+//! timeout thus pushes to the heap once per 30 seconds, not once per line.
+//!
+//! What stays true:
+//! - a timer never fires before its real deadline (an early entry is only
+//!   ever pushed again, later);
+//! - equal deadlines fire in the order the timers were armed: an entry
+//!   pushed again carries its timer's arm stamp, and an entry is revived
+//!   only for a strictly later deadline, so it is never compared at the
+//!   real deadline under its old stamp;
+//! - an early entry may set the poll timeout (or a paused clock's
+//!   auto-advance) to before the real deadline: the loop then wakes once
+//!   for nothing, as it does for a dead entry;
+//! - compaction (`sweep_if_sparse`, `shrink_if_sparse`) drops every dead
+//!   entry and forgets it in its slot, so a slot never names an entry that
+//!   is no longer in the heap.
+//!
 //! After a burst, once three quarters of the slots are free, the loop (when
 //! it goes idle) drops the free slots at the end of the table and rebuilds
 //! the heap, so memory follows the number of armed timers down as well as
@@ -47,6 +78,85 @@ pub(crate) fn ticks(instant: Instant) -> u64 {
         .saturating_add(u64::from(since.subsec_nanos()))
 }
 
+/// The current time in ticks: what `ticks(Instant::now())` returns, for
+/// less. A server reads the clock for every timeout it arms, and most of
+/// `ticks`' cost is `std`'s `Instant` subtraction (normalizing, checking),
+/// not the clock: where the origin's raw `CLOCK_MONOTONIC` reading is known
+/// (see `raw_origin`), the clock is read raw and the nanoseconds counted
+/// from it directly. Exact: the same reading `Instant::now` would take,
+/// counted from the same origin.
+#[inline]
+pub(crate) fn now() -> u64 {
+    #[cfg(target_os = "linux")]
+    if let Some(origin) = raw_origin()
+        && let Some(now) = raw_now()
+    {
+        return raw_ticks(now, origin);
+    }
+    ticks(Instant::now())
+}
+
+/// A raw clock reading: seconds and nanoseconds.
+#[cfg(target_os = "linux")]
+type Raw = (i64, i64);
+
+/// `CLOCK_MONOTONIC`, which `std`'s `Instant::now` reads on Linux.
+#[cfg(target_os = "linux")]
+#[inline]
+fn raw_now() -> Option<Raw> {
+    use nix::time::{ClockId, clock_gettime};
+    let now = clock_gettime(ClockId::CLOCK_MONOTONIC).ok()?;
+    Some((now.tv_sec(), now.tv_nsec()))
+}
+
+/// `now` (a raw reading) in ticks from `origin` (a raw reading in
+/// nanoseconds). No saturation needed: the origin is a century before the
+/// first use and the clock counts from boot, so every value here, the
+/// difference included (a century plus the uptime), fits an `i64` of
+/// nanoseconds (292 years).
+#[cfg(target_os = "linux")]
+#[inline]
+fn raw_ticks(now: Raw, origin: i64) -> u64 {
+    now.0
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(now.1)
+        .wrapping_sub(origin) as u64
+}
+
+/// The raw clock reading of `origin()`, in nanoseconds (negative: before
+/// boot), if it can be known exactly.
+///
+/// `std` offers no way to a `std::time::Instant`'s clock reading but its
+/// `Debug` output, which on Linux is `Instant { tv_sec: S, tv_nsec: N }`.
+/// That is read once; since it is no promise, the result is checked: a raw
+/// reading taken between two `Instant::now()`s must fall between them,
+/// counted from the origin this way and `ticks`' way. If the format
+/// changes, or the clocks differ, `now` keeps to `ticks(Instant::now())`.
+#[cfg(target_os = "linux")]
+fn raw_origin() -> Option<i64> {
+    static RAW_ORIGIN: OnceLock<Option<i64>> = OnceLock::new();
+    *RAW_ORIGIN.get_or_init(|| {
+        let text = format!("{:?}", origin());
+        let field = |name: &str| -> Option<i64> {
+            let start = text.find(name)? + name.len();
+            let digits = &text[start..];
+            let end = digits
+                .find(|c: char| c != '-' && !c.is_ascii_digit())
+                .unwrap_or(digits.len());
+            digits[..end].parse().ok()
+        };
+        let (secs, nanos) = (field("tv_sec: ")?, field("tv_nsec: ")?);
+        if !(0..1_000_000_000).contains(&nanos) {
+            return None;
+        }
+        let origin = secs.checked_mul(1_000_000_000)?.checked_add(nanos)?;
+        let before = ticks(Instant::now());
+        let raw = raw_ticks(raw_now()?, origin);
+        let after = ticks(Instant::now());
+        (before <= raw && raw <= after).then_some(origin)
+    })
+}
+
 /// Ticks back as an `Instant`: exact for every instant `ticks` did not
 /// saturate.
 pub(crate) fn instant(ticks: u64) -> Instant {
@@ -76,13 +186,44 @@ fn next_stamp() -> NonZeroU32 {
     }
 }
 
-/// A slot: the waker of an armed timer, or a link in the free list.
+/// A slot: an armed timer, or a link in the free list; 32 bytes.
+///
+/// Free exactly when `waker` is `None` (an armed timer always has one).
 struct Slot {
-    /// The armed timer's stamp; 0 while the slot is free.
-    stamp: u32,
-    /// The next free slot, while this one is free.
-    next_free: u32,
+    /// While armed, the timer's stamp (its `TimerKey`'s); while free, the
+    /// next free slot (`u32::MAX` for none).
+    tag: u32,
+    /// The stamp of this slot's latest heap entry, which is still in the
+    /// heap; 0 if none is. Armed, that entry is the timer's (live, perhaps
+    /// early); free, it is dead but may be revived by the next timer.
+    /// Every other entry naming this slot is dead for good.
+    entry: u32,
+    /// While armed, the timer's real deadline, never earlier than its
+    /// entry's; while free, the last timer's, still no earlier than the
+    /// dead entry's (a bound for reviving it).
+    deadline: u64,
     waker: Option<Waker>,
+}
+
+impl Slot {
+    /// Whether the slot holds the timer `stamp`.
+    fn holds(&self, stamp: NonZeroU32) -> bool {
+        self.waker.is_some() && self.tag == stamp.get()
+    }
+
+    /// Whether `entry` (naming this slot) is the slot's latest, and so
+    /// still counts; else it is dead for good. Forgets the latest entry if
+    /// it is dead, for the caller is taking it out of the heap.
+    fn keep(&mut self, entry: &Entry) -> bool {
+        if self.entry != entry.stamp {
+            return false;
+        }
+        if self.waker.is_none() {
+            self.entry = 0;
+            return false;
+        }
+        true
+    }
 }
 
 /// A heap entry, 16 bytes: the deadline in ticks, and the stamp and slot of
@@ -99,8 +240,9 @@ struct Entry {
 /// Every armed timer of one runtime. Owned by the loop thread.
 ///
 /// Sizes are what a server with many timers pays per timer: 16 bytes in
-/// the heap and 24 in the slot table (their sum was 64 with `Instant`s and
-/// 64-bit ids, and a million armed timers showed it).
+/// the heap and 32 in the slot table (their sum was 64 with `Instant`s and
+/// 64-bit ids, and a million armed timers showed it; the slot's real
+/// deadline, for reviving dead entries, added 8).
 pub(crate) struct Timers {
     heap: BinaryHeap<Reverse<Entry>>,
     slots: Vec<Slot>,
@@ -127,33 +269,48 @@ impl Timers {
     fn slot(&self, timer: TimerKey) -> Option<&Slot> {
         self.slots
             .get(timer.key as usize)
-            .filter(|slot| slot.stamp == timer.stamp.get())
+            .filter(|slot| slot.holds(timer.stamp))
     }
 
     /// Arms a timer that wakes `waker` once `at` (in ticks) has passed.
+    ///
+    /// Takes the last freed slot; if its dead entry is still in the heap
+    /// and due before `at`, revives it instead of pushing a new one (see
+    /// the module doc).
     pub(crate) fn insert(&mut self, at: u64, waker: Waker) -> TimerKey {
         let stamp = next_stamp();
-        let slot = Slot {
-            stamp: stamp.get(),
-            next_free: u32::MAX,
-            waker: Some(waker),
-        };
         let key = if self.free != u32::MAX {
             let key = self.free;
-            self.free = self.slots[key as usize].next_free;
-            self.slots[key as usize] = slot;
+            let slot = &mut self.slots[key as usize];
+            self.free = slot.tag;
+            if slot.entry == 0 || at <= slot.deadline {
+                self.heap.push(Reverse(Entry {
+                    at,
+                    stamp: stamp.get(),
+                    key,
+                }));
+                slot.entry = stamp.get();
+            }
+            slot.tag = stamp.get();
+            slot.deadline = at;
+            slot.waker = Some(waker);
             key
         } else {
             let key = u32::try_from(self.slots.len()).expect("fewer than 4 billion timers");
-            self.slots.push(slot);
+            self.slots.push(Slot {
+                tag: stamp.get(),
+                entry: stamp.get(),
+                deadline: at,
+                waker: Some(waker),
+            });
+            self.heap.push(Reverse(Entry {
+                at,
+                stamp: stamp.get(),
+                key,
+            }));
             key
         };
         self.armed += 1;
-        self.heap.push(Reverse(Entry {
-            at,
-            stamp: stamp.get(),
-            key,
-        }));
         TimerKey { key, stamp }
     }
 
@@ -172,17 +329,25 @@ impl Timers {
     /// Moves an armed timer to `at` (in ticks), keeping its slot and waker.
     /// Returns its new key, or `None` if it already fired or was removed.
     ///
-    /// The old heap entry is left behind, dead (its stamp no longer
-    /// matches), as a removal's is.
+    /// Moved later, the timer keeps its heap entry, which is now early (as
+    /// a revived one is). Moved earlier (or to the same deadline), it gets
+    /// a new entry and the old one is left behind, dead, as a removal's
+    /// is. Either way it counts as armed now, for the order of equal
+    /// deadlines.
     pub(crate) fn reset(&mut self, timer: TimerKey, at: u64) -> Option<TimerKey> {
         self.slot(timer)?;
         let stamp = next_stamp();
-        self.slots[timer.key as usize].stamp = stamp.get();
-        self.heap.push(Reverse(Entry {
-            at,
-            stamp: stamp.get(),
-            key: timer.key,
-        }));
+        let slot = &mut self.slots[timer.key as usize];
+        slot.tag = stamp.get();
+        if at <= slot.deadline {
+            slot.entry = stamp.get();
+            self.heap.push(Reverse(Entry {
+                at,
+                stamp: stamp.get(),
+                key: timer.key,
+            }));
+        }
+        slot.deadline = at;
         self.sweep_if_sparse();
         Some(TimerKey {
             key: timer.key,
@@ -190,11 +355,11 @@ impl Timers {
         })
     }
 
-    /// Frees the slot of an armed timer and returns its waker.
+    /// Frees the slot of an armed timer and returns its waker. The slot's
+    /// entry and deadline stay, for the next timer to revive.
     fn release(&mut self, key: u32) -> Option<Waker> {
         let slot = &mut self.slots[key as usize];
-        slot.stamp = 0;
-        slot.next_free = self.free;
+        slot.tag = self.free;
         self.free = key;
         self.armed -= 1;
         self.freed += 1;
@@ -214,22 +379,38 @@ impl Timers {
     /// them.
     fn sweep_if_sparse(&mut self) {
         if self.heap.len() > COMPACT_MIN && self.heap.len() > 2 * self.armed {
-            let slots = &self.slots;
-            self.heap
-                .retain(|Reverse(e)| slots[e.key as usize].stamp == e.stamp);
+            let slots = &mut self.slots;
+            self.heap.retain(|Reverse(e)| slots[e.key as usize].keep(e));
         }
     }
 
-    /// Moves the wakers of every timer due at `now` (in ticks) into `out`.
+    /// Moves the wakers of every timer due at `now` (in ticks) into `out`,
+    /// earliest first. An early entry (revived, or of a timer moved later)
+    /// that comes due is pushed again at its timer's real deadline.
     pub(crate) fn fire(&mut self, now: u64, out: &mut Vec<Waker>) {
         while let Some(Reverse(top)) = self.heap.peek() {
             if top.at > now {
                 break;
             }
             let Reverse(entry) = self.heap.pop().expect("peeked");
-            if self.slots[entry.key as usize].stamp == entry.stamp {
-                out.extend(self.release(entry.key));
+            let slot = &mut self.slots[entry.key as usize];
+            if !slot.keep(&entry) {
+                continue;
             }
+            if slot.deadline > entry.at {
+                // Pushed again even if already due: it then fires in
+                // deadline order, after what is due before it.
+                slot.entry = slot.tag;
+                let again = Entry {
+                    at: slot.deadline,
+                    stamp: slot.tag,
+                    key: entry.key,
+                };
+                self.heap.push(Reverse(again));
+                continue;
+            }
+            slot.entry = 0;
+            out.extend(self.release(entry.key));
         }
     }
 
@@ -246,23 +427,23 @@ impl Timers {
             return;
         }
         self.freed = 0;
-        while self.slots.last().is_some_and(|slot| slot.stamp == 0) {
+        while self.slots.last().is_some_and(|slot| slot.waker.is_none()) {
             self.slots.pop();
         }
         self.slots.shrink_to_fit();
         self.free = u32::MAX;
         for (key, slot) in self.slots.iter_mut().enumerate().rev() {
-            if slot.stamp == 0 {
-                slot.next_free = self.free;
+            if slot.waker.is_none() {
+                slot.tag = self.free;
                 self.free = key as u32;
             }
         }
         // Dead entries may name dropped slots: keep only the live ones.
-        let slots = &self.slots;
+        let slots = &mut self.slots;
         self.heap.retain(|Reverse(e)| {
             slots
-                .get(e.key as usize)
-                .is_some_and(|s| s.stamp == e.stamp)
+                .get_mut(e.key as usize)
+                .is_some_and(|slot| slot.keep(e))
         });
         self.heap.shrink_to_fit();
     }
@@ -309,10 +490,10 @@ impl Timers {
     pub(crate) fn for_each_waiter(&self, mut f: impl FnMut(u64, *const ())) {
         for Reverse(entry) in self.heap.iter() {
             let slot = &self.slots[entry.key as usize];
-            if slot.stamp == entry.stamp
+            if slot.entry == entry.stamp
                 && let Some(waker) = &slot.waker
             {
-                f(entry.at, waker.data());
+                f(slot.deadline, waker.data());
             }
         }
     }
@@ -400,5 +581,226 @@ mod tests {
         timers.fire(ticks(t0 + Duration::from_secs(3600)), &mut out);
         assert_eq!(out.len(), 50_002);
         assert!(timers.remove(again).is_none());
+    }
+
+    /// A waker told apart from others by `data()`.
+    fn tagged() -> Waker {
+        struct Tag;
+        impl std::task::Wake for Tag {
+            fn wake(self: std::sync::Arc<Self>) {}
+        }
+        Waker::from(std::sync::Arc::new(Tag))
+    }
+
+    /// The order `wakers` came out in, as indices into `armed`.
+    fn order(armed: &[&Waker], wakers: &[Waker]) -> Vec<usize> {
+        wakers
+            .iter()
+            .map(|w| {
+                armed
+                    .iter()
+                    .position(|a| a.data() == w.data())
+                    .expect("a waker that was armed")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_slot_reused_for_a_later_deadline_does_not_grow_the_heap() {
+        let mut timers = Timers::default();
+        let mut t = timers.insert(1_000, Waker::noop().clone());
+        for at in 1_001..101_000 {
+            timers.remove(t);
+            t = timers.insert(at, Waker::noop().clone());
+            assert_eq!(timers.heap_len(), 1);
+        }
+        // The one entry is early: it is pushed again once, at the real
+        // deadline, when it comes due.
+        let mut out = Vec::new();
+        timers.fire(1_000, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(timers.heap_len(), 1);
+        assert_eq!(timers.next_deadline(), Some(100_999));
+        timers.fire(100_998, &mut out);
+        assert!(out.is_empty());
+        timers.fire(100_999, &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(timers.is_empty());
+        assert!(timers.remove(t).is_none());
+    }
+
+    #[test]
+    fn a_revived_timer_fires_at_its_own_deadline_never_the_dead_ones() {
+        let mut timers = Timers::default();
+        let dead = timers.insert(10, Waker::noop().clone());
+        timers.remove(dead);
+        let revived = timers.insert(20, tagged());
+        assert_eq!(timers.heap_len(), 1);
+        // The old key does not reach the new timer in the same slot.
+        assert!(timers.remove(dead).is_none());
+        assert!(timers.update(dead, Waker::noop()).is_err());
+        let mut out = Vec::new();
+        for now in [10, 15, 19] {
+            timers.fire(now, &mut out);
+            assert!(out.is_empty(), "fired at {now}, due at 20");
+        }
+        assert_eq!(timers.len(), 1);
+        // Firing far past the deadline fires it once.
+        timers.fire(1_000, &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(timers.update(revived, Waker::noop()).is_err());
+        // A slot whose timer fired has no entry left to revive: the next
+        // timer pushes one, and fires.
+        let next = timers.insert(2_000, Waker::noop().clone());
+        assert_eq!(timers.heap_len(), 1);
+        timers.fire(2_000, &mut out);
+        assert_eq!(out.len(), 2);
+        assert!(timers.remove(next).is_none());
+    }
+
+    #[test]
+    fn an_earlier_or_equal_deadline_pushes_a_new_entry() {
+        let mut timers = Timers::default();
+        let first = timers.insert(20, Waker::noop().clone());
+        timers.remove(first);
+        // Earlier: the dead entry (20) would be late.
+        let early = timers.insert(10, Waker::noop().clone());
+        assert_eq!(timers.heap_len(), 2);
+        let mut out = Vec::new();
+        timers.fire(10, &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(timers.remove(early).is_none());
+        // The dead entry is still there; dropped when it comes due.
+        timers.fire(20, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(timers.heap_len(), 0);
+    }
+
+    #[test]
+    fn equal_deadlines_fire_in_arm_order_revived_or_not() {
+        let mut timers = Timers::default();
+        let (a, b, c, d, e) = (tagged(), tagged(), tagged(), tagged(), tagged());
+        // Slot 0's dead entry is due at 10, under a stamp older than b's.
+        let old = timers.insert(10, Waker::noop().clone());
+        timers.insert(20, b.clone());
+        timers.remove(old);
+        // c revives it (20 > 10); pushed again at 20, it must follow b.
+        timers.insert(20, c.clone());
+        assert_eq!(timers.heap_len(), 2);
+        // An equal deadline is not revived: d's dead entry (20, older than
+        // e's stamp) would fire it ahead of e, armed before it.
+        let gone = timers.insert(20, Waker::noop().clone());
+        timers.insert(20, e.clone());
+        timers.remove(gone);
+        timers.insert(20, d.clone());
+        // A plain one, armed last.
+        timers.insert(20, a.clone());
+        let mut out = Vec::new();
+        timers.fire(20, &mut out);
+        assert_eq!(order(&[&a, &b, &c, &d, &e], &out), [1, 2, 4, 3, 0]);
+    }
+
+    #[test]
+    fn a_revived_timer_fires_after_earlier_deadlines_due_in_the_same_tick() {
+        let mut timers = Timers::default();
+        let (late, mid) = (tagged(), tagged());
+        let old = timers.insert(10, Waker::noop().clone());
+        timers.remove(old);
+        timers.insert(30, late.clone());
+        timers.insert(20, mid.clone());
+        let mut out = Vec::new();
+        timers.fire(100, &mut out);
+        assert_eq!(order(&[&late, &mid], &out), [1, 0]);
+    }
+
+    #[test]
+    fn reset_later_keeps_the_entry_and_earlier_pushes_one() {
+        let mut timers = Timers::default();
+        let t = timers.insert(10, Waker::noop().clone());
+        let t = timers.reset(t, 30).expect("armed");
+        assert_eq!(timers.heap_len(), 1);
+        let mut out = Vec::new();
+        timers.fire(29, &mut out);
+        assert!(out.is_empty());
+        let t = timers.reset(t, 25).expect("armed");
+        assert_eq!(timers.heap_len(), 2);
+        timers.fire(25, &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(timers.remove(t).is_none());
+        timers.fire(30, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(timers.heap_len(), 0);
+    }
+
+    #[test]
+    fn compaction_keeps_revived_timers_and_forgets_swept_entries() {
+        let mut timers = Timers::default();
+        let n = 4 * COMPACT_MIN as u64;
+        let keys: Vec<_> = (0..n)
+            .map(|i| timers.insert(1_000 + i, Waker::noop().clone()))
+            .collect();
+        // Revive one slot in four with a later deadline (each removal then
+        // insert takes the slot just freed), and free the rest, which
+        // sweeps the heap once dead entries outnumber live ones.
+        let mut revived = Vec::new();
+        let mut swept = false;
+        for (i, key) in keys.iter().enumerate() {
+            let before = timers.heap_len();
+            timers.remove(*key);
+            swept |= timers.heap_len() < before;
+            if i % 4 == 0 {
+                revived.push(timers.insert(1_000_000 + i as u64, Waker::noop().clone()));
+            }
+        }
+        assert!(swept);
+        assert_eq!(timers.len(), revived.len());
+        assert!(timers.heap_len() <= 2 * timers.len() + 1);
+        // Refill every free slot: those whose dead entry was swept must
+        // push a fresh one, or their timers would never fire.
+        let fresh = n as usize - revived.len();
+        for i in 0..fresh {
+            timers.insert(2_000_000 + i as u64, Waker::noop().clone());
+        }
+        assert_eq!(timers.slots_len(), n as usize);
+        let mut out = Vec::new();
+        timers.fire(999_999, &mut out);
+        assert!(out.is_empty());
+        timers.fire(1_000_000 + n, &mut out);
+        assert_eq!(out.len(), revived.len());
+        timers.fire(2_000_000 + fresh as u64, &mut out);
+        assert_eq!(out.len(), n as usize);
+        assert!(timers.is_empty());
+        // And the tables shrink with revived slots about.
+        let again = timers.insert(3_000_000, Waker::noop().clone());
+        timers.remove(again);
+        let last = timers.insert(3_000_001, Waker::noop().clone());
+        timers.shrink_if_sparse();
+        assert_eq!(timers.heap_len(), 1);
+        timers.fire(3_000_000, &mut out);
+        assert_eq!(timers.len(), 1);
+        timers.fire(3_000_001, &mut out);
+        assert!(timers.is_empty());
+        assert!(timers.remove(last).is_none());
+    }
+
+    #[test]
+    fn the_cheap_clock_read_agrees_with_instant_now() {
+        #[cfg(target_os = "linux")]
+        assert!(raw_origin().is_some(), "std's Instant Debug format changed");
+        for _ in 0..1000 {
+            let before = ticks(Instant::now());
+            let read = now();
+            let after = ticks(Instant::now());
+            assert!(before <= read && read <= after);
+        }
+        // And it converts back exactly.
+        let read = now();
+        assert_eq!(ticks(instant(read)), read);
+    }
+
+    #[test]
+    fn sizes_per_timer() {
+        assert_eq!(std::mem::size_of::<Entry>(), 16);
+        assert_eq!(std::mem::size_of::<Slot>(), 32);
     }
 }
