@@ -6,6 +6,8 @@
 #   benches/echo_cost.sh --connections 100 --duration 5
 #   benches/echo_cost.sh --top 10        # and the ten costliest functions
 #   benches/echo_cost.sh --server-args "--slow-poll-ms 0"   # detector off
+#   benches/echo_cost.sh --server mio_reference               # the raw mio loop
+#   benches/echo_cost.sh --server line_echo_tokio             # tokio's twin
 #
 # - user-space instructions per echoed message: the server runs under
 #   valgrind's callgrind, the load generator sends 64-byte lines on 100
@@ -27,13 +29,15 @@ conns=100
 secs=5
 top=0
 server_args=""
+server_name=line_echo
 while [ $# -gt 0 ]; do
     case "$1" in
         --connections) conns="$2"; shift 2 ;;
         --duration) secs="$2"; shift 2 ;;
         --top) top="$2"; shift 2 ;;
         --server-args) server_args="$2"; shift 2 ;;
-        *) echo "usage: $0 [--connections N] [--duration SECONDS] [--top N] [--server-args '...']" >&2; exit 2 ;;
+        --server) server_name="$2"; shift 2 ;;
+        *) echo "usage: $0 [--connections N] [--duration SECONDS] [--top N] [--server line_echo|line_echo_tokio|mio_reference] [--server-args '...']" >&2; exit 2 ;;
     esac
 done
 
@@ -42,8 +46,8 @@ need valgrind valgrind
 need strace strace
 need taskset util-linux
 
-cargo build --release --example line_echo --example loadgen --quiet
-server=target/release/examples/line_echo
+cargo build --release --example "$server_name" --example loadgen --quiet
+server=target/release/examples/$server_name
 loadgen=target/release/examples/loadgen
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
