@@ -72,6 +72,9 @@ load() {
 }
 
 # 1. Instructions, under callgrind.
+# Servers are stopped with SIGTERM: a background job of a script ignores
+# SIGINT, and a server that sets no handler of its own (the raw loop) would
+# never see it.
 # Instrumentation starts off, is switched on once the warm-up load is done
 # and off again after the measured one.
 taskset -c 0 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/callgrind.out" \
@@ -82,7 +85,7 @@ load 1 >/dev/null
 callgrind_control --instr=on "$pid" >/dev/null 2>&1
 messages=$(load)
 callgrind_control --instr=off "$pid" >/dev/null 2>&1
-kill -INT "$pid"
+kill -TERM "$pid"
 wait "$pid" || true
 measured="$work/callgrind.out"
 # `totals`, not `summary`: with instrumentation switched on mid-run the
@@ -95,6 +98,7 @@ if [ "$top" -gt 0 ]; then
     callgrind_annotate --inclusive=no "$measured" 2>/dev/null |
         awk -v n="$top" -v m="$messages" '
             /^-+$/ { rule++; next }
+            /PROGRAM TOTALS/ { next }
             rule >= 3 && $1 ~ /^[0-9,]+$/ && shown < n {
                 gsub(",", "", $1)
                 name = $0; sub(/^ *[0-9,]+ *(\([^)]*\))? */, "", name)
@@ -115,7 +119,7 @@ sleep 0.5 # let strace attach to every thread before the load starts
 messages=$(load)
 kill -INT "$tracer"
 wait "$tracer" || true
-kill -INT "$pid"
+kill -TERM "$pid"
 wait "$pid" || true
 calls=$(awk '$NF == "total" { print $4 }' "$work/strace.txt")
 python3 -c "print(f'syscalls per echoed message: {$calls / $messages:.3f}  ($calls over $messages messages)')"
