@@ -183,11 +183,22 @@ impl Core {
 
     /// Queues a job on the loop thread; a task spawned and not yet in the
     /// task list is entered there first (cancelled if the loop is closing).
+    ///
+    /// Inline, and the entering out of line: a wake comes through here,
+    /// and should cost a check and a push, not the prologue of a function
+    /// that takes locks.
+    #[inline]
     pub(crate) fn push(&self, job: Job) {
-        let task = match job {
-            Job::Task(task) if task.key() == UNREGISTERED => task,
-            job => return self.run_queue.borrow_mut().push_back(job),
-        };
+        match job {
+            Job::Task(task) if task.key() == UNREGISTERED => self.enter(task),
+            job => self.run_queue.borrow_mut().push_back(job),
+        }
+    }
+
+    /// Enters a task just spawned into the task list and queues it; cancels
+    /// it if the loop is closing.
+    #[inline(never)]
+    fn enter(&self, task: Task) {
         if self.closing.get() {
             task.cancel(JoinError::cancelled());
             return;
@@ -374,19 +385,26 @@ impl Core {
         let completed = task.run();
         self.publisher.end(&self.shared.watch);
         if completed {
-            if local {
-                self.local_tasks.set(self.local_tasks.get() - 1);
-            }
-            let removed = self.shared.tasks.lock().slab.try_remove(key);
-            // Dropped after the lock is released: it may be the task's last
-            // reference, and dropping a task can run arbitrary code.
-            drop(removed);
-            self.live.set(self.live.get() - 1);
-            if self.live.get() == 0 {
-                let waiter = self.all_done.borrow_mut().take();
-                if let Some(waker) = waiter {
-                    waker.wake();
-                }
+            self.completed(key, local);
+        }
+    }
+
+    /// Takes a task that completed off the task list. Out of line: most
+    /// polls do not complete their task, and should not pay for the locks.
+    #[inline(never)]
+    fn completed(&self, key: usize, local: bool) {
+        if local {
+            self.local_tasks.set(self.local_tasks.get() - 1);
+        }
+        let removed = self.shared.tasks.lock().slab.try_remove(key);
+        // Dropped after the lock is released: it may be the task's last
+        // reference, and dropping a task can run arbitrary code.
+        drop(removed);
+        self.live.set(self.live.get() - 1);
+        if self.live.get() == 0 {
+            let waiter = self.all_done.borrow_mut().take();
+            if let Some(waker) = waiter {
+                waker.wake();
             }
         }
     }
