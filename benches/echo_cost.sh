@@ -95,17 +95,7 @@ echo "instructions per echoed message: $((instructions / messages))  ($instructi
 if [ "$top" -gt 0 ]; then
     # Each function's own instructions (callees excluded), per message.
     echo "the $top costliest functions, instructions per echoed message (self):"
-    callgrind_annotate --inclusive=no "$measured" 2>/dev/null |
-        awk -v n="$top" -v m="$messages" '
-            /^-+$/ { rule++; next }
-            /PROGRAM TOTALS/ { next }
-            rule >= 3 && $1 ~ /^[0-9,]+$/ && shown < n {
-                gsub(",", "", $1)
-                name = $0; sub(/^ *[0-9,]+ *(\([^)]*\))? */, "", name)
-                sub(/ \[[^]]*\]$/, "", name)
-                printf "  %7.1f  %s\n", $1 / m, name
-                shown++
-            }'
+    callgrind_top "$measured" "$top" "$messages"
 fi
 
 # 2. Syscalls, under strace.

@@ -1,5 +1,6 @@
 # Shared by the scripts in benches/ (sourced, never run): installing the
-# tools a measurement needs, and finding a free port.
+# tools a measurement needs, finding a free port, and reading callgrind's
+# output.
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -16,4 +17,21 @@ need() {
 # A port nobody listens on right now: bind 0, read it back, let it go.
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# callgrind_top FILE N COUNT: the N functions of callgrind's FILE that ran
+# the most instructions of their own (callees excluded), each over COUNT
+# (messages, requests): the cost of one unit of work, by function.
+callgrind_top() {
+    callgrind_annotate --inclusive=no "$1" 2>/dev/null |
+        awk -v n="$2" -v m="$3" '
+            /^-+$/ { rule++; next }
+            /PROGRAM TOTALS/ { next }
+            rule >= 3 && $1 ~ /^[0-9,]+$/ && shown < n {
+                gsub(",", "", $1)
+                name = $0; sub(/^ *[0-9,]+ *(\([^)]*\))? */, "", name)
+                sub(/ \[[^]]*\]$/, "", name)
+                printf "  %7.1f  %s\n", $1 / m, name
+                shown++
+            }'
 }
