@@ -1,6 +1,6 @@
 //! `recv` and `send` on a stream socket, the two calls of every echoed
-//! message, and their forms for uninitialized and vectored buffers, as
-//! plain system calls.
+//! message, their forms for uninitialized and vectored buffers, and a UDP
+//! socket's datagram calls, as plain system calls.
 //!
 //! std (and mio through it) calls libc's `recv` and `send`. Those are
 //! thread cancellation points: in a process with more than one thread
@@ -13,6 +13,7 @@
 
 use std::io::{self, IoSlice};
 use std::mem::MaybeUninit;
+use std::net::SocketAddr;
 
 /// `recv(2)` with no flags: bytes read, 0 at end of stream.
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -98,4 +99,75 @@ pub(crate) fn send_vectored(
     bufs: &[IoSlice<'_>],
 ) -> io::Result<usize> {
     socket2::SockRef::from(socket).send_vectored(bufs)
+}
+
+/// `recvfrom(2)`: one datagram into `buf` (the rest of a longer one is
+/// dropped), and its sender.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(crate) fn recv_from(
+    socket: &mio::net::UdpSocket,
+    buf: &mut [u8],
+) -> io::Result<(usize, SocketAddr)> {
+    let (read, _, from) = rustix::net::recvfrom(socket, buf, rustix::net::RecvFlags::empty())?;
+    // An IPv4 or IPv6 socket always reports its sender, in its own family.
+    let from = from.ok_or_else(|| io::Error::other("recvfrom reported no sender"))?;
+    Ok((read, SocketAddr::try_from(from)?))
+}
+
+/// `sendto(2)`: one datagram to `target`.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(crate) fn send_to(
+    socket: &mio::net::UdpSocket,
+    buf: &[u8],
+    target: SocketAddr,
+) -> io::Result<usize> {
+    Ok(rustix::net::sendto(
+        socket,
+        buf,
+        rustix::net::SendFlags::NOSIGNAL,
+        &target,
+    )?)
+}
+
+/// `recv(2)` on a connected UDP socket: one datagram from its peer.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(crate) fn recv_datagram(socket: &mio::net::UdpSocket, buf: &mut [u8]) -> io::Result<usize> {
+    recv(socket, buf)
+}
+
+/// `send(2)` on a connected UDP socket: one datagram to its peer.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(crate) fn send_datagram(socket: &mio::net::UdpSocket, buf: &[u8]) -> io::Result<usize> {
+    send(socket, buf)
+}
+
+/// `recv_from` through mio (std) where there is no rustix.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub(crate) fn recv_from(
+    socket: &mio::net::UdpSocket,
+    buf: &mut [u8],
+) -> io::Result<(usize, SocketAddr)> {
+    socket.recv_from(buf)
+}
+
+/// `send_to` through mio (std) where there is no rustix.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub(crate) fn send_to(
+    socket: &mio::net::UdpSocket,
+    buf: &[u8],
+    target: SocketAddr,
+) -> io::Result<usize> {
+    socket.send_to(buf, target)
+}
+
+/// `recv_datagram` through mio (std) where there is no rustix.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub(crate) fn recv_datagram(socket: &mio::net::UdpSocket, buf: &mut [u8]) -> io::Result<usize> {
+    socket.recv(buf)
+}
+
+/// `send_datagram` through mio (std) where there is no rustix.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub(crate) fn send_datagram(socket: &mio::net::UdpSocket, buf: &[u8]) -> io::Result<usize> {
+    socket.send(buf)
 }

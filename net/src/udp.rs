@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 use ioloop_runtime::io::Registration;
 
 use crate::addr::{self, ToSocketAddrs};
+use crate::syscall;
 
 /// A UDP socket registered with the reactor.
 ///
@@ -160,7 +161,7 @@ impl UdpSocket {
         target: SocketAddr,
     ) -> Poll<io::Result<usize>> {
         self.io
-            .poll_write_io(cx, |socket| socket.send_to(buf, target))
+            .poll_write_io(cx, |socket| syscall::send_to(socket, buf, target))
     }
 
     /// Receives one datagram into `buf`, waiting for one to arrive; returns
@@ -191,7 +192,8 @@ impl UdpSocket {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<(usize, SocketAddr)>> {
-        self.io.poll_read_io(cx, |socket| socket.recv_from(buf))
+        self.io
+            .poll_read_io(cx, |socket| syscall::recv_from(socket, buf))
     }
 
     /// Sends one datagram to the connected peer.
@@ -206,7 +208,11 @@ impl UdpSocket {
     ///
     /// Cancel-safe: the datagram is sent whole or not at all.
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.io.poll_write_io(cx, |socket| socket.send(buf))).await
+        poll_fn(|cx| {
+            self.io
+                .poll_write_io(cx, |socket| syscall::send_datagram(socket, buf))
+        })
+        .await
     }
 
     /// Receives one datagram from the connected peer into `buf`; as
@@ -220,7 +226,11 @@ impl UdpSocket {
     ///
     /// Cancel-safe: a datagram is either returned or left queued.
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.recv(buf))).await
+        poll_fn(|cx| {
+            self.io
+                .poll_read_io(cx, |socket| syscall::recv_datagram(socket, buf))
+        })
+        .await
     }
 
     /// Waits until a datagram can be received (or an error is pending).
@@ -265,7 +275,8 @@ impl UdpSocket {
     ///
     /// `WouldBlock` if none is; as [`recv_from`](Self::recv_from).
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.io.try_read_io(|socket| socket.recv_from(buf))
+        self.io
+            .try_read_io(|socket| syscall::recv_from(socket, buf))
     }
 
     /// Sends a datagram to `target` if there is room now, without waiting.
@@ -274,7 +285,8 @@ impl UdpSocket {
     ///
     /// `WouldBlock` if the send buffer is full; the OS's error.
     pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
-        self.io.try_write_io(|socket| socket.send_to(buf, target))
+        self.io
+            .try_write_io(|socket| syscall::send_to(socket, buf, target))
     }
 
     /// Receives a datagram from the connected peer if one is queued.
@@ -283,7 +295,8 @@ impl UdpSocket {
     ///
     /// `WouldBlock` if none is; as [`recv`](Self::recv).
     pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.try_read_io(|socket| socket.recv(buf))
+        self.io
+            .try_read_io(|socket| syscall::recv_datagram(socket, buf))
     }
 
     /// Sends a datagram to the connected peer if there is room now.
@@ -292,7 +305,8 @@ impl UdpSocket {
     ///
     /// `WouldBlock` if the send buffer is full; as [`send`](Self::send).
     pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io.try_write_io(|socket| socket.send(buf))
+        self.io
+            .try_write_io(|socket| syscall::send_datagram(socket, buf))
     }
 
     /// Waits for a datagram and copies it into `buf` without taking it off
