@@ -71,8 +71,9 @@ where
     io::Read::read(&mut &*socket, buf)
 }
 
-/// `send` through std, where there is no rustix. std's sockets raise no
-/// `SIGPIPE` there either (`SO_NOSIGPIPE` on Apple's, none on Windows);
+/// `send` through std, where there is no rustix. No `SIGPIPE` there
+/// either: std's `write` passes `MSG_NOSIGNAL` where the OS has it, mio
+/// sets `SO_NOSIGPIPE` on Apple's sockets, and Windows has no such signal.
 /// Unix sockets send through `unix::sys::send`.
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 pub(crate) fn send<S>(socket: &S, buf: &[u8]) -> io::Result<usize>
