@@ -37,7 +37,8 @@
 //! apt-get if missing; their workloads are skipped if that fails.
 //!
 //! Flags: `--quick`, `--reps N`, `--duration SECONDS` (per echo/HTTP run),
-//! `--only TEXT` (workloads whose name contains TEXT), `--out DIR`, and
+//! `--only TEXT` (workloads whose name contains TEXT), `--echo-conns
+//! 100,1000` (the connection counts of the echo runs), `--out DIR`, and
 //! `--from FILE` to redraw the table and chart from a saved run's
 //! `samples.json` without measuring again.
 
@@ -58,6 +59,8 @@ struct Options {
     reps: usize,
     duration: f64,
     only: Option<String>,
+    /// Connection counts of the echo runs, one run each.
+    echo_conns: Vec<usize>,
     out: PathBuf,
     /// Re-draw the report from a saved run's samples instead of measuring.
     from: Option<PathBuf>,
@@ -69,6 +72,7 @@ fn options() -> Options {
         reps: 3,
         duration: 5.0,
         only: None,
+        echo_conns: vec![100, 1000],
         out: PathBuf::from("target/compare"),
         from: None,
     };
@@ -93,6 +97,13 @@ fn options() -> Options {
                 explicit_duration = true;
             }
             "--only" => o.only = Some(value()),
+            "--echo-conns" => {
+                o.echo_conns = value()
+                    .split(',')
+                    .map(|n| n.trim().parse().ok().filter(|&n: &usize| n > 0))
+                    .collect::<Option<_>>()
+                    .unwrap_or_else(|| usage("--echo-conns takes counts, as in 50,500"))
+            }
             "--out" => o.out = PathBuf::from(value()),
             "--from" => o.from = Some(PathBuf::from(value())),
             "-h" | "--help" => usage(""),
@@ -108,7 +119,7 @@ fn options() -> Options {
 
 fn usage(why: &str) -> ! {
     eprintln!(
-        "{why}\nusage: compare [--quick] [--reps 3] [--duration 5] [--only TEXT] [--out target/compare]"
+        "{why}\nusage: compare [--quick] [--reps 3] [--duration 5] [--only TEXT] [--echo-conns 100,1000] [--out target/compare]"
     );
     std::process::exit(2)
 }
@@ -161,16 +172,13 @@ fn plan(o: &Options, have_wrk: bool) -> Vec<Job> {
     let warm = if o.quick { 0.0 } else { 1.0 };
     let n = if o.quick { 100_000 } else { 1_000_000 };
     let idle = if o.quick { 500 } else { 10_000 };
-    let mut jobs: Vec<Job> = vec![
-        (
-            "echo 100 conns".into(),
-            Box::new(move |rt| workloads::echo(rt, 100, d, warm)),
-        ),
-        (
-            "echo 1000 conns".into(),
-            Box::new(move |rt| workloads::echo(rt, 1000, d, warm)),
-        ),
-    ];
+    let mut jobs: Vec<Job> = Vec::new();
+    for &conns in &o.echo_conns {
+        jobs.push((
+            format!("echo {conns} conns"),
+            Box::new(move |rt| workloads::echo(rt, conns, d, warm)),
+        ));
+    }
     if have_wrk {
         jobs.push((
             "http 100 conns".into(),
