@@ -83,12 +83,13 @@ where
     io::Write::write(&mut &*socket, buf)
 }
 
-/// `recv_uninit` through socket2 where there is no rustix.
+/// `recv_uninit` through socket2 where there is no rustix: any socket
+/// socket2 can borrow (TCP, and Unix streams).
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub(crate) fn recv_uninit(
-    socket: &mio::net::TcpStream,
-    buf: &mut [MaybeUninit<u8>],
-) -> io::Result<usize> {
+pub(crate) fn recv_uninit<S>(socket: &S, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize>
+where
+    for<'a> socket2::SockRef<'a>: From<&'a S>,
+{
     socket2::SockRef::from(socket).recv(buf)
 }
 

@@ -402,7 +402,7 @@ impl UnixStream {
         }
         // As `poll_recv`: a Unix stream may stop short with bytes queued.
         self.io
-            .poll_read_io(cx, |socket| socket2::SockRef::from(socket).recv(&mut *buf))
+            .poll_read_io(cx, |socket| syscall::recv_uninit(socket, buf))
     }
 
     /// Reads into `buf`, waiting for data; an empty `buf` returns `Ok(0)`
