@@ -54,15 +54,6 @@ trap 'rm -rf "$work"' EXIT
 
 port=$(free_port)
 
-wait_for_port() {
-    for _ in $(seq 1 200); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "the server never listened on $port" >&2
-    exit 1
-}
-
 # The load, for $1 seconds (default: --duration); prints the number of
 # messages echoed.
 load() {
@@ -80,7 +71,7 @@ load() {
 taskset -c 0 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/callgrind.out" \
     "$server" --port "$port" $server_args >/dev/null 2>"$work/valgrind.log" &
 pid=$!
-wait_for_port
+wait_for_port "$port"
 load 1 >/dev/null
 callgrind_control --instr=on "$pid" >/dev/null 2>&1
 messages=$(load)
@@ -102,7 +93,7 @@ fi
 port=$(free_port)
 taskset -c 0 "$server" --port "$port" $server_args >/dev/null 2>&1 &
 pid=$!
-wait_for_port
+wait_for_port "$port"
 strace -c -f -q -o "$work/strace.txt" -p "$pid" &
 tracer=$!
 sleep 0.5 # let strace attach to every thread before the load starts

@@ -46,16 +46,6 @@ cargo build --release --features hyper --example hyper_hello --example hyper_hel
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-
-wait_for_port() {
-    for _ in $(seq 1 300); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "the server never listened on $1" >&2
-    exit 1
-}
-
 # The load on port $1 for $2 seconds (default: --duration); prints the
 # number of requests completed (wrk's "N requests in").
 load() {

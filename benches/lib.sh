@@ -1,6 +1,6 @@
 # Shared by the scripts in benches/ (sourced, never run): installing the
-# tools a measurement needs, finding a free port, and reading callgrind's
-# output.
+# tools a measurement needs, finding a free port, waiting for a server to
+# listen, and reading callgrind's output.
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -17,6 +17,17 @@ need() {
 # A port nobody listens on right now: bind 0, read it back, let it go.
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# wait_for_port PORT: waits (up to 30 s; valgrind starts slowly) until
+# something accepts on 127.0.0.1:PORT; exits the script if nothing does.
+wait_for_port() {
+    for _ in $(seq 1 300); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "the server never listened on $1" >&2
+    exit 1
 }
 
 # callgrind_top FILE N COUNT: the N functions of callgrind's FILE that ran
