@@ -156,11 +156,7 @@ fn ready_in(state: u64, direction: Direction) -> io::Result<Option<ReadyEvent>> 
     if state & SHUTDOWN != 0 {
         return Err(shut_down_error());
     }
-    let bits = (state & BITS) as u8 & direction.mask();
-    Ok((bits != 0).then(|| ReadyEvent {
-        bits,
-        tick: tick_of(state),
-    }))
+    Ok(ready_fast(state, direction))
 }
 
 /// The event a state word holds for `direction`, if it is ready and not
