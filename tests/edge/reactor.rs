@@ -32,9 +32,11 @@ use mio::{Interest, Registry, Token};
 use testkit::util;
 use util::CountingWaker;
 
-/// A socket whose descriptor goes without being deregistered.
+/// A descriptor that goes without being deregistered. It does not own
+/// the descriptor: the test closes it, by putting another socket in its
+/// place.
 #[derive(Debug)]
-struct ClosedElsewhere(StdUnixStream);
+struct ClosedElsewhere(RawFd);
 
 impl Source for ClosedElsewhere {
     fn register(
@@ -43,7 +45,7 @@ impl Source for ClosedElsewhere {
         token: Token,
         interest: Interest,
     ) -> io::Result<()> {
-        SourceFd(&self.0.as_raw_fd()).register(registry, token, interest)
+        SourceFd(&self.0).register(registry, token, interest)
     }
 
     fn reregister(
@@ -52,7 +54,7 @@ impl Source for ClosedElsewhere {
         token: Token,
         interest: Interest,
     ) -> io::Result<()> {
-        SourceFd(&self.0.as_raw_fd()).reregister(registry, token, interest)
+        SourceFd(&self.0).reregister(registry, token, interest)
     }
 
     fn deregister(&mut self, _: &Registry) -> io::Result<()> {
@@ -115,23 +117,36 @@ fn an_fd_closed_and_reused_within_one_poll_batch_gets_only_its_own_events() -> i
             // registered descriptor is closed.
             let keep = old_ours.try_clone()?;
             let old_fd: RawFd = old_ours.as_raw_fd();
-            let old = Registration::new(ClosedElsewhere(old_ours))?;
+            let old = Registration::new(ClosedElsewhere(old_fd))?;
             let old_token = token_of(&old);
             let old_wakes = Arc::new(CountingWaker::default());
-            park_reader(&old, &Waker::from(old_wakes.clone()), |s, b| (&s.0).read(b))?;
+            park_reader(&old, &Waker::from(old_wakes.clone()), |_, b| {
+                (&old_ours).read(b)
+            })?;
 
             // A bystander whose events share the batches.
             let (by, mut by_peer) = UnixStream::pair()?;
             let by = Registration::new(by)?;
             after_one_poll().await; // the registrations' first edges
 
-            drop(old); // not deregistered; its descriptor closed
-            let (new, mut new_peer) = UnixStream::pair()?;
-            assert_eq!(
-                new.as_raw_fd(),
-                old_fd,
-                "the new socket did not get the old number"
-            );
+            drop(old); // not deregistered
+            // The new socket takes the old number. Not by closing and
+            // hoping the kernel hands the lowest free number back: the
+            // tests beside this one open descriptors on other threads and
+            // could take it first. dup2 closes the old descriptor and puts
+            // the new socket in its place in one step.
+            let (fresh, mut new_peer) = StdUnixStream::pair()?;
+            fresh.set_nonblocking(true)?;
+            // SAFETY: both are open descriptors this test owns; dup2 only
+            // changes which file `old_fd` refers to, and `old_ours` goes
+            // on owning that number (now the new socket) and closes it.
+            let r = unsafe { libc::dup2(fresh.as_raw_fd(), old_fd) };
+            if r < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            drop(fresh);
+            let new = UnixStream::from_std(old_ours);
+            assert_eq!(new.as_raw_fd(), old_fd, "dup2 gave another number");
             let new = Registration::new(new)?;
             let new_token = token_of(&new);
             assert_eq!(
