@@ -10,7 +10,9 @@
 //!
 //! Flags: `--runtime ioloop|tokio_ct|tokio_mt`, `--workload
 //! spawn|timers|pingpong`, `--n` (default 1,000,000: tasks, timers or
-//! hops). Prints one JSON line on stdout,
+//! hops), `--slow-poll-ms` (ioloop only: the stall detector's threshold,
+//! default 100; 0 turns the detector off, to measure what it costs).
+//! Prints one JSON line on stdout,
 //! `{"workload", "runtime", "n", "seconds", "peak_rss_kb"}`, and a human
 //! line on stderr. `seconds` is the wall time of the workload alone,
 //! measured inside the runtime (building and dropping the runtime are not
@@ -33,13 +35,14 @@ use std::time::{Duration, Instant};
 use rt::{Ioloop, Rt, TokioCt, TokioMt};
 
 const USAGE: &str = "usage: bench_micro --runtime ioloop|tokio_ct|tokio_mt \
-                     --workload spawn|timers|pingpong [--n 1000000]";
+                     --workload spawn|timers|pingpong [--n 1000000] [--slow-poll-ms 100]";
 
 fn main() {
     let args = args::Args::parse(USAGE);
     let runtime: String = args.get("runtime", String::new());
     let workload: String = args.get("workload", String::new());
     let n: usize = args.get("n", 1_000_000);
+    rt::set_slow_poll_ms(args.get("slow-poll-ms", 100));
     let elapsed = match runtime.as_str() {
         "ioloop" => run::<Ioloop>(&workload, n),
         "tokio_ct" => run::<TokioCt>(&workload, n),

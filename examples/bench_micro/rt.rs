@@ -4,6 +4,7 @@
 use std::fmt::Debug;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::OnceLock;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -55,8 +56,19 @@ impl<T, E: Debug, H: Future<Output = Result<T, E>> + Unpin> Future for Joined<H>
     }
 }
 
-/// ioloop, with its default settings.
+/// ioloop, with its default settings but for the stall detector's
+/// threshold, which `--slow-poll-ms` sets (see [`set_slow_poll_ms`]).
 pub struct Ioloop;
+
+/// The stall detector's threshold for [`Ioloop`], in milliseconds; 0 is off.
+static SLOW_POLL_MS: OnceLock<u64> = OnceLock::new();
+
+/// Sets [`Ioloop`]'s stall detector threshold once, before any run.
+pub fn set_slow_poll_ms(ms: u64) {
+    SLOW_POLL_MS
+        .set(ms)
+        .expect("the stall detector's threshold is set once");
+}
 
 impl Rt for Ioloop {
     fn run<F>(body: F) -> F::Output
@@ -64,7 +76,14 @@ impl Rt for Ioloop {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let rt = ioloop::Runtime::new().expect("cannot create an ioloop runtime");
+        let threshold = match SLOW_POLL_MS.get().copied().unwrap_or(100) {
+            0 => None,
+            ms => Some(Duration::from_millis(ms)),
+        };
+        let rt = ioloop::Runtime::builder()
+            .slow_poll_threshold(threshold)
+            .build()
+            .expect("cannot create an ioloop runtime");
         let task = rt.spawn(body);
         rt.block_on(Joined(task))
     }
