@@ -108,7 +108,7 @@ impl Schedule for Shared {
     fn schedule_cell<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>) {
         let cell = with_core(|core| match core {
             Some(core) if std::ptr::eq(&*core.shared, cell.scheduler()) => {
-                core.push(Job::Task(cell));
+                core.push_woken(cell);
                 None
             }
             _ => Some(cell),
@@ -193,6 +193,17 @@ impl Core {
             Job::Task(task) if task.key() == UNREGISTERED => self.enter(task),
             job => self.run_queue.borrow_mut().push_back(job),
         }
+    }
+
+    /// Queues a task that a wake found idle. Such a task has run (it had to,
+    /// to hand out a waker: a spawned task is `SCHEDULED` until its first
+    /// run, so no wake queues it before), so it is in the task list already
+    /// and needs none of [`push`](Self::push)'s check, a dynamic call per
+    /// wake.
+    #[inline]
+    fn push_woken(&self, task: Task) {
+        debug_assert_ne!(task.key(), UNREGISTERED, "a woken task was never entered");
+        self.run_queue.borrow_mut().push_back(Job::Task(task));
     }
 
     /// Enters a task just spawned into the task list and queues it; cancels
