@@ -76,14 +76,12 @@ impl Rt for Ioloop {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let threshold = match SLOW_POLL_MS.get().copied().unwrap_or(100) {
-            0 => None,
-            ms => Some(Duration::from_millis(ms)),
-        };
-        let rt = ioloop::Runtime::builder()
-            .slow_poll_threshold(threshold)
-            .build()
-            .expect("cannot create an ioloop runtime");
+        let mut builder = ioloop::Runtime::builder();
+        // Unset (benches/micro): the runtime's own default.
+        if let Some(&ms) = SLOW_POLL_MS.get() {
+            builder.slow_poll_threshold((ms > 0).then(|| Duration::from_millis(ms)));
+        }
+        let rt = builder.build().expect("cannot create an ioloop runtime");
         let task = rt.spawn(body);
         rt.block_on(Joined(task))
     }
