@@ -230,9 +230,8 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
             // a record's first poll, between records) costs no call: its
             // dispatch was 35 instructions an echoed line, twice.
             let fresh = &unread[self.scanned..];
-            if let Some(at) = (!fresh.is_empty())
-                .then(|| memchr::memchr(delimiter, fresh))
-                .flatten()
+            if !fresh.is_empty()
+                && let Some(at) = memchr::memchr(delimiter, fresh)
             {
                 let len = self.scanned + at;
                 let record = self.consume(len + 1);
