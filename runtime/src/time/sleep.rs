@@ -251,6 +251,15 @@ impl Sleep {
         if now >= self.deadline
             || (self.deadline - now <= CLOCK_SLACK && core.read_clock() >= self.deadline)
         {
+            // Disarmed here, with the core at hand, so that `poll`'s
+            // `disarm` after it has nothing left to do (it would look the
+            // core up again, for a timer that has nearly always fired).
+            // If the budget then says "not now", the deadline has still
+            // passed, and the next poll is ready at once.
+            if let Timer::Local(timer) = mem::replace(&mut self.timer, Timer::Unarmed) {
+                let waker = core.timers.borrow_mut().remove(timer);
+                drop(waker);
+            }
             return Poll::Ready(());
         }
         let mut timers = core.timers.borrow_mut();
@@ -313,7 +322,19 @@ impl Sleep {
     }
 
     /// Removes the armed timer, if any, from the runtime on this thread.
+    ///
+    /// Inline for its first check: most sleeps that complete, and many
+    /// that are dropped, have no timer left (the ready poll disarmed it).
+    #[inline]
     fn disarm(&mut self) {
+        if matches!(self.timer, Timer::Unarmed) {
+            return;
+        }
+        self.disarm_armed();
+    }
+
+    /// `disarm` for a sleep with a timer.
+    fn disarm_armed(&mut self) {
         match mem::replace(&mut self.timer, Timer::Unarmed) {
             Timer::Unarmed => {}
             Timer::Local(timer) => core::with_core(|core| {
