@@ -102,6 +102,44 @@ fn a_pending_300us_timer_does_not_spin() -> io::Result<()> {
     })
 }
 
+/// The first poll of a sleep made in the same task poll trusts the clock
+/// reading taken when it was made (it saves a second read): if the task
+/// ran past the deadline in between, the sleep completes on the loop's
+/// next tick rather than at once, and never early. A sleep made in an
+/// earlier poll, or shorter than a millisecond, asks the clock and
+/// completes at once.
+#[test]
+fn a_sleep_first_polled_in_the_poll_that_made_it_is_at_most_a_tick_late() {
+    ioloop::block_on(async {
+        let d = Duration::from_millis(2);
+        let start = Instant::now();
+
+        let mut earlier = sleep(d);
+        yield_now().await;
+        std::thread::sleep(2 * d);
+        assert!(
+            poll_once(&mut earlier).is_ready(),
+            "made in an earlier poll"
+        );
+
+        let mut short = sleep(Duration::from_micros(100));
+        std::thread::sleep(Duration::from_millis(1));
+        assert!(
+            poll_once(&mut short).is_ready(),
+            "shorter than a millisecond"
+        );
+
+        let made = Instant::now();
+        let mut now = sleep(d);
+        std::thread::sleep(2 * d);
+        assert!(poll_once(&mut now).is_pending(), "armed without asking");
+        // The loop's next tick reads the clock and fires it.
+        yield_now().await;
+        assert!(poll_once(&mut now).is_ready(), "a tick late");
+        assert!(made.elapsed() >= d && start.elapsed() >= 2 * d);
+    });
+}
+
 #[test]
 fn a_million_cancelled_sleeps_leave_the_heap_bounded() -> io::Result<()> {
     const SLEEPS: usize = 1_000_000;

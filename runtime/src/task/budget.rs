@@ -31,6 +31,10 @@ thread_local! {
     /// A task asked to go behind the next poll of the OS (it yielded, or
     /// ran out of budget) since the loop last polled it.
     static YIELDED: Cell<bool> = const { Cell::new(false) };
+    /// The number of the job running on this thread (0 before the first):
+    /// which task poll this is, so that a `Sleep` can tell whether it is
+    /// polled in the poll that made it (see `Sleep::poll_local`). Wraps.
+    static JOB: Cell<u32> = const { Cell::new(0) };
 }
 
 /// Asks the loop on this thread to poll the OS before it runs the task
@@ -44,9 +48,18 @@ pub(crate) fn take_yielded() -> bool {
     YIELDED.replace(false)
 }
 
-/// Gives the job about to run on this thread a fresh budget.
+/// Gives the job about to run on this thread a fresh budget, and the next
+/// job number.
 pub(crate) fn reset() {
     LEFT.set(PER_POLL);
+    JOB.set(JOB.get().wrapping_add(1));
+}
+
+/// The number of the job running on this thread: it changes with every
+/// task poll the loop makes (and wraps after four billion).
+#[inline]
+pub(crate) fn job() -> u32 {
+    JOB.get()
 }
 
 /// Lifts the limit: the loop on this thread has stopped running jobs.

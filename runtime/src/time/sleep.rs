@@ -58,9 +58,21 @@ pub fn sleep(duration: Duration) -> Sleep {
     let nanos = duration.min(NEVER).as_nanos() as u64;
     Sleep {
         deadline: now_ticks().saturating_add(nanos),
-        timer: Timer::Unarmed,
+        // A shorter sleep may well be due by its first poll: that poll
+        // reads the clock to see (see `Sleep::poll_local`). A longer one
+        // is never read for, first poll or not.
+        timer: if (MADE_MIN..=CLOCK_SLACK).contains(&nanos) {
+            Timer::Made(budget::job())
+        } else {
+            Timer::Unarmed
+        },
     }
 }
+
+/// The shortest sleep whose first poll, in the task poll that made it,
+/// trusts the clock reading taken when it was made (see
+/// `Sleep::poll_local`): a millisecond, the poller's own resolution.
+const MADE_MIN: u64 = 1_000_000;
 
 /// A wait this long means "never": durations are capped here rather than
 /// overflow the clock.
@@ -117,6 +129,14 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 /// timer in the runtime's heap, which fires on the next tick if the
 /// deadline had in fact passed.
 ///
+/// One exception saves a clock read where it is nearly always wasted: the
+/// first poll of a sleep of a millisecond or more, made by [`sleep`] (or
+/// [`timeout`](super::timeout)) in the same task poll, trusts the reading
+/// taken when the sleep was made. So a task that makes a sleep, then runs
+/// longer than its duration before polling it, sees it complete on the
+/// next tick rather than at once (tokio reports every elapsed sleep a tick
+/// late); never early.
+///
 /// Polled off the loop thread (in a blocking job, or by a `block_on`
 /// waiting its turn), it hands its timer to the loop through the injection
 /// queue, at the cost of one allocation.
@@ -148,6 +168,10 @@ pub struct Sleep {
 enum Timer {
     /// Nowhere: never polled before its deadline, fired, or disarmed.
     Unarmed,
+    /// Nowhere yet: made by [`sleep`] during job number `.0` of its thread
+    /// (see `budget::job`), from a clock reading taken then, and never
+    /// polled since (see `Sleep::poll_local`).
+    Made(u32),
     /// In the heap of the loop running on this thread.
     Local(TimerKey),
     /// In the heap of a loop running on another thread.
@@ -210,7 +234,7 @@ impl Sleep {
         let deadline = ticks(deadline.into_std());
         self.deadline = deadline;
         self.timer = match mem::replace(&mut self.timer, Timer::Unarmed) {
-            Timer::Unarmed => Timer::Unarmed,
+            Timer::Unarmed | Timer::Made(_) => Timer::Unarmed,
             Timer::Local(timer) => {
                 let moved = core::with_core(|core| {
                     core.and_then(|core| core.timers.borrow_mut().reset(timer, deadline))
@@ -247,9 +271,21 @@ impl Sleep {
         // as not reached: the timer armed for it fires on the next tick if
         // the loop's clock lagged that much (one tick late, never early),
         // and a per-request timeout of seconds costs no clock read.
+        //
+        // Nor is it asked on the first poll of a sleep of a millisecond or
+        // more that `sleep` made in this same task poll: the clock was read
+        // when it was made, moments ago as a rule, and the deadline is at
+        // least a millisecond after that. (A task that runs longer than the
+        // sleep's duration before polling it has the sleep complete on the
+        // next tick, not at once: late by a tick, never early; a timer
+        // wheel such as tokio's reports every elapsed sleep that way.) A
+        // sleep polled as soon as it is made, the usual `sleep(d).await` or
+        // `timeout(d, ..)`, so costs one clock read, not two.
         let now = core.now();
         if now >= self.deadline
-            || (self.deadline - now <= CLOCK_SLACK && core.read_clock() >= self.deadline)
+            || (self.deadline - now <= CLOCK_SLACK
+                && !matches!(self.timer, Timer::Made(job) if job == budget::job())
+                && core.read_clock() >= self.deadline)
         {
             // Disarmed here, with the core at hand, so that `poll`'s
             // `disarm` after it has nothing left to do (it would look the
@@ -327,7 +363,7 @@ impl Sleep {
     /// that are dropped, have no timer left (the ready poll disarmed it).
     #[inline]
     fn disarm(&mut self) {
-        if matches!(self.timer, Timer::Unarmed) {
+        if matches!(self.timer, Timer::Unarmed | Timer::Made(_)) {
             return;
         }
         self.disarm_armed();
@@ -336,7 +372,7 @@ impl Sleep {
     /// `disarm` for a sleep with a timer.
     fn disarm_armed(&mut self) {
         match mem::replace(&mut self.timer, Timer::Unarmed) {
-            Timer::Unarmed => {}
+            Timer::Unarmed | Timer::Made(_) => {}
             Timer::Local(timer) => core::with_core(|core| {
                 // Off the loop thread (dropped elsewhere, or after the
                 // runtime is gone) the timer stays armed until it fires,
