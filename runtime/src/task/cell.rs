@@ -47,7 +47,9 @@ const COMPLETE: usize = 1 << 1;
 /// the task up, unless the task completes first.
 const CANCELLED: usize = 1 << 2;
 /// The `JoinHandle` was dropped: nobody will read the output, so whoever
-/// sets the second of `COMPLETE` / `DETACHED` drops it.
+/// sets the second of `COMPLETE` / `DETACHED` drops it. Also set when the
+/// handle takes the output, so that its drop, which nearly always follows,
+/// finds nothing to do.
 const DETACHED: usize = 1 << 3;
 /// Spawned by `spawn_local`: its future (and perhaps its output) need not
 /// be `Send`, so the loop must only ever poll or drop it on its home thread
@@ -441,7 +443,13 @@ where
             }
         }
         match std::mem::replace(&mut *self.stage.lock(), Stage::Consumed) {
-            Stage::Finished(output) => Poll::Ready(output),
+            Stage::Finished(output) => {
+                // Nothing is left for `detach` to drop or take: the output
+                // is ours, and a join waker still in its slot (registered
+                // as the task completed) goes with the task.
+                self.state.fetch_or(DETACHED, Ordering::Release);
+                Poll::Ready(output)
+            }
             _ => panic!("JoinHandle polled after it returned its output"),
         }
     }
@@ -458,6 +466,10 @@ where
     }
 
     fn detach(&self) {
+        // The handle took the output (see `poll_join`): nothing to do.
+        if self.state.load(Ordering::Acquire) & DETACHED != 0 {
+            return;
+        }
         let prev = self.state.fetch_or(DETACHED, Ordering::AcqRel);
         let waker = self.join_waker.lock().take();
         drop(waker);

@@ -261,3 +261,57 @@ fn loom_join_waker_racing_completion() {
 fn loom_join_waker_replaced_racing_completion() {
     join_waker_racing_completion(2);
 }
+
+/// The `JoinHandle` polled on another thread while the loop completes the
+/// task, then dropped once it has the output: the output comes back
+/// through the handle and the task never drops it as well (the poll that
+/// returns it marks the handle detached, so the drop after it has nothing
+/// to do), and a join waker still in its slot goes with the task.
+#[test]
+fn loom_output_taken_then_handle_dropped_racing_completion() {
+    loom::model(|| {
+        let (output, output_drops) = Counted::new();
+        let mut output = Some(output);
+        let (task, handle) = spawn(poll_fn(move |_| {
+            Poll::Ready(output.take().expect("polled once"))
+        }));
+        let flag = Flag::new();
+        let joiner = {
+            let flag = flag.clone();
+            thread::spawn(move || {
+                let mut handle = handle;
+                match poll_join(&mut handle, &flag.waker()) {
+                    Poll::Ready(out) => (None, Some(out.expect("completed"))),
+                    Poll::Pending => (Some(handle), None),
+                }
+            })
+        };
+        task.clone().run();
+        let (handle, out) = joiner.join().unwrap();
+        let out = match (handle, out) {
+            (None, Some(out)) => out,
+            (Some(mut handle), None) => {
+                assert!(flag.take(), "the join waker was never woken");
+                match poll_join(&mut handle, Waker::noop()) {
+                    Poll::Ready(out) => out.expect("completed"),
+                    Poll::Pending => panic!("completed, yet pending"),
+                }
+            }
+            _ => unreachable!(),
+        };
+        assert_ne!(task.state.load(Ordering::Acquire) & DETACHED, 0);
+        assert_eq!(
+            output_drops.load(Ordering::Acquire),
+            0,
+            "dropped by the task"
+        );
+        drop(out);
+        assert_eq!(output_drops.load(Ordering::Acquire), 1);
+        drop(task);
+        assert_eq!(
+            Arc::strong_count(&flag),
+            1,
+            "a join waker outlived the task"
+        );
+    });
+}
