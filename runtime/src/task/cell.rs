@@ -55,11 +55,17 @@ const DETACHED: usize = 1 << 3;
 /// be `Send`, so the loop must only ever poll or drop it on its home thread
 /// (see the `Send` impl below). Never changes.
 const LOCAL: usize = 1 << 4;
+/// A `JoinHandle` has left a waker in `join_waker`. Set after the waker is
+/// in its slot, in the same word as `COMPLETE`, so that `complete` and the
+/// handle each see the other's bit: only a task whose handle is waiting
+/// takes the slot's lock when it completes (most are detached, or joined
+/// after they finish). Never cleared.
+const JOINING: usize = 1 << 5;
 
 /// The state word holds the bits above in its low `KEY_SHIFT` bits and the
 /// task's slot in the loop's task list above them: one word instead of two
 /// keeps a spawned task 8 bytes smaller.
-const KEY_SHIFT: u32 = 5;
+const KEY_SHIFT: u32 = 6;
 const BITS_MASK: usize = (1 << KEY_SHIFT) - 1;
 
 /// `key` of a task that was spawned from another thread and has not been
@@ -244,7 +250,9 @@ where
         if prev & DETACHED != 0 {
             let stage = std::mem::replace(&mut *self.stage.lock(), Stage::Consumed);
             drop_quietly(stage);
-        } else if let Some(waker) = self.join_waker.lock().take() {
+        } else if prev & JOINING != 0
+            && let Some(waker) = self.join_waker.lock().take()
+        {
             wake_quietly(waker);
         }
     }
@@ -436,9 +444,10 @@ where
             };
             // Dropped outside the lock: a waker's drop can run arbitrary code.
             drop(old);
-            // `complete` sets COMPLETE before it takes the waker, so either it
-            // saw ours or we see its bit here.
-            if self.state.load(Ordering::Acquire) & COMPLETE == 0 {
+            // Our bit and `complete`'s are set in one word: whichever is set
+            // second sees the first. So either `complete` sees `JOINING` and
+            // takes the waker, or we see `COMPLETE` here.
+            if self.state.fetch_or(JOINING, Ordering::AcqRel) & COMPLETE == 0 {
                 return Poll::Pending;
             }
         }
@@ -471,8 +480,12 @@ where
             return;
         }
         let prev = self.state.fetch_or(DETACHED, Ordering::AcqRel);
-        let waker = self.join_waker.lock().take();
-        drop(waker);
+        // Only the handle sets `JOINING`, and it is being dropped: no
+        // waker can be left unless the bit is there already.
+        if prev & JOINING != 0 {
+            let waker = self.join_waker.lock().take();
+            drop(waker);
+        }
         if prev & COMPLETE != 0 {
             let stage = std::mem::replace(&mut *self.stage.lock(), Stage::Consumed);
             drop_quietly(stage);
