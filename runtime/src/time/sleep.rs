@@ -293,8 +293,7 @@ impl Sleep {
             // If the budget then says "not now", the deadline has still
             // passed, and the next poll is ready at once.
             if let Timer::Local(timer) = mem::replace(&mut self.timer, Timer::Unarmed) {
-                let waker = core.timers.borrow_mut().remove(timer);
-                drop(waker);
+                remove_local(core, timer);
             }
             return Poll::Ready(());
         }
@@ -378,13 +377,20 @@ impl Sleep {
                 // runtime is gone) the timer stays armed until it fires,
                 // which frees it.
                 if let Some(core) = core {
-                    let waker = core.timers.borrow_mut().remove(timer);
-                    drop(waker);
+                    remove_local(core, timer);
                 }
             }),
             Timer::Remote(remote) => remote.cancel(),
         }
     }
+}
+
+/// Removes `timer` from `core`'s heap, if it is still armed there. Its
+/// waker is dropped after the borrow of the timers ends: a waker's drop
+/// may run code that reaches them.
+fn remove_local(core: &Core, timer: TimerKey) {
+    let waker = core.timers.borrow_mut().remove(timer);
+    drop(waker);
 }
 
 impl Future for Sleep {
