@@ -10,11 +10,11 @@
 //! Shared by `main.rs` and by the tests (testkit/src/lib.rs includes this
 //! file), so the tests exercise exactly what the example runs.
 
-use std::future::{Future, poll_fn};
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
-use std::pin::pin;
-use std::task::Poll;
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::io::AsyncReadExt;
@@ -83,16 +83,37 @@ pub async fn serve(
             Either::Right(()) => break,
         };
         on_event(peer, None);
-        let (on_event, listener) = (on_event.clone(), stop.listener());
         // Detached: the task owns its connection; nothing awaits it.
-        drop(ioloop::spawn(async move {
-            let end = handle(stream, config, listener).await;
-            on_event(peer, Some(&end));
-        }));
+        let task = connection(stream, peer, config, stop.listener(), on_event.clone());
+        drop(ioloop::spawn(task));
     }
     drop(listener);
     stop.stop();
     Ok(())
+}
+
+/// One connection's task: [`handle`] it, then tell `on_event` how it
+/// ended.
+///
+/// This, [`handle`] and [`converse`] are plain functions returning an
+/// `async move` block rather than `async fn`s, and lend what they own to
+/// the next by reference, because of how the compiler lays out an `async
+/// fn`'s future today: each argument is kept twice, once as passed and
+/// once as the body's local, for the whole life of the future, and a value
+/// moved from a block's capture into a callee stays in the block too. A
+/// connection's future is most of what an idle connection costs, so each
+/// copy is paid per connection: the block uses its captures in place.
+pub fn connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    config: Config,
+    mut stop: Listener,
+    on_event: impl Fn(SocketAddr, Option<&End>),
+) -> impl Future<Output = ()> {
+    async move {
+        let end = handle(&stream, &config, &mut stop).await;
+        on_event(peer, Some(&end));
+    }
 }
 
 /// Serves one connection: greet, then echo each line until the client
@@ -101,12 +122,18 @@ pub async fn serve(
 /// A client that goes away before sending a single byte (a port probe such
 /// as `nc -z`: connect, then close) ends normally, as [`End::Closed`], even
 /// though its kernel answers the unread greeting with a reset.
-pub async fn handle(stream: TcpStream, config: Config, mut stop: Listener) -> End {
-    let mut heard = false;
-    match converse(&stream, config, &mut stop, &mut heard).await {
-        Ok(end) => end,
-        Err(err) if !heard && is_disconnect(&err) => End::Closed,
-        Err(err) => End::Failed(err),
+pub fn handle<'a>(
+    stream: &'a TcpStream,
+    config: &'a Config,
+    stop: &'a mut Listener,
+) -> impl Future<Output = End> + 'a {
+    async move {
+        let mut heard = false;
+        match converse(stream, config, stop, &mut heard).await {
+            Ok(end) => end,
+            Err(err) if !heard && is_disconnect(&err) => End::Closed,
+            Err(err) => End::Failed(err),
+        }
     }
 }
 
@@ -121,80 +148,83 @@ fn is_disconnect(err: &io::Error) -> bool {
 }
 
 /// The conversation; `heard` is set once the client has sent a byte.
-async fn converse(
-    stream: &TcpStream,
-    config: Config,
-    stop: &mut Listener,
-    heard: &mut bool,
-) -> io::Result<End> {
-    let mut reader = StreamReader::new(stream);
-    reader.set_max_line_length(config.max_line);
-    let mut writer = StreamWriter::new(stream);
-    writer.write(b"Hello!\n");
-    writer.drain().await?;
-    // One reply buffer per connection, reused: no allocation per line.
-    let mut reply = Vec::new();
-    // The lesson's `last_seen`: how much of a partial line had arrived when
-    // the current idle timeout was armed.
-    let mut seen = 0;
-    loop {
-        // Between lines, the stop notice ends the connection; in the middle
-        // of one (bytes already in the inbuf), the line is finished first.
-        let between_lines = reader.buffer().is_empty();
-        if between_lines && stop.is_stopped() {
-            close(&mut writer, stream).await?;
-            return Ok(End::Stopped);
-        }
-        let read = timeout(config.idle_timeout, reader.read_line());
-        let read = if between_lines {
-            match first(read, stop.wait()).await {
-                Either::Left(read) => read,
-                // `read_line` is cancel-safe: whatever arrived stays in
-                // the inbuf, and the loop decides again.
-                Either::Right(()) => continue,
-            }
-        } else {
-            read.await
-        };
-        let line = match read {
-            Err(_elapsed) => None,
-            Ok(Ok(Some(line))) => {
-                *heard = true;
-                Some(line)
-            }
-            Ok(Ok(None)) => {
-                writer.close().await?;
-                return Ok(End::Closed);
-            }
-            Ok(Err(err)) if err.kind() == io::ErrorKind::InvalidData => {
-                writer
-                    .write(format!("ERR line longer than {} bytes\n", config.max_line).as_bytes());
-                close(&mut writer, stream).await?;
-                return Ok(End::LineTooLong);
-            }
-            Ok(Err(err)) => {
-                // Part of a line counts as having said something.
-                *heard |= !reader.buffer().is_empty();
-                return Err(err);
-            }
-        };
-        let Some(line) = line else {
-            // The idle timeout passed. If part of a line arrived meanwhile,
-            // the client is not silent: wait on.
-            if reader.buffer().len() > seen {
-                seen = reader.buffer().len();
-                continue;
-            }
-            writer.close().await?;
-            return Ok(End::Idle);
-        };
-        seen = 0;
-        reply.clear();
-        reply.extend_from_slice(b"[echo] ");
-        reply.extend_from_slice(line);
-        reply.push(b'\n');
-        writer.write(&reply);
+fn converse<'a>(
+    stream: &'a TcpStream,
+    config: &'a Config,
+    stop: &'a mut Listener,
+    heard: &'a mut bool,
+) -> impl Future<Output = io::Result<End>> + 'a {
+    async move {
+        let mut reader = StreamReader::new(stream);
+        reader.set_max_line_length(config.max_line);
+        let mut writer = StreamWriter::new(stream);
+        writer.write(b"Hello!\n");
         writer.drain().await?;
+        // One reply buffer per connection, reused: no allocation per line.
+        let mut reply = Vec::new();
+        // The lesson's `last_seen`: how much of a partial line had arrived when
+        // the current idle timeout was armed.
+        let mut seen = 0;
+        loop {
+            // Between lines, the stop notice ends the connection; in the middle
+            // of one (bytes already in the inbuf), the line is finished first.
+            let between_lines = reader.buffer().is_empty();
+            if between_lines && stop.is_stopped() {
+                Box::pin(close(&mut writer, stream)).await?;
+                return Ok(End::Stopped);
+            }
+            let read = timeout(config.idle_timeout, reader.read_line());
+            let read = if between_lines {
+                match first(read, stop.wait()).await {
+                    Either::Left(read) => read,
+                    // `read_line` is cancel-safe: whatever arrived stays in
+                    // the inbuf, and the loop decides again.
+                    Either::Right(()) => continue,
+                }
+            } else {
+                read.await
+            };
+            let line = match read {
+                Err(_elapsed) => None,
+                Ok(Ok(Some(line))) => {
+                    *heard = true;
+                    Some(line)
+                }
+                Ok(Ok(None)) => {
+                    writer.close().await?;
+                    return Ok(End::Closed);
+                }
+                Ok(Err(err)) if err.kind() == io::ErrorKind::InvalidData => {
+                    writer.write(
+                        format!("ERR line longer than {} bytes\n", config.max_line).as_bytes(),
+                    );
+                    Box::pin(close(&mut writer, stream)).await?;
+                    return Ok(End::LineTooLong);
+                }
+                Ok(Err(err)) => {
+                    // Part of a line counts as having said something.
+                    *heard |= !reader.buffer().is_empty();
+                    return Err(err);
+                }
+            };
+            let Some(line) = line else {
+                // The idle timeout passed. If part of a line arrived meanwhile,
+                // the client is not silent: wait on.
+                if reader.buffer().len() > seen {
+                    seen = reader.buffer().len();
+                    continue;
+                }
+                writer.close().await?;
+                return Ok(End::Idle);
+            };
+            seen = 0;
+            reply.clear();
+            reply.extend_from_slice(b"[echo] ");
+            reply.extend_from_slice(line);
+            reply.push(b'\n');
+            writer.write(&reply);
+            writer.drain().await?;
+        }
     }
 }
 
@@ -205,13 +235,17 @@ async fn converse(
 /// and a reset can destroy our last reply (the `ERR` line) before the
 /// client has read it. So, as HTTP servers do, linger: up to 64 KiB or one
 /// second, whichever comes first.
+///
+/// Callers box this future: it runs once, at the end, and its linger
+/// state (a timeout around a read) would otherwise be part of every
+/// connection's future, idle or not, its whole life.
 async fn close(writer: &mut StreamWriter<&TcpStream>, stream: &TcpStream) -> io::Result<()> {
     const LINGER: Duration = Duration::from_secs(1);
     const LINGER_BYTES: usize = 64 * 1024;
     writer.close().await?;
-    // On the heap, and only now: a 4 KiB array here would sit in every
-    // connection's future, its whole life (it made an idle connection
-    // cost 5 KB instead of 1).
+    // On the heap, and only now: a 4 KiB array in the future would make
+    // the boxed future 4 KiB (it once sat in every connection's future,
+    // unboxed, and made an idle connection cost 5 KB instead of 1).
     let mut scratch = vec![0u8; 4096];
     let mut dropped = 0;
     let drain_input = async {
@@ -235,13 +269,31 @@ pub enum Either<A, B> {
 
 /// Runs two futures until one finishes, polling `a` first; the other is
 /// dropped. Both must be cancel-safe for that to lose nothing.
-pub async fn first<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
-    let (mut a, mut b) = (pin!(a), pin!(b));
-    poll_fn(|cx| {
-        if let Poll::Ready(out) = a.as_mut().poll(cx) {
+pub fn first<A: Future, B: Future>(a: A, b: B) -> First<A, B> {
+    First { a, b }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of [`first`]: a struct, not an `async fn`, so that each
+    /// of the two futures is held once (an `async fn` would keep each
+    /// argument twice, as passed and as pinned; a connection waits on
+    /// one of these for every line, and its future is its memory).
+    pub struct First<A, B> {
+        #[pin]
+        a: A,
+        #[pin]
+        b: B,
+    }
+}
+
+impl<A: Future, B: Future> Future for First<A, B> {
+    type Output = Either<A::Output, B::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Poll::Ready(out) = this.a.poll(cx) {
             return Poll::Ready(Either::Left(out));
         }
-        b.as_mut().poll(cx).map(Either::Right)
-    })
-    .await
+        this.b.poll(cx).map(Either::Right)
+    }
 }

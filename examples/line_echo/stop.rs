@@ -5,7 +5,7 @@
 //! Each connection holds one [`Listener`], a slot in a slab of wakers, so
 //! waiting again and again (once per line) never grows anything.
 
-use std::future::poll_fn;
+use std::future::{Future, poll_fn};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
@@ -68,8 +68,12 @@ pub struct Listener {
 
 impl Listener {
     /// Waits until the notice is set. Cancel-safe.
-    pub async fn wait(&mut self) {
-        poll_fn(|cx| {
+    ///
+    /// A plain function returning the `poll_fn`, not an `async fn`, which
+    /// would hold `self` twice and the `poll_fn` besides: a connection
+    /// holds this future while it waits for each line.
+    pub fn wait(&mut self) -> impl Future<Output = ()> + '_ {
+        poll_fn(move |cx| {
             if self.stop.is_stopped() {
                 return Poll::Ready(());
             }
@@ -89,7 +93,6 @@ impl Listener {
                 Poll::Pending
             }
         })
-        .await
     }
 
     /// Whether the notice has been set.

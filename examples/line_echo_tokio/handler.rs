@@ -88,10 +88,7 @@ pub async fn serve(
                 };
                 on_event(peer, None);
                 let (on_event, stop) = (on_event.clone(), stop_rx.clone());
-                connections.spawn(async move {
-                    let end = handle(stream, config, stop).await;
-                    on_event(peer, Some(&end));
-                });
+                connections.spawn(connection(stream, peer, config, stop, on_event));
             }
             // Reap finished connections, so the set holds live ones only.
             Some(_) = connections.join_next() => {}
@@ -107,96 +104,121 @@ pub async fn serve(
     connections.len()
 }
 
+/// One connection's task: [`handle`] it, then tell `on_event` how it
+/// ended. Plain functions returning `async move` blocks, which lend what
+/// they own by reference, as on ioloop (its handler.rs says why: an `async
+/// fn` keeps each argument twice, per connection).
+pub fn connection(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    config: Config,
+    mut stop: watch::Receiver<bool>,
+    on_event: impl Fn(SocketAddr, Option<&End>),
+) -> impl Future<Output = ()> {
+    async move {
+        let end = handle(&mut stream, &config, &mut stop).await;
+        on_event(peer, Some(&end));
+    }
+}
+
 /// Serves one connection: greet, then echo each line until the client
 /// leaves, goes silent, sends a line that is too long, or the server stops.
 ///
 /// A client that goes away before sending a single byte (a port probe)
 /// ends normally, as [`End::Closed`], as on ioloop.
-pub async fn handle(mut stream: TcpStream, config: Config, stop: watch::Receiver<bool>) -> End {
-    let mut heard = false;
-    match converse(&mut stream, config, stop, &mut heard).await {
-        Ok(end) => end,
-        Err(err)
-            if !heard
-                && matches!(
-                    err.kind(),
-                    io::ErrorKind::ConnectionReset
-                        | io::ErrorKind::BrokenPipe
-                        | io::ErrorKind::ConnectionAborted
-                ) =>
-        {
-            End::Closed
+pub fn handle<'a>(
+    stream: &'a mut TcpStream,
+    config: &'a Config,
+    stop: &'a mut watch::Receiver<bool>,
+) -> impl Future<Output = End> + 'a {
+    async move {
+        let mut heard = false;
+        match converse(stream, config, stop, &mut heard).await {
+            Ok(end) => end,
+            Err(err)
+                if !heard
+                    && matches!(
+                        err.kind(),
+                        io::ErrorKind::ConnectionReset
+                            | io::ErrorKind::BrokenPipe
+                            | io::ErrorKind::ConnectionAborted
+                    ) =>
+            {
+                End::Closed
+            }
+            Err(err) => End::Failed(err),
         }
-        Err(err) => End::Failed(err),
     }
 }
 
 /// The conversation; `heard` is set once the client has sent a byte.
-async fn converse(
-    stream: &mut TcpStream,
-    config: Config,
-    mut stop: watch::Receiver<bool>,
-    heard: &mut bool,
-) -> io::Result<End> {
-    let (reader, mut writer) = stream.split();
-    let mut reader = BufReader::new(reader);
-    writer.write_all(b"Hello!\n").await?;
-    // Both reused for every line: no allocation per line.
-    let (mut line, mut reply) = (Vec::new(), Vec::new());
-    loop {
-        // Between lines, the stop notice ends the connection; in the middle
-        // of one (bytes already read), the line is finished first.
-        let between_lines = line.is_empty() && reader.buffer().is_empty();
-        // A dropped sender (`has_changed` fails) means stop too, or
-        // `changed()` below would return at once, forever.
-        if between_lines && (*stop.borrow() || stop.has_changed().is_err()) {
-            writer.shutdown().await?;
-            return Ok(End::Stopped);
+fn converse<'a>(
+    stream: &'a mut TcpStream,
+    config: &'a Config,
+    stop: &'a mut watch::Receiver<bool>,
+    heard: &'a mut bool,
+) -> impl Future<Output = io::Result<End>> + 'a {
+    async move {
+        let (reader, mut writer) = stream.split();
+        let mut reader = BufReader::new(reader);
+        writer.write_all(b"Hello!\n").await?;
+        // Both reused for every line: no allocation per line.
+        let (mut line, mut reply) = (Vec::new(), Vec::new());
+        loop {
+            // Between lines, the stop notice ends the connection; in the middle
+            // of one (bytes already read), the line is finished first.
+            let between_lines = line.is_empty() && reader.buffer().is_empty();
+            // A dropped sender (`has_changed` fails) means stop too, or
+            // `changed()` below would return at once, forever.
+            if between_lines && (*stop.borrow() || stop.has_changed().is_err()) {
+                writer.shutdown().await?;
+                return Ok(End::Stopped);
+            }
+            // The bound: `take` lets `read_until` add at most what is left of
+            // `max_line + 1` bytes (the longest line and its `\n`), so an
+            // endless line costs that much memory, not more.
+            let mut limited = (&mut reader).take((config.max_line + 1 - line.len()) as u64);
+            let read = timeout(config.idle_timeout, limited.read_until(b'\n', &mut line));
+            let read = tokio::select! {
+                // The read first, not at random: bytes that came before the
+                // stop notice are read, and their line finished.
+                biased;
+                read = read => read,
+                // `read_until` is cancel-safe: what it read is in `line`, and
+                // the loop decides again.
+                _ = stop.changed(), if between_lines => continue,
+            };
+            let eof = match read {
+                Err(_elapsed) => {
+                    writer.shutdown().await?;
+                    return Ok(End::Idle);
+                }
+                Ok(read) => {
+                    *heard |= !line.is_empty();
+                    read? == 0
+                }
+            };
+            let text = match line.strip_suffix(b"\n") {
+                Some(text) => text.strip_suffix(b"\r").unwrap_or(text),
+                None if line.len() > config.max_line => {
+                    let err = format!("ERR line longer than {} bytes\n", config.max_line);
+                    writer.write_all(err.as_bytes()).await?;
+                    writer.shutdown().await?;
+                    return Ok(End::LineTooLong);
+                }
+                None if eof && line.is_empty() => {
+                    writer.shutdown().await?;
+                    return Ok(End::Closed);
+                }
+                // The stream ended mid-line: that last line is echoed as it is.
+                None => &line[..],
+            };
+            reply.clear();
+            reply.extend_from_slice(b"[echo] ");
+            reply.extend_from_slice(text);
+            reply.push(b'\n');
+            writer.write_all(&reply).await?;
+            line.clear();
         }
-        // The bound: `take` lets `read_until` add at most what is left of
-        // `max_line + 1` bytes (the longest line and its `\n`), so an
-        // endless line costs that much memory, not more.
-        let mut limited = (&mut reader).take((config.max_line + 1 - line.len()) as u64);
-        let read = timeout(config.idle_timeout, limited.read_until(b'\n', &mut line));
-        let read = tokio::select! {
-            // The read first, not at random: bytes that came before the
-            // stop notice are read, and their line finished.
-            biased;
-            read = read => read,
-            // `read_until` is cancel-safe: what it read is in `line`, and
-            // the loop decides again.
-            _ = stop.changed(), if between_lines => continue,
-        };
-        let eof = match read {
-            Err(_elapsed) => {
-                writer.shutdown().await?;
-                return Ok(End::Idle);
-            }
-            Ok(read) => {
-                *heard |= !line.is_empty();
-                read? == 0
-            }
-        };
-        let text = match line.strip_suffix(b"\n") {
-            Some(text) => text.strip_suffix(b"\r").unwrap_or(text),
-            None if line.len() > config.max_line => {
-                let err = format!("ERR line longer than {} bytes\n", config.max_line);
-                writer.write_all(err.as_bytes()).await?;
-                writer.shutdown().await?;
-                return Ok(End::LineTooLong);
-            }
-            None if eof && line.is_empty() => {
-                writer.shutdown().await?;
-                return Ok(End::Closed);
-            }
-            // The stream ended mid-line: that last line is echoed as it is.
-            None => &line[..],
-        };
-        reply.clear();
-        reply.extend_from_slice(b"[echo] ");
-        reply.extend_from_slice(text);
-        reply.push(b'\n');
-        writer.write_all(&reply).await?;
-        line.clear();
     }
 }
