@@ -139,8 +139,11 @@ pub(crate) struct Core {
     event_interval: usize,
     /// Woken when the last task finishes (`Runtime::shutdown_timeout`).
     all_done: RefCell<Option<Waker>>,
-    /// The loop's clock, in timer ticks: when it last read the time to fire
-    /// timers. On a paused runtime, the virtual time itself.
+    /// The loop's clock, in timer ticks: the latest reading of the
+    /// runtime's clock that the loop took, to fire timers or for a sleep's
+    /// poll (`Core::read_now`). Every reading is of a clock that never
+    /// steps back, so this is never ahead of the clock. On a paused
+    /// runtime, the virtual time itself.
     now: Cell<u64>,
     /// Which clock the runtime reads: the real one but for tests that pause
     /// it (`time/pause.rs`). `shared.clock` holds a copy for other threads.
@@ -269,8 +272,7 @@ impl Core {
             let now = if self.timers.borrow().is_empty() {
                 None
             } else {
-                let now = self.read_clock();
-                self.now.set(now);
+                let now = self.read_now();
                 self.timers.borrow_mut().fire(now, &mut wakers);
                 Some(now)
             };
@@ -351,6 +353,15 @@ impl Core {
     /// The loop's clock, in timer ticks; see [`Sleep`](crate::time::Sleep).
     pub(crate) fn now(&self) -> u64 {
         self.now.get()
+    }
+
+    /// Reads the runtime's clock and moves the loop's clock to it: later
+    /// sleep polls then find a deadline passed without reading again.
+    #[inline]
+    pub(crate) fn read_now(&self) -> u64 {
+        let now = self.read_clock();
+        self.now.set(now);
+        now
     }
 
     /// Reads the runtime's clock, in timer ticks.

@@ -140,6 +140,36 @@ fn a_sleep_first_polled_in_the_poll_that_made_it_is_at_most_a_tick_late() {
     });
 }
 
+/// A clock reading a sleep's poll takes becomes the loop's clock, so the
+/// sleeps polled after it that were due by then complete without reading
+/// again. It is only ever a past reading: a sleep made after it is not
+/// ended early by it, and still fires.
+#[test]
+fn a_reading_taken_for_one_sleep_serves_those_polled_after_it_and_ends_none_early() {
+    ioloop::block_on(async {
+        let d = Duration::from_millis(2);
+        // Fewer than a task's budget of polls (128), or the last would be
+        // told to wait for the next tick.
+        let mut due: Vec<_> = (0..100).map(|_| sleep(d)).collect();
+        // A later task poll, so each first poll asks the clock (or the
+        // reading the first one took).
+        yield_now().await;
+        std::thread::sleep(2 * d);
+        for s in &mut due {
+            assert!(poll_once(s).is_ready());
+        }
+        yield_now().await;
+        let made = Instant::now();
+        let mut later = sleep(Duration::from_millis(50));
+        assert!(
+            poll_once(&mut later).is_pending(),
+            "not ended by the old reading"
+        );
+        later.await;
+        assert!(made.elapsed() >= Duration::from_millis(50));
+    });
+}
+
 #[test]
 fn a_million_cancelled_sleeps_leave_the_heap_bounded() -> io::Result<()> {
     const SLEEPS: usize = 1_000_000;

@@ -281,11 +281,16 @@ impl Sleep {
         // wheel such as tokio's reports every elapsed sleep that way.) A
         // sleep polled as soon as it is made, the usual `sleep(d).await` or
         // `timeout(d, ..)`, so costs one clock read, not two.
+        //
+        // A reading taken here becomes the loop's clock: a task polling many
+        // sleeps whose deadlines passed while it ran (a million armed in one
+        // poll, a join of many timeouts) reads the clock for the first and
+        // finds the rest passed by that reading, one read instead of one each.
         let now = core.now();
         if now >= self.deadline
             || (self.deadline - now <= CLOCK_SLACK
                 && !matches!(self.timer, Timer::Made(job) if job == budget::job())
-                && core.read_clock() >= self.deadline)
+                && core.read_now() >= self.deadline)
         {
             // Disarmed here, with the core at hand, so that `poll`'s
             // `disarm` after it has nothing left to do (it would look the
