@@ -431,6 +431,23 @@ impl Core {
         }
     }
 
+    /// Spawns `future` here, on the loop's own thread: `spawn`'s path
+    /// when it finds this loop running.
+    pub(crate) fn spawn<F>(
+        &self,
+        future: F,
+        location: &'static Location<'static>,
+    ) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let task = TaskCell::new(future, self.shared.clone(), location);
+        let handle = JoinHandle::new(task.clone());
+        self.enter(task);
+        handle
+    }
+
     /// Spawns a task whose future or output need not be `Send`, on this,
     /// the loop's thread, which becomes the one thread the loop may run on
     /// while the task lives.
@@ -443,7 +460,7 @@ impl Core {
         self.local_tasks.set(self.local_tasks.get() + 1);
         let task = TaskCell::new_local(future, self.shared.clone(), location);
         let handle = JoinHandle::new(task.clone());
-        self.push(Job::Task(task));
+        self.enter(task);
         handle
     }
 

@@ -107,7 +107,16 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let task = TaskCell::new(future, self.shared.clone(), Location::caller());
+        self.spawn_at(future, Location::caller())
+    }
+
+    /// [`spawn`](Self::spawn), recording `location` as where.
+    fn spawn_at<F>(&self, future: F, location: &'static Location<'static>) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let task = TaskCell::new(future, self.shared.clone(), location);
         let handle = JoinHandle::new(task.clone());
         core::schedule(&self.shared, Job::Task(task));
         handle
@@ -255,7 +264,19 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    current("spawn").spawn(future)
+    let location = Location::caller();
+    // On the loop's thread, the loop found is the one to queue on: no
+    // `Handle` made and dropped (two reference-count updates), no second
+    // look for the loop.
+    let on_loop = core::with_core(|core| match core {
+        Some(core) => Ok(core.spawn(future, location)),
+        None => Err(future),
+    });
+    match on_loop {
+        Ok(handle) => handle,
+        // A blocking job working for a runtime.
+        Err(future) => current("spawn").spawn_at(future, location),
+    }
 }
 
 /// Runs `future`, which need not be `Send`, as a new task on the loop

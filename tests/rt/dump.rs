@@ -157,6 +157,13 @@ fn every_spawn_function_records_its_caller() {
         set.spawn(std::future::pending::<()>());
         lines.push(line!() + 1);
         set.spawn_local(std::future::pending::<()>());
+        // `spawn` from a blocking job, which is not on the loop's thread.
+        lines.push(line!() + 2);
+        ioloop::spawn_blocking(|| {
+            drop(ioloop::spawn(std::future::pending::<()>()));
+        })
+        .await
+        .unwrap();
         ioloop::yield_now().await;
         lines
     });
