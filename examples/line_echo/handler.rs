@@ -104,6 +104,10 @@ pub async fn serve(
 /// connection's future is most of what an idle connection costs, so each
 /// copy is paid per connection: the block uses its captures in place. (The
 /// `async fn` version of this file made a 880-byte future; this one, 472.)
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would keep each argument twice, per connection"
+)]
 pub fn connection(
     stream: TcpStream,
     peer: SocketAddr,
@@ -123,6 +127,10 @@ pub fn connection(
 /// A client that goes away before sending a single byte (a port probe such
 /// as `nc -z`: connect, then close) ends normally, as [`End::Closed`], even
 /// though its kernel answers the unread greeting with a reset.
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would keep each argument twice, per connection"
+)]
 pub fn handle<'a>(
     stream: &'a TcpStream,
     config: &'a Config,
@@ -149,6 +157,10 @@ fn is_disconnect(err: &io::Error) -> bool {
 }
 
 /// The conversation; `heard` is set once the client has sent a byte.
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would keep each argument twice, per connection"
+)]
 fn converse<'a>(
     stream: &'a TcpStream,
     config: &'a Config,

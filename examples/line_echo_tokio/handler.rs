@@ -108,6 +108,10 @@ pub async fn serve(
 /// ended. Plain functions returning `async move` blocks, which lend what
 /// they own by reference, as on ioloop (its handler.rs says why: an `async
 /// fn` keeps each argument twice, per connection).
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would keep each argument twice, per connection"
+)]
 pub fn connection(
     mut stream: TcpStream,
     peer: SocketAddr,
@@ -126,6 +130,10 @@ pub fn connection(
 ///
 /// A client that goes away before sending a single byte (a port probe)
 /// ends normally, as [`End::Closed`], as on ioloop.
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would keep each argument twice, per connection"
+)]
 pub fn handle<'a>(
     stream: &'a mut TcpStream,
     config: &'a Config,
@@ -152,6 +160,10 @@ pub fn handle<'a>(
 }
 
 /// The conversation; `heard` is set once the client has sent a byte.
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would keep each argument twice, per connection"
+)]
 fn converse<'a>(
     stream: &'a mut TcpStream,
     config: &'a Config,
