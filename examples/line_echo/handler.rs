@@ -103,7 +103,7 @@ pub async fn serve(
 /// moved from a block's capture into a callee stays in the block too. A
 /// connection's future is most of what an idle connection costs, so each
 /// copy is paid per connection: the block uses its captures in place. (The
-/// `async fn` version of this file made a 880-byte future; this one, 472.)
+/// `async fn` version of this file made an 880-byte future; this one, 472.)
 #[allow(
     clippy::manual_async_fn,
     reason = "an async fn would keep each argument twice, per connection"
