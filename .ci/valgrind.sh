@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The tests that exercise unsafe code, under valgrind memcheck (issue 7).
 #
-# The runtime's one `unsafe` block pins each spawned task's future inside
-# its Arc (runtime/src/task/cell.rs), so every test that spawns, wakes,
-# aborts, panics in or shuts down tasks runs through it; tests/rt/alloc.rs
+# The runtime's `unsafe` is in the task cell (runtime/src/task/cell.rs):
+# each spawned task's future pinned inside its Arc, and its future or
+# output reached without a lock by the one owner the state word names, so
+# every test that spawns, wakes, aborts, panics in or shuts down tasks runs
+# through it; tests/rt/alloc.rs
 # adds a GlobalAlloc of its own (the whole rt binary's allocator). The
 # hyper adapter's two (compat/src/hyper/io.rs) let the kernel fill hyper's
 # uninitialized read buffer; tests/compat drives them. Memcheck sees what

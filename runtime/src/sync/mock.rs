@@ -4,7 +4,6 @@
 use std::io;
 use std::sync::PoisonError;
 
-pub(crate) use loom::sync::MutexGuard;
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 /// loom's `Mutex` with parking_lot's `lock`, which returns the guard

@@ -22,7 +22,9 @@
 //!
 //! (`--target-dir` keeps the loom build from invalidating the normal one.)
 //!
-//! What goes through here: a task's state word and locks, `block_on`'s wake
+//! What goes through here: a task's state word, its stage (the future or
+//! output, in an `UnsafeCell` loom checks for racing accesses) and its join
+//! waker's lock, `block_on`'s wake
 //! flag, the park state and the injection queue, the poller's waker, the
 //! reactor's entry table, and each entry's readiness word and waiter lock.
 //! What does not, on purpose:
@@ -44,15 +46,35 @@
 #[cfg(not(loom))]
 pub(crate) use mio::Waker as PollWaker;
 #[cfg(not(loom))]
-pub(crate) use parking_lot::{Mutex, MutexGuard};
+pub(crate) use parking_lot::Mutex;
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+
+/// std's `UnsafeCell` with loom's way in: the value is reached only inside
+/// [`with_mut`](Self::with_mut), so that under loom the same code has every
+/// access checked against the others.
+#[cfg(not(loom))]
+pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+#[cfg(not(loom))]
+impl<T> UnsafeCell<T> {
+    pub(crate) fn new(value: T) -> Self {
+        UnsafeCell(std::cell::UnsafeCell::new(value))
+    }
+
+    /// Calls `f` with a pointer to the value. Dereferencing it is the
+    /// caller's `unsafe`: it must be the value's only user meanwhile.
+    #[inline(always)]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
 
 #[cfg(all(test, loom))]
 pub(crate) mod harness;
 #[cfg(loom)]
 mod mock;
 #[cfg(loom)]
-pub(crate) use mock::{
-    AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering, PollWaker,
-};
+pub(crate) use loom::cell::UnsafeCell;
+#[cfg(loom)]
+pub(crate) use mock::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Mutex, Ordering, PollWaker};

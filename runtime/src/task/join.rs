@@ -62,7 +62,9 @@ impl<T> JoinHandle<T> {
     /// Asks the loop to drop the task's future.
     ///
     /// The future is dropped (its destructors run) the next time the loop
-    /// picks the task up, unless the task finishes first; awaiting the
+    /// picks the task up, or as soon as a poll of it running meanwhile
+    /// returns (an abort from inside the task, or from another thread
+    /// during the poll), unless the task finishes first; awaiting the
     /// handle then gives a [`JoinError`] for which
     /// [`is_cancelled`](JoinError::is_cancelled) is true. Aborting a task
     /// that has already finished does nothing.
