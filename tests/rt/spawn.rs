@@ -137,6 +137,30 @@ fn abort_after_completion_changes_nothing() {
     });
 }
 
+/// An abort that lands while the task is being polled (here, from the
+/// task itself) drops the future as that poll returns: `b`, queued behind
+/// the aborted task, finds its future gone already.
+#[test]
+fn an_abort_during_a_poll_drops_the_future_as_the_poll_returns() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let (d, seen) = (drops.clone(), drops.clone());
+    let seen_by_b = ioloop::block_on(async move {
+        let slot: Arc<std::sync::Mutex<Option<ioloop::JoinHandle<()>>>> = Default::default();
+        let s = slot.clone();
+        let a = ioloop::spawn(async move {
+            let _guard = DropCounter(d);
+            let own = s.lock().unwrap().take().expect("set before the task runs");
+            own.abort();
+            std::future::pending::<()>().await;
+        });
+        *slot.lock().unwrap() = Some(a);
+        let b = ioloop::spawn(async move { seen.load(Ordering::SeqCst) });
+        b.await.unwrap()
+    });
+    assert_eq!(seen_by_b, 1, "the aborted future was still alive when the next task ran");
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
 #[test]
 fn a_task_can_abort_itself_and_stops_at_its_next_await() {
     let drops = Arc::new(AtomicUsize::new(0));
