@@ -157,7 +157,10 @@ fn an_abort_during_a_poll_drops_the_future_as_the_poll_returns() {
         let b = ioloop::spawn(async move { seen.load(Ordering::SeqCst) });
         b.await.unwrap()
     });
-    assert_eq!(seen_by_b, 1, "the aborted future was still alive when the next task ran");
+    assert_eq!(
+        seen_by_b, 1,
+        "the aborted future was still alive when the next task ran"
+    );
     assert_eq!(drops.load(Ordering::SeqCst), 1);
 }
 
