@@ -129,6 +129,10 @@ pub(crate) struct Core {
     born: Cell<Option<u64>>,
     /// Live tasks: in the task list or about to be.
     live: Cell<usize>,
+    /// A task left the task list since `shrink_tables` last looked at it.
+    /// If none did, the list cannot have become sparse (entering only
+    /// fills it), so the look, and its lock, are skipped.
+    list_freed: Cell<bool>,
     /// Tells other threads what is being polled (see `stall.rs`).
     publisher: Publisher,
     pub(crate) timers: RefCell<Timers>,
@@ -168,6 +172,7 @@ impl Core {
             run_queue: RefCell::new(VecDeque::new()),
             born: Cell::new(None),
             live: Cell::new(0),
+            list_freed: Cell::new(false),
             publisher: Publisher::default(),
             timers: RefCell::new(Timers::default()),
             driver: RefCell::new(driver),
@@ -419,6 +424,7 @@ impl Core {
             self.local_tasks.set(self.local_tasks.get() - 1);
         }
         let removed = self.shared.tasks.lock().slab.try_remove(key);
+        self.list_freed.set(true);
         // Dropped after the lock is released: it may be the task's last
         // reference, and dropping a task can run arbitrary code.
         drop(removed);
@@ -516,18 +522,21 @@ impl Core {
     /// Gives back the memory of tables a burst left mostly empty. Run when
     /// the loop goes idle, so back-to-back bursts keep their capacity.
     fn shrink_tables(&self) {
-        let mut list = self.shared.tasks.lock();
-        // Tasks can move: the live ones go to the front, each told its new
-        // key. After a compaction the list must grow fourfold before the
-        // next, so this is amortized O(1).
-        let tasks = &mut list.slab;
-        if tasks.capacity() > SHRINK_MIN && tasks.len() <= tasks.capacity() / 4 {
-            tasks.compact(|listed, _, to| {
-                listed.task.set_key(to);
-                true
-            });
+        // A server at low load goes idle after nearly every message: the
+        // look costs nothing unless a task has left since the last one.
+        if self.list_freed.replace(false) {
+            let mut list = self.shared.tasks.lock();
+            // Tasks can move: the live ones go to the front, each told its
+            // new key. After a compaction the list must grow fourfold before
+            // the next, so this is amortized O(1).
+            let tasks = &mut list.slab;
+            if tasks.capacity() > SHRINK_MIN && tasks.len() <= tasks.capacity() / 4 {
+                tasks.compact(|listed, _, to| {
+                    listed.task.set_key(to);
+                    true
+                });
+            }
         }
-        drop(list);
         self.timers.borrow_mut().shrink_if_sparse();
         self.shared.reactor.shrink_if_sparse();
     }
@@ -644,10 +653,11 @@ const SHRINK_MIN: usize = 1024;
 /// up: epoll counts milliseconds, and rounding a 300 µs wait down to 0 would
 /// spin the loop until the deadline.
 fn poll_timeout(deadline: u64, now: u64) -> Duration {
-    const MAX: Duration = Duration::from_secs(24 * 3600);
-    let wait = Duration::from_nanos(deadline.saturating_sub(now)).min(MAX);
-    let millis = wait.as_nanos().div_ceil(1_000_000).max(1);
-    Duration::from_millis(millis as u64)
+    // In u64 nanoseconds, not `Duration`'s u128: this runs every time the
+    // loop goes idle with a timer armed.
+    const MAX_MILLIS: u64 = 24 * 3600 * 1000;
+    let millis = deadline.saturating_sub(now).div_ceil(1_000_000);
+    Duration::from_millis(millis.clamp(1, MAX_MILLIS))
 }
 
 #[cfg(test)]

@@ -66,7 +66,7 @@ use mio::event::Source;
 use mio::{Interest, Registry, Token};
 use slab::Slab;
 
-use crate::sync::{AtomicU64, Mutex, Ordering};
+use crate::sync::{AtomicBool, AtomicU64, Mutex, Ordering};
 use crate::task::cell::wake_all;
 use waiters::Waiters;
 
@@ -295,6 +295,13 @@ impl Direction {
 pub(crate) struct Reactor {
     registry: Registry,
     entries: Mutex<Entries>,
+    /// An entry was freed since `shrink_if_sparse` last looked: a hint,
+    /// read without the lock, so that a loop going idle with nothing freed
+    /// (a server at low load, after nearly every message) skips the lock.
+    /// Set under the lock by a free; cleared before the look takes the
+    /// lock, so a free racing the look is either seen under the lock or
+    /// sets the hint again for the next one.
+    freed_hint: AtomicBool,
 }
 
 /// What one dispatch did, for the counters.
@@ -318,6 +325,7 @@ impl Reactor {
                 shutdown: false,
                 freed: 0,
             }),
+            freed_hint: AtomicBool::new(false),
         }
     }
 
@@ -380,6 +388,7 @@ impl Reactor {
         let entry = {
             let mut entries = self.entries.lock();
             entries.freed += 1;
+            self.freed_hint.store(true, Ordering::Relaxed);
             entries.slab.try_remove(key)
         };
         drop(entry);
@@ -392,6 +401,10 @@ impl Reactor {
     /// the front and the next pass drops more. Done at most once per
     /// quarter-table of entries freed: amortized O(1).
     pub(crate) fn shrink_if_sparse(&self) {
+        if !self.freed_hint.load(Ordering::Relaxed) {
+            return;
+        }
+        self.freed_hint.store(false, Ordering::Relaxed);
         let mut entries = self.entries.lock();
         let capacity = entries.slab.capacity();
         if capacity > SHRINK_MIN
