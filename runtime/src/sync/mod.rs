@@ -24,9 +24,9 @@
 //!
 //! What goes through here: a task's state word, its stage (the future or
 //! output, in an `UnsafeCell` loom checks for racing accesses) and its join
-//! waker's lock, `block_on`'s wake
-//! flag, the park state and the injection queue, the poller's waker, the
-//! reactor's entry table, and each entry's readiness word and waiter lock.
+//! waker's lock, `block_on`'s wake flag, the park state and the injection
+//! queue, the poller's waker, the reactor's entry table (and its shrink
+//! hint), and each entry's readiness word and waiter lock.
 //! What does not, on purpose:
 //!
 //! - `Arc`. A task's `Arc` is its `Waker` (through `std::task::Wake`) and
