@@ -220,6 +220,45 @@ fn loom_cancel_racing_a_pending_poll() {
     });
 }
 
+/// Three at once around a pending poll: a `cancel` on one thread, an
+/// `abort` followed by the handle's drop on another, the loop's poll (and
+/// whatever the abort queued) on the main thread. Whoever holds the stage
+/// when the task is cancelled drops the future, once; nobody else touches
+/// the stage (loom checks every access), and it ends `Consumed`: the error
+/// nobody will read is dropped with the task.
+#[test]
+#[allow(unsafe_code)]
+fn loom_cancel_abort_and_detach_racing_a_pending_poll() {
+    loom::model(|| {
+        let (future_guard, future_drops) = Counted::new();
+        let (task, handle) = spawn(poll_fn(move |_| {
+            let _hold = &future_guard;
+            Poll::<()>::Pending
+        }));
+
+        let canceller = thread::spawn({
+            let task = task.clone();
+            move || task.cancel(JoinError::cancelled())
+        });
+        let aborter = thread::spawn(move || {
+            handle.abort();
+            drop(handle);
+        });
+        task.clone().run();
+        canceller.join().unwrap();
+        aborter.join().unwrap();
+        task.scheduler.run_all();
+
+        assert_eq!(future_drops.load(Ordering::Acquire), 1);
+        assert_ne!(task.state.load(Ordering::Acquire) & COMPLETE, 0);
+        assert!(task.stage.with_mut(|stage| matches!(
+            // SAFETY: every other thread is done with the task.
+            unsafe { &*stage },
+            Stage::Consumed
+        )));
+    });
+}
+
 /// The `JoinHandle` dropped on another thread while the loop runs the task
 /// to completion: whichever of the two sets the second of `COMPLETE` and
 /// `DETACHED` drops the output, so it is dropped exactly once, and before
