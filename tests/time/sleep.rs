@@ -249,6 +249,52 @@ fn reset_moves_an_elapsed_sleep_into_the_future() -> io::Result<()> {
 }
 
 #[test]
+fn reset_after_moves_the_deadline_that_long_after_now_earlier_or_later() -> io::Result<()> {
+    paused().block_on(async {
+        let mut s = sleep(Duration::from_secs(3600));
+        assert!(poll_once(&mut s).is_pending());
+        advance(Duration::from_secs(1)).await;
+        let now = Instant::now();
+        s.reset_after(Duration::from_millis(20));
+        assert_eq!(s.deadline(), now + Duration::from_millis(20));
+        s.reset_after(Duration::from_secs(30));
+        assert_eq!(s.deadline(), now + Duration::from_secs(30));
+        timeout(SAFETY, &mut s).await?;
+        assert_eq!(Instant::now(), now + Duration::from_secs(30));
+        assert_eq!(fresh_metrics().await.live_timers, 0);
+        Ok(())
+    })
+}
+
+/// The lesson's `last_seen`: an idle timer moved on before every poll, as
+/// a connection does for each line, keeps one timer and one heap entry,
+/// and completes at the last deadline it was given, never an earlier one.
+#[test]
+fn an_idle_timer_moved_on_before_each_poll_stays_one_timer_and_one_heap_entry() -> io::Result<()> {
+    const IDLE: Duration = Duration::from_secs(30);
+    paused().block_on(async {
+        let mut idle = sleep(IDLE);
+        assert!(poll_once(&mut idle).is_pending());
+        let first = idle.deadline();
+        for _ in 0..1_000 {
+            advance(Duration::from_millis(7)).await;
+            idle.reset_after(IDLE);
+            assert!(poll_once(&mut idle).is_pending());
+            let m = fresh_metrics().await;
+            assert_eq!((m.live_timers, m.timer_heap_len), (1, 1));
+        }
+        let last = idle.deadline();
+        assert_eq!(last, first + Duration::from_millis(7_000));
+        // The heap entry is still the first deadline's; reaching it moves
+        // the entry on, and the sleep ends at the last deadline only.
+        timeout(SAFETY, &mut idle).await?;
+        assert_eq!(Instant::now(), last);
+        assert_eq!(fresh_metrics().await.live_timers, 0);
+        Ok(())
+    })
+}
+
+#[test]
 fn sleep_until_a_past_deadline_is_ready_on_the_first_poll() -> io::Result<()> {
     ioloop::block_on(async {
         let past = Instant::now();

@@ -209,10 +209,17 @@ impl Sleep {
     }
 
     /// Moves the deadline, earlier or later, whether or not the old one has
-    /// passed. A task already waiting on this sleep wakes at the new
+    /// passed. A task already waiting on this sleep completes it at the new
     /// deadline, on the runtime's clock (virtual, if it is paused).
     ///
-    /// On the loop thread the armed timer moves at once. Reset from another
+    /// Moved earlier on the loop thread, the armed timer moves at once.
+    /// Moved later, it moves at the sleep's next poll: a timer only ever
+    /// fires early then, and a sleep whose timer fires before its deadline
+    /// is still pending and arms another. So a task that resets and polls
+    /// in one go (an idle timer moved on as each message arrives, see
+    /// [`reset_after`](Self::reset_after)) touches the timers once, and a
+    /// task parked on a sleep that another task moved later is woken once
+    /// at the old deadline, for nothing, and waits on. Reset from another
     /// thread, a timer armed in the loop's heap cannot be reached: the task
     /// wakes at the old deadline (if that is earlier), polls, and waits on
     /// from there.
@@ -231,9 +238,56 @@ impl Sleep {
     /// });
     /// ```
     pub fn reset(&mut self, deadline: Instant) {
-        let deadline = ticks(deadline.into_std());
+        self.reset_ticks(ticks(deadline.into_std()));
+    }
+
+    /// Moves the deadline to `duration` from now: what
+    /// `reset(Instant::now() + duration)` does, for one clock read and no
+    /// `Instant` arithmetic, as [`sleep`] counts. For a timer moved on
+    /// again and again, such as a connection's idle timeout.
+    ///
+    /// # Examples
+    ///
+    /// An idle timeout: the connection is dropped once nothing has
+    /// arrived for a second, however long it lives.
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use std::pin::{Pin, pin};
+    /// use std::task::Poll;
+    /// use std::time::Duration;
+    ///
+    /// # async fn next_message() -> Option<u32> { None }
+    /// ioloop::block_on(async {
+    ///     const IDLE: Duration = Duration::from_secs(1);
+    ///     let mut idle = ioloop::time::sleep(IDLE);
+    ///     loop {
+    ///         let mut message = pin!(next_message());
+    ///         // The message, or `None` once the connection has been idle too long.
+    ///         let got = poll_fn(|cx| match message.as_mut().poll(cx) {
+    ///             Poll::Ready(m) => Poll::Ready(Some(m)),
+    ///             Poll::Pending => Pin::new(&mut idle).poll(cx).map(|()| None),
+    ///         })
+    ///         .await;
+    ///         match got {
+    ///             Some(Some(_message)) => idle.reset_after(IDLE),
+    ///             Some(None) | None => break, // closed, or idle for a second
+    ///         }
+    ///     }
+    /// });
+    /// ```
+    pub fn reset_after(&mut self, duration: Duration) {
+        let nanos = duration.min(NEVER).as_nanos() as u64;
+        self.reset_ticks(now_ticks().saturating_add(nanos));
+    }
+
+    /// `reset` in ticks.
+    fn reset_ticks(&mut self, deadline: u64) {
+        let later = deadline >= self.deadline;
         self.deadline = deadline;
         self.timer = match mem::replace(&mut self.timer, Timer::Unarmed) {
+            // The poll moves it (see `reset`): no lookup of the loop here.
+            Timer::Local(timer) if later => Timer::Local(timer),
             Timer::Unarmed | Timer::Made(_) => Timer::Unarmed,
             Timer::Local(timer) => {
                 let moved = core::with_core(|core| {
@@ -304,11 +358,14 @@ impl Sleep {
         }
         let mut timers = core.timers.borrow_mut();
         let updated = match &self.timer {
-            Timer::Local(timer) => timers.update(*timer, cx.waker()),
+            Timer::Local(timer) => timers.update(*timer, self.deadline, cx.waker()),
             _ => Err(()),
         };
         let old_waker = match updated {
-            Ok(old) => old,
+            Ok((timer, old)) => {
+                self.timer = Timer::Local(timer);
+                old
+            }
             // Never armed here, or already fired (the timer fires once its
             // deadline is past the loop's clock). Arm a fresh one.
             Err(()) => {

@@ -314,16 +314,32 @@ impl Timers {
         TimerKey { key, stamp }
     }
 
-    /// Points an armed timer at a new waker. Returns the old waker, for the
-    /// caller to drop once it no longer borrows the timers, or `Err` if the
-    /// timer already fired or was removed.
-    pub(crate) fn update(&mut self, timer: TimerKey, waker: &Waker) -> Result<Option<Waker>, ()> {
+    /// Points an armed timer at `waker`, due at `at` (in ticks). Returns
+    /// its key (a new one if `at` moved it: see [`reset`](Self::reset)) and
+    /// the old waker, for the caller to drop once it no longer borrows the
+    /// timers; or `Err` if the timer already fired or was removed.
+    ///
+    /// This is a sleep's poll: its deadline may have moved later since the
+    /// timer was armed (`Sleep::reset` leaves a later deadline for the next
+    /// poll to bring here), and its waker may have changed.
+    pub(crate) fn update(
+        &mut self,
+        timer: TimerKey,
+        at: u64,
+        waker: &Waker,
+    ) -> Result<(TimerKey, Option<Waker>), ()> {
         self.slot(timer).ok_or(())?;
+        let timer = if self.slots[timer.key as usize].deadline == at {
+            timer
+        } else {
+            self.move_to(timer.key, at)
+        };
         let slot = &mut self.slots[timer.key as usize];
-        match &slot.waker {
-            Some(old) if old.will_wake(waker) => Ok(None),
-            _ => Ok(slot.waker.replace(waker.clone())),
-        }
+        let old = match &slot.waker {
+            Some(old) if old.will_wake(waker) => None,
+            _ => slot.waker.replace(waker.clone()),
+        };
+        Ok((timer, old))
     }
 
     /// Moves an armed timer to `at` (in ticks), keeping its slot and waker.
@@ -336,23 +352,25 @@ impl Timers {
     /// deadlines.
     pub(crate) fn reset(&mut self, timer: TimerKey, at: u64) -> Option<TimerKey> {
         self.slot(timer)?;
+        Some(self.move_to(timer.key, at))
+    }
+
+    /// `reset` for the armed timer in slot `key`.
+    fn move_to(&mut self, key: u32, at: u64) -> TimerKey {
         let stamp = next_stamp();
-        let slot = &mut self.slots[timer.key as usize];
+        let slot = &mut self.slots[key as usize];
         slot.tag = stamp.get();
         if at <= slot.deadline {
             slot.entry = stamp.get();
             self.heap.push(Reverse(Entry {
                 at,
                 stamp: stamp.get(),
-                key: timer.key,
+                key,
             }));
         }
         slot.deadline = at;
         self.sweep_if_sparse();
-        Some(TimerKey {
-            key: timer.key,
-            stamp,
-        })
+        TimerKey { key, stamp }
     }
 
     /// Frees the slot of an armed timer and returns its waker. The slot's
@@ -536,7 +554,7 @@ mod tests {
         assert!(out.is_empty());
         timers.fire(ticks(t0 + Duration::from_millis(20)), &mut out);
         assert_eq!(out.len(), 1);
-        assert!(timers.update(late, Waker::noop()).is_err());
+        assert!(timers.update(late, 0, Waker::noop()).is_err());
         assert_eq!(timers.len(), 0);
     }
 
@@ -576,7 +594,11 @@ mod tests {
         assert!(timers.slots_len() <= 1, "{} slots", timers.slots_len());
         assert!(timers.heap_len() <= 1);
         // The survivor still fires, and the table still works.
-        assert!(timers.update(keep, Waker::noop()).is_ok());
+        assert!(
+            timers
+                .update(keep, ticks(t0 + Duration::from_secs(3600)), Waker::noop())
+                .is_ok()
+        );
         let again = timers.insert(ticks(t0), Waker::noop().clone());
         timers.fire(ticks(t0 + Duration::from_secs(3600)), &mut out);
         assert_eq!(out.len(), 50_002);
@@ -638,7 +660,7 @@ mod tests {
         assert_eq!(timers.heap_len(), 1);
         // The old key does not reach the new timer in the same slot.
         assert!(timers.remove(dead).is_none());
-        assert!(timers.update(dead, Waker::noop()).is_err());
+        assert!(timers.update(dead, 10, Waker::noop()).is_err());
         let mut out = Vec::new();
         for now in [10, 15, 19] {
             timers.fire(now, &mut out);
@@ -648,7 +670,7 @@ mod tests {
         // Firing far past the deadline fires it once.
         timers.fire(1_000, &mut out);
         assert_eq!(out.len(), 1);
-        assert!(timers.update(revived, Waker::noop()).is_err());
+        assert!(timers.update(revived, 20, Waker::noop()).is_err());
         // A slot whose timer fired has no entry left to revive: the next
         // timer pushes one, and fires.
         let next = timers.insert(2_000, Waker::noop().clone());
@@ -727,6 +749,38 @@ mod tests {
         timers.fire(25, &mut out);
         assert_eq!(out.len(), 1);
         assert!(timers.remove(t).is_none());
+        timers.fire(30, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(timers.heap_len(), 0);
+    }
+
+    #[test]
+    fn an_update_moves_the_timer_to_the_deadline_it_is_given() {
+        let mut timers = Timers::default();
+        let waker = tagged();
+        let t = timers.insert(10, waker.clone());
+        // The same deadline and waker: nothing moves, nothing to drop.
+        let (same, old) = timers.update(t, 10, &waker).expect("armed");
+        assert_eq!(same, t);
+        assert!(old.is_none());
+        // Later: the entry stays (early), the key changes, the old key is
+        // dead.
+        let (later, old) = timers.update(t, 30, &waker).expect("armed");
+        assert!(old.is_none());
+        assert_ne!(later, t);
+        assert!(timers.remove(t).is_none());
+        assert_eq!(timers.heap_len(), 1);
+        let mut out = Vec::new();
+        timers.fire(29, &mut out);
+        assert!(out.is_empty());
+        // Earlier, with another waker: a new entry, and the old waker back.
+        let other = tagged();
+        let (earlier, old) = timers.update(later, 20, &other).expect("armed");
+        assert_eq!(old.map(|w| w.data()), Some(waker.data()));
+        assert_eq!(timers.heap_len(), 2);
+        timers.fire(20, &mut out);
+        assert_eq!(order(&[&other], &out), [0]);
+        assert!(timers.update(earlier, 20, &other).is_err());
         timers.fire(30, &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(timers.heap_len(), 0);
