@@ -4,8 +4,10 @@
 //! `on_connect` became the greeting at the top of [`converse`],
 //! `on_data`'s inbuf-scanning loop became `reader.read_line().await`,
 //! `queue_send` became `writer.write`, and the outbuf's WRITE-interest dance
-//! became `writer.drain().await`. `last_seen` became a `timeout` around the
-//! read, and `on_disconnect` is the [`End`] each connection reports.
+//! became `writer.drain().await`. `last_seen` became one idle timer per
+//! connection, raced against each read and moved on before it
+//! (`Sleep::reset_after`), and `on_disconnect` is the [`End`] each
+//! connection reports.
 //!
 //! Shared by `main.rs` and by the tests (testkit/src/lib.rs includes this
 //! file), so the tests exercise exactly what the example runs.
@@ -20,7 +22,7 @@ use std::time::Duration;
 use futures_util::io::AsyncReadExt;
 use ioloop::io::{StreamReader, StreamWriter};
 use ioloop::net::{TcpListener, TcpStream};
-use ioloop::time::timeout;
+use ioloop::time::{sleep, timeout};
 
 use crate::stop::{Listener, Stop};
 
@@ -175,8 +177,13 @@ fn converse<'a>(
         writer.drain().await?;
         // One reply buffer per connection, reused: no allocation per line.
         let mut reply = Vec::new();
-        // The lesson's `last_seen`: how much of a partial line had arrived when
-        // the current idle timeout was armed.
+        // The lesson's `last_seen`: one idle timer per connection, moved on
+        // for each read rather than armed and disarmed per read (a timer
+        // moved later is moved in place by its next poll: no allocation, no
+        // heap push, no waker clone).
+        let mut idle = sleep(config.idle_timeout);
+        // How much of a partial line had arrived when the idle timer last
+        // fired.
         let mut seen = 0;
         loop {
             // Between lines, the stop notice ends the connection; in the middle
@@ -186,7 +193,9 @@ fn converse<'a>(
                 Box::pin(close(&mut writer, stream)).await?;
                 return Ok(End::Stopped);
             }
-            let read = timeout(config.idle_timeout, reader.read_line());
+            // A fresh idle timeout for each read: the one timer, moved on.
+            idle.reset_after(config.idle_timeout);
+            let read = first(reader.read_line(), &mut idle);
             let read = if between_lines {
                 match first(read, stop.wait()).await {
                     Either::Left(read) => read,
@@ -198,30 +207,31 @@ fn converse<'a>(
                 read.await
             };
             let line = match read {
-                Err(_elapsed) => None,
-                Ok(Ok(Some(line))) => {
+                // The idle timer: nothing arrived for `idle_timeout`.
+                Either::Right(()) => None,
+                Either::Left(Ok(Some(line))) => {
                     *heard = true;
                     Some(line)
                 }
-                Ok(Ok(None)) => {
+                Either::Left(Ok(None)) => {
                     writer.close().await?;
                     return Ok(End::Closed);
                 }
-                Ok(Err(err)) if err.kind() == io::ErrorKind::InvalidData => {
+                Either::Left(Err(err)) if err.kind() == io::ErrorKind::InvalidData => {
                     writer.write(
                         format!("ERR line longer than {} bytes\n", config.max_line).as_bytes(),
                     );
                     Box::pin(close(&mut writer, stream)).await?;
                     return Ok(End::LineTooLong);
                 }
-                Ok(Err(err)) => {
+                Either::Left(Err(err)) => {
                     // Part of a line counts as having said something.
                     *heard |= !reader.buffer().is_empty();
                     return Err(err);
                 }
             };
             let Some(line) = line else {
-                // The idle timeout passed. If part of a line arrived meanwhile,
+                // The idle timer fired. If part of a line arrived meanwhile,
                 // the client is not silent: wait on.
                 if reader.buffer().len() > seen {
                     seen = reader.buffer().len();

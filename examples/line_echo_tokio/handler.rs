@@ -1,7 +1,8 @@
 //! The line echo protocol on tokio (issue 5's twin of
 //! examples/line_echo/handler.rs), written the way a tokio user would:
 //! a `BufReader` and `read_until` for lines, `write_all` for replies,
-//! `time::timeout` for idle clients, a `watch` channel as the stop notice
+//! one `time::Sleep` per connection, reset for each read, for idle
+//! clients, a `watch` channel as the stop notice
 //! and a `JoinSet` holding the connection tasks.
 //!
 //! The same protocol and shape as the ioloop version: greet with `Hello!`,
@@ -22,7 +23,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
-use tokio::time::timeout;
+use tokio::time::{Instant, sleep, timeout};
 
 /// The server's settings.
 #[derive(Clone, Copy, Debug)]
@@ -176,6 +177,9 @@ fn converse<'a>(
         writer.write_all(b"Hello!\n").await?;
         // Both reused for every line: no allocation per line.
         let (mut line, mut reply) = (Vec::new(), Vec::new());
+        // One idle timer per connection, moved on for each read rather
+        // than a `timeout` per read (the same shape as the ioloop handler).
+        let mut idle = pin!(sleep(config.idle_timeout));
         loop {
             // Between lines, the stop notice ends the connection; in the middle
             // of one (bytes already read), the line is finished first.
@@ -190,26 +194,23 @@ fn converse<'a>(
             // `max_line + 1` bytes (the longest line and its `\n`), so an
             // endless line costs that much memory, not more.
             let mut limited = (&mut reader).take((config.max_line + 1 - line.len()) as u64);
-            let read = timeout(config.idle_timeout, limited.read_until(b'\n', &mut line));
+            // A fresh idle timeout for each read: the one timer, moved on.
+            idle.as_mut().reset(Instant::now() + config.idle_timeout);
             let read = tokio::select! {
                 // The read first, not at random: bytes that came before the
                 // stop notice are read, and their line finished.
                 biased;
-                read = read => read,
+                read = limited.read_until(b'\n', &mut line) => read,
+                () = idle.as_mut() => {
+                    writer.shutdown().await?;
+                    return Ok(End::Idle);
+                }
                 // `read_until` is cancel-safe: what it read is in `line`, and
                 // the loop decides again.
                 _ = stop.changed(), if between_lines => continue,
             };
-            let eof = match read {
-                Err(_elapsed) => {
-                    writer.shutdown().await?;
-                    return Ok(End::Idle);
-                }
-                Ok(read) => {
-                    *heard |= !line.is_empty();
-                    read? == 0
-                }
-            };
+            *heard |= !line.is_empty();
+            let eof = read? == 0;
             let text = match line.strip_suffix(b"\n") {
                 Some(text) => text.strip_suffix(b"\r").unwrap_or(text),
                 None if line.len() > config.max_line => {
