@@ -193,7 +193,7 @@ pub fn resume() {
 /// });
 /// ```
 pub async fn advance(duration: Duration) {
-    let nanos = duration.min(super::sleep::NEVER).as_nanos() as u64;
+    let nanos = super::sleep::capped_nanos(duration);
     let moved = core::with_core(|core| {
         let core = core?;
         let ClockState::Paused { now } = core.clock_state() else {

@@ -55,7 +55,7 @@ use crate::task::budget;
 pub fn sleep(duration: Duration) -> Sleep {
     // In ticks straight away: one conversion, not an `Instant` sum and a
     // conversion (a server makes a sleep per request).
-    let nanos = duration.min(NEVER).as_nanos() as u64;
+    let nanos = capped_nanos(duration);
     Sleep {
         deadline: now_ticks().saturating_add(nanos),
         // A shorter sleep may well be due by its first poll: that poll
@@ -77,6 +77,17 @@ const MADE_MIN: u64 = 1_000_000;
 /// A wait this long means "never": durations are capped here rather than
 /// overflow the clock.
 pub(super) const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// `duration` in nanoseconds, capped at [`NEVER`]: u64 arithmetic, not
+/// `as_nanos`'s u128 (a server does this for every sleep it makes or moves).
+#[inline]
+pub(super) fn capped_nanos(duration: Duration) -> u64 {
+    const NEVER_NANOS: u64 = NEVER.as_secs() * 1_000_000_000;
+    if duration >= NEVER {
+        return NEVER_NANOS;
+    }
+    duration.as_secs() * 1_000_000_000 + u64::from(duration.subsec_nanos())
+}
 
 /// `instant + duration`, saturating at thirty years from `instant` instead
 /// of panicking on overflow: a deadline that far out means "never".
@@ -277,17 +288,24 @@ impl Sleep {
     /// });
     /// ```
     pub fn reset_after(&mut self, duration: Duration) {
-        let nanos = duration.min(NEVER).as_nanos() as u64;
-        self.reset_ticks(now_ticks().saturating_add(nanos));
+        self.reset_ticks(now_ticks().saturating_add(capped_nanos(duration)));
     }
 
     /// `reset` in ticks.
+    #[inline]
     fn reset_ticks(&mut self, deadline: u64) {
         let later = deadline >= self.deadline;
         self.deadline = deadline;
+        // Later, an armed timer is left for the poll to move (see `reset`):
+        // no lookup of the loop here.
+        if !(later && matches!(self.timer, Timer::Local(_))) {
+            self.move_timer(deadline);
+        }
+    }
+
+    /// `reset_ticks` for a timer that must move now, or a sleep with none.
+    fn move_timer(&mut self, deadline: u64) {
         self.timer = match mem::replace(&mut self.timer, Timer::Unarmed) {
-            // The poll moves it (see `reset`): no lookup of the loop here.
-            Timer::Local(timer) if later => Timer::Local(timer),
             Timer::Unarmed | Timer::Made(_) => Timer::Unarmed,
             Timer::Local(timer) => {
                 let moved = core::with_core(|core| {
