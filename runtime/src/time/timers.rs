@@ -328,18 +328,19 @@ impl Timers {
         at: u64,
         waker: &Waker,
     ) -> Result<(TimerKey, Option<Waker>), ()> {
-        self.slot(timer).ok_or(())?;
-        let timer = if self.slots[timer.key as usize].deadline == at {
-            timer
-        } else {
-            self.move_to(timer.key, at)
-        };
-        let slot = &mut self.slots[timer.key as usize];
+        let slot = self
+            .slots
+            .get_mut(timer.key as usize)
+            .filter(|slot| slot.holds(timer.stamp))
+            .ok_or(())?;
         let old = match &slot.waker {
             Some(old) if old.will_wake(waker) => None,
             _ => slot.waker.replace(waker.clone()),
         };
-        Ok((timer, old))
+        if slot.deadline == at {
+            return Ok((timer, old));
+        }
+        Ok((self.move_to(timer.key, at), old))
     }
 
     /// Moves an armed timer to `at` (in ticks), keeping its slot and waker.
@@ -360,16 +361,18 @@ impl Timers {
         let stamp = next_stamp();
         let slot = &mut self.slots[key as usize];
         slot.tag = stamp.get();
-        if at <= slot.deadline {
+        let earlier = at <= slot.deadline;
+        slot.deadline = at;
+        if earlier {
             slot.entry = stamp.get();
             self.heap.push(Reverse(Entry {
                 at,
                 stamp: stamp.get(),
                 key,
             }));
+            // Only a push can tip the heap into sweeping.
+            self.sweep_if_sparse();
         }
-        slot.deadline = at;
-        self.sweep_if_sparse();
         TimerKey { key, stamp }
     }
 
