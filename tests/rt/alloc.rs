@@ -168,15 +168,40 @@ fn waking_does_not_allocate() {
     });
 }
 
-/// The line echo handler's loop, as examples/line_echo runs it (a read
-/// with an idle timeout, a reply built in a reused buffer, write + drain):
-/// once the connection is warm, an echoed message allocates nothing on the
-/// loop thread.
+/// How an echo loop bounds each read with an idle timeout.
+#[derive(Clone, Copy)]
+enum Idle {
+    /// `timeout(idle, read_line())`: a timer armed and disarmed per read.
+    TimeoutPerRead,
+    /// One `Sleep` for the connection, moved on with `reset_after` before
+    /// each read and raced against it, as examples/line_echo runs it.
+    OneTimerMovedOn,
+}
+
+/// The line echo handler's loop (a read with an idle timeout, a reply
+/// built in a reused buffer, write + drain): once the connection is warm,
+/// an echoed message allocates nothing on the loop thread.
 #[test]
 fn an_echoed_message_allocates_nothing_once_warm() -> std::io::Result<()> {
+    echoed_messages_allocate_nothing(Idle::TimeoutPerRead)
+}
+
+/// The same with the idle timer examples/line_echo keeps: one per
+/// connection, moved on before each read.
+#[test]
+fn an_echoed_message_with_one_idle_timer_moved_on_allocates_nothing_once_warm()
+-> std::io::Result<()> {
+    echoed_messages_allocate_nothing(Idle::OneTimerMovedOn)
+}
+
+fn echoed_messages_allocate_nothing(idle: Idle) -> std::io::Result<()> {
+    use std::future::{Future, poll_fn};
     use std::io::{BufRead, BufReader, Write};
+    use std::pin::{Pin, pin};
+    use std::task::Poll;
     use std::time::Duration;
 
+    const IDLE: Duration = Duration::from_secs(30);
     // Warm means every buffer at its steady size; the slowest to get there
     // is the timer heap, whose cancelled entries are swept once it passes
     // 1,024, so warm-up takes a little more than that many messages.
@@ -206,15 +231,27 @@ fn an_echoed_message_allocates_nothing_once_warm() -> std::io::Result<()> {
         let (stream, _) = listener.accept().await?;
         let mut reader = ioloop::io::StreamReader::new(&stream);
         let mut writer = ioloop::io::StreamWriter::new(&stream);
+        let mut timer = ioloop::time::sleep(IDLE);
         let mut reply = Vec::new();
         let mut before = 0;
         for i in 0..WARM + COUNTED {
             if i == WARM {
                 before = allocations();
             }
-            let line = ioloop::time::timeout(Duration::from_secs(30), reader.read_line())
-                .await??
-                .expect("a line");
+            let line = match idle {
+                Idle::TimeoutPerRead => ioloop::time::timeout(IDLE, reader.read_line()).await?,
+                Idle::OneTimerMovedOn => {
+                    timer.reset_after(IDLE);
+                    let mut read = pin!(reader.read_line());
+                    poll_fn(|cx| match read.as_mut().poll(cx) {
+                        Poll::Ready(line) => Poll::Ready(Ok(line)),
+                        Poll::Pending => Pin::new(&mut timer).poll(cx).map(Err),
+                    })
+                    .await
+                    .map_err(|()| std::io::Error::other("idle"))?
+                }
+            }?
+            .expect("a line");
             reply.clear();
             reply.extend_from_slice(b"[echo] ");
             reply.extend_from_slice(line);
