@@ -441,6 +441,42 @@ fn reset_while_the_task_is_parked_wakes_it_at_the_later_deadline_not_before() ->
     })
 }
 
+/// The guide's table of differences: a sleep moved later by another task
+/// keeps its timer until its own next poll, so the task parked on it is
+/// polled once at the old deadline, finds it pending, and waits on (tokio's
+/// waiter is woken at the new deadline only: two polls, not three).
+#[test]
+fn a_sleep_moved_later_by_another_task_polls_its_waiter_once_at_the_old_deadline() -> io::Result<()>
+{
+    paused().block_on(async {
+        let shared: SharedSleep = Arc::new(std::sync::Mutex::new(sleep(Duration::from_millis(5))));
+        let polls = Arc::new(AtomicU64::new(0));
+        let waiter = {
+            let (shared, polls) = (shared.clone(), polls.clone());
+            ioloop::spawn(async move {
+                std::future::poll_fn(|cx| {
+                    polls.fetch_add(1, Ordering::Relaxed);
+                    Pin::new(&mut *shared.lock().unwrap()).poll(cx)
+                })
+                .await;
+                Instant::now()
+            })
+        };
+        yield_now().await; // the waiter arms the 5 ms timer and parks
+        let start = Instant::now();
+        shared
+            .lock()
+            .unwrap()
+            .reset_after(Duration::from_millis(40));
+        let woke = timeout(SAFETY, waiter).await?.unwrap();
+        assert_eq!(woke, start + Duration::from_millis(40));
+        // Armed, woken at 5 ms for nothing, completed at 40 ms.
+        assert_eq!(polls.load(Ordering::Relaxed), 3);
+        assert_eq!(fresh_metrics().await.live_timers, 0);
+        Ok(())
+    })
+}
+
 /// Item 12 of the correctness issue: `sleep` needs no runtime to be
 /// created, only to be polled (tokio panics at creation).
 #[test]
