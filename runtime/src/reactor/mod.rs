@@ -215,10 +215,8 @@ impl IoEntry {
         drop(waiters);
         // Woken only after the lock is released: a waker can run arbitrary
         // code, even code that takes this lock. Nearly always there are
-        // none, and then the call is not worth making.
-        if !woken.is_empty() {
-            wake_all(&mut woken);
-        }
+        // none: `wake_all` checks for that inline.
+        wake_all(&mut woken);
         Poll::Pending
     }
 
