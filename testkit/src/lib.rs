@@ -7,6 +7,7 @@
 //! `dead_code` allowance. A dev-dependency of the root package only;
 //! never published.
 
+pub mod account;
 pub mod io_reader;
 pub mod io_run;
 pub mod io_unix;

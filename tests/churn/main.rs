@@ -1,0 +1,13 @@
+//! Churn with accounting: each thing a user creates and drops (tasks,
+//! waiters, timers, sleeps reset from afar, connections, runtimes, guards)
+//! made and dropped many times, while the process's heap, descriptors and
+//! threads are checked to follow what is live, not what was ever made.
+//!
+//! This binary installs `testkit::account::Counting` as its allocator, and
+//! its figures are the whole process's: every test holds
+//! `testkit::account::serial()` while it measures.
+
+#[global_allocator]
+static ALLOC: testkit::account::Counting = testkit::account::Counting;
+
+mod runtimes;
