@@ -270,3 +270,23 @@ fn shutdown_timeout_is_not_held_up_by_a_stale_wake_from_another_thread() {
         }
     });
 }
+
+/// Bug 4 of issue 28: on a paused runtime, `shutdown_timeout` read its
+/// deadline on the virtual clock, which a busy task holds still: it never
+/// returned. Its timeout is wall time.
+#[test]
+fn shutdown_timeout_returns_on_a_paused_runtime_with_a_busy_task() -> std::io::Result<()> {
+    let rt = ioloop::Runtime::builder().start_paused(true).build()?;
+    let _busy = rt.spawn(async {
+        loop {
+            ioloop::yield_now().await;
+        }
+    });
+    let report = within(Duration::from_secs(20), move || {
+        rt.shutdown_timeout(Duration::from_millis(100))
+    });
+    assert!(!report.finished);
+    assert_eq!(report.cancelled_tasks, 1);
+    assert_eq!(report.blocking_still_running, 0);
+    Ok(())
+}
