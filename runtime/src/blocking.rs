@@ -10,6 +10,15 @@
 //! after `keep_alive`. A job that finds every thread busy and the pool at
 //! its maximum waits in the queue for the next free thread.
 //!
+//! # Shutdown
+//!
+//! When the runtime shuts down, the pool refuses new jobs (their handles
+//! report a cancellation at once), but every job it accepted before runs to
+//! completion, the queued ones included: a thread takes queued jobs until
+//! the queue is empty, then exits. Nothing spawned is silently dropped, and
+//! no thread outlives the last job (tokio runs blocking tasks spawned
+//! before its shutdown too).
+//!
 //! # Wake-up accounting
 //!
 //! `idle` counts threads waiting on the condition variable; `wakeups`
@@ -45,6 +54,10 @@ struct State {
     idle: usize,
     wakeups: usize,
     shutdown: bool,
+    /// The jobs threads are running now, to count those unfinished
+    /// exactly (`unfinished`): a job is finished once its handle has its
+    /// output, a moment before its thread comes back for the lock.
+    running: Vec<Task>,
     next_thread: usize,
     /// Woken each time the pool goes quiet (no job queued or running),
     /// while the runtime's clock is paused: the loop waits for that before
@@ -141,9 +154,14 @@ impl Pool {
         let mut state = self.state.lock();
         loop {
             if let Some(job) = state.queue.pop_front() {
+                state.running.push(job.clone());
                 drop(state);
+                let id = task_id(&job);
                 job.run_blocking();
                 state = self.state.lock();
+                if let Some(at) = state.running.iter().position(|t| task_id(t) == id) {
+                    state.running.swap_remove(at);
+                }
                 continue;
             }
             if state.shutdown {
@@ -169,21 +187,31 @@ impl Pool {
         state.threads -= 1;
     }
 
-    /// Refuses new jobs, cancels the queued ones, and tells idle threads to
-    /// exit. Jobs already running cannot be stopped; their threads exit
-    /// when they finish.
+    /// Refuses new jobs (they are cancelled on the spot) and tells idle
+    /// threads to exit. Jobs already accepted, queued or running, run to
+    /// completion: the threads take the queued ones until the queue is
+    /// empty, then exit. Calling it again does nothing more.
     pub(crate) fn shutdown(&self) {
-        let (queued, on_quiet) = {
+        let on_quiet = {
             let mut state = self.state.lock();
             state.shutdown = true;
-            let queued: Vec<Task> = state.queue.drain(..).collect();
-            (queued, state.on_quiet.take())
+            state.on_quiet.take()
         };
         drop(on_quiet);
         self.work.notify_all();
-        for job in queued {
-            job.cancel(JoinError::cancelled());
-        }
+    }
+
+    /// Jobs not finished now: queued, or running and without their output
+    /// yet. A job whose handle already has its output is not counted, even
+    /// if its thread has not yet come back for the next one.
+    pub(crate) fn unfinished(&self) -> usize {
+        let state = self.state.lock();
+        state
+            .queue
+            .iter()
+            .chain(&state.running)
+            .filter(|job| !job.is_complete())
+            .count()
     }
 
     /// Whether no job is queued or running. A thread that has finished its
@@ -201,6 +229,7 @@ impl Pool {
         drop(old);
     }
 
+    /// Threads, idle threads and queued jobs.
     pub(crate) fn stats(&self) -> Stats {
         let state = self.state.lock();
         Stats {
@@ -209,4 +238,9 @@ impl Pool {
             queued: state.queue.len(),
         }
     }
+}
+
+/// A task's identity while it runs: the address of its cell.
+fn task_id(task: &Task) -> *const () {
+    std::sync::Arc::as_ptr(task).cast()
 }

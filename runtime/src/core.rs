@@ -609,6 +609,9 @@ impl Core {
         wake_all(&mut wakers);
         let queued = mem::take(&mut *self.run_queue.borrow_mut());
         drop(queued);
+        // The metrics outlive the runtime (a `Handle` keeps them): they
+        // show the empty tables, not the last tick's.
+        self.publish_sizes();
     }
 }
 

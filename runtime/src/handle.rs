@@ -363,11 +363,19 @@ where
 /// before it starts means it never runs; after, it runs to the end and its
 /// result is dropped. Dropping the handle lets the closure finish.
 ///
+/// Shutting the runtime down (dropping it, or at the end of
+/// [`Runtime::shutdown_timeout`](crate::Runtime::shutdown_timeout)'s grace
+/// period) cancels no closure: every one spawned before, running or still
+/// queued for a thread, runs to completion on the pool's threads, which
+/// exit after the last; neither waits for them. One spawned after is
+/// refused: its handle reports a cancellation at once.
+///
 /// # Errors
 ///
 /// The handle gives a [`JoinError`](crate::JoinError) if `f` panics, if
-/// the handle was aborted, or if no pool thread could be started to run it
-/// (the error's `source()` is the OS error).
+/// the handle was aborted, if it was spawned after the runtime shut down,
+/// or if no pool thread could be started to run it (the error's `source()`
+/// is the OS error).
 ///
 /// # Examples
 ///

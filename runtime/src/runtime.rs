@@ -1,7 +1,7 @@
 //! `Runtime` and `block_on`: owning a loop and running it.
 
 use std::fmt;
-use std::future::{Future, poll_fn};
+use std::future::Future;
 use std::io;
 use std::marker::PhantomData;
 use std::panic::Location;
@@ -40,7 +40,11 @@ use crate::time;
 ///
 /// Dropping the runtime drops every unfinished task's future (their
 /// destructors run, their sockets close), wakes anything still waiting on
-/// its timers or sources, and closes its epoll instance.
+/// its timers or sources, and closes its epoll instance. Blocking jobs are
+/// not cancelled: those already spawned, running or queued, run to
+/// completion on the pool's threads, which then exit (the drop does not
+/// wait for them); [`spawn_blocking`](crate::spawn_blocking) is refused
+/// from then on.
 ///
 /// # Examples
 ///
@@ -241,8 +245,24 @@ impl Runtime {
     /// has finished or `timeout` has passed, then drops what is left (as
     /// dropping the runtime does) and reports it.
     ///
-    /// Blocking closures cannot be cancelled: the report counts those still
-    /// running, which finish on their own threads.
+    /// The timeout is wall time, whatever the runtime's clock: on a
+    /// [paused](crate::time::pause) clock too, `shutdown_timeout` returns
+    /// once `timeout` has really passed, even while a task keeps the loop
+    /// busy or nothing would wake it (the clock still auto-advances
+    /// meanwhile, so sleeping tasks wake as usual). `Duration::ZERO` polls
+    /// nothing: it drops the tasks at once (reporting
+    /// [`finished`](ShutdownReport::finished) only if none was left); a
+    /// timeout too large to add to the clock, such as `Duration::MAX`,
+    /// waits for the tasks however long they take.
+    ///
+    /// During the grace period the tasks run as usual and may spawn tasks
+    /// and blocking jobs. Blocking jobs are not waited for (a task that
+    /// awaits one's handle waits for it, of course), nor stopped: when the
+    /// grace period ends, the blocking pool refuses new jobs, and every job
+    /// it accepted before, running or still queued, runs to completion on
+    /// the pool's threads, which then exit.
+    /// [`blocking_still_running`](ShutdownReport::blocking_still_running)
+    /// counts those jobs.
     ///
     /// # Panics
     ///
@@ -260,13 +280,13 @@ impl Runtime {
     /// assert_eq!(report.cancelled_tasks, 1); // the pending one; the sleeper finished
     /// ```
     pub fn shutdown_timeout(self, timeout: Duration) -> ShutdownReport {
-        // The deadline is read inside, on the runtime's clock (virtual, if
-        // it is paused).
-        let all_done =
-            poll_fn(|cx| core::with_core(|core| core.expect("inside").poll_all_done(cx)));
-        let finished = self
-            .block_on(async { time::timeout(timeout, all_done).await })
-            .is_ok();
+        // Wall time: a paused clock, held still by a busy task, would never
+        // reach a deadline of its own. `None`: no deadline at all.
+        let deadline = std::time::Instant::now().checked_add(timeout);
+        let finished = self.block_on(Grace {
+            deadline,
+            alarm: None,
+        });
         let live = self
             .home
             .slot
@@ -274,11 +294,15 @@ impl Runtime {
             .core
             .as_ref()
             .map_or(0, |core| core.live_tasks());
-        let pool = self.handle.shared().pool.stats();
+        // Refused from now on, so the count is of exactly the jobs that
+        // will still run. (Dropping the runtime shuts the pool down again,
+        // which does nothing more.)
+        let pool = &self.handle.shared().pool;
+        pool.shutdown();
         let report = ShutdownReport {
             finished,
             cancelled_tasks: live,
-            blocking_still_running: pool.threads - pool.idle,
+            blocking_still_running: pool.unfinished(),
         };
         drop(self);
         if !finished {
@@ -307,8 +331,9 @@ impl Drop for Runtime {
             return;
         };
         let pending = self.handle.shared().close();
-        // Queued blocking jobs are cancelled; running ones cannot be, and
-        // finish on their threads, which then exit.
+        // New blocking jobs are refused; those already accepted, queued or
+        // running, run to completion on the pool's threads, which then
+        // exit. Not waited for here.
         self.handle.shared().pool.shutdown();
         // Shut down with the core installed as this thread's runtime, so a
         // destructor that spawns or sleeps finds it (and is refused
@@ -409,7 +434,7 @@ impl fmt::Debug for Runtime {
     }
 }
 
-/// What [`Runtime::shutdown_timeout`] found.
+/// What [`Runtime::shutdown_timeout`] found when its grace period ended.
 ///
 /// # Examples
 ///
@@ -425,13 +450,127 @@ impl fmt::Debug for Runtime {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ShutdownReport {
-    /// Every task finished before the timeout.
+    /// Every task finished before the timeout. Blocking jobs are not
+    /// waited for, and do not count here.
     pub finished: bool,
     /// Tasks still unfinished at the timeout, whose futures were dropped.
     pub cancelled_tasks: usize,
-    /// Blocking closures still running at the timeout; they cannot be
-    /// stopped and finish on their own threads.
+    /// Blocking jobs not finished when the report was made: those running
+    /// and those still queued for a thread. They are not stopped: each runs
+    /// to completion on the pool's threads, which exit after the last. A
+    /// job whose handle already has its output is not counted.
     pub blocking_still_running: usize,
+}
+
+/// The grace period of [`Runtime::shutdown_timeout`], as the `block_on`
+/// future: ready with `true` once no task is left, with `false` once the
+/// wall-clock `deadline` has passed.
+struct Grace {
+    deadline: Option<std::time::Instant>,
+    /// Wakes the loop at the deadline; started at the first poll that has
+    /// to wait.
+    alarm: Option<Alarm>,
+}
+
+impl Future for Grace {
+    type Output = bool;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> std::task::Poll<bool> {
+        let done = core::with_core(|core| core.expect("inside block_on").poll_all_done(cx));
+        if done.is_ready() {
+            return std::task::Poll::Ready(true);
+        }
+        let Some(deadline) = self.deadline else {
+            return std::task::Poll::Pending;
+        };
+        if std::time::Instant::now() >= deadline {
+            return std::task::Poll::Ready(false);
+        }
+        match &self.alarm {
+            Some(alarm) => alarm.update(cx.waker()),
+            None => match Alarm::start(deadline, cx.waker().clone()) {
+                Ok(alarm) => self.alarm = Some(alarm),
+                Err(err) => {
+                    // No thread to wake the loop at the deadline: poll again
+                    // at once, each tick, until it passes. Costly, but it
+                    // returns on time.
+                    log::warn!("ioloop: shutdown_timeout could not start its timer thread: {err}");
+                    cx.waker().wake_by_ref();
+                }
+            },
+        }
+        std::task::Poll::Pending
+    }
+}
+
+/// A thread that wakes a waker at a wall-clock deadline, unless dropped
+/// first: the loop cannot time the grace period itself, as its clock may be
+/// paused, and a busy loop never sleeps until a deadline anyway. The wake
+/// reaches the loop however busy it is, or wakes it from the poller.
+struct Alarm {
+    shared: Arc<AlarmShared>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+struct AlarmShared {
+    /// The waker to wake, until the alarm is dropped (`None`).
+    waker: Mutex<Option<Waker>>,
+    cancelled: parking_lot::Condvar,
+}
+
+impl Alarm {
+    fn start(deadline: std::time::Instant, waker: Waker) -> io::Result<Alarm> {
+        let shared = Arc::new(AlarmShared {
+            waker: Mutex::new(Some(waker)),
+            cancelled: parking_lot::Condvar::new(),
+        });
+        let theirs = shared.clone();
+        let thread = thread::Builder::new()
+            .name("ioloop-shutdown".into())
+            .spawn(move || theirs.ring_at(deadline))?;
+        Ok(Alarm {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// Wakes `waker` at the deadline instead, if it is another one.
+    fn update(&self, waker: &Waker) {
+        let mut slot = self.shared.waker.lock();
+        if let Some(old) = slot.as_mut()
+            && !old.will_wake(waker)
+        {
+            old.clone_from(waker);
+        }
+    }
+}
+
+impl AlarmShared {
+    fn ring_at(&self, deadline: std::time::Instant) {
+        let mut slot = self.waker.lock();
+        // Until the deadline has surely passed, or the alarm is dropped.
+        while slot.is_some() && std::time::Instant::now() < deadline {
+            self.cancelled.wait_until(&mut slot, deadline);
+        }
+        if let Some(waker) = slot.take() {
+            drop(slot);
+            waker.wake();
+        }
+    }
+}
+
+impl Drop for Alarm {
+    fn drop(&mut self) {
+        let waker = self.shared.waker.lock().take();
+        self.shared.cancelled.notify_one();
+        drop(waker);
+        if let Some(thread) = self.thread.take() {
+            // Returns at once: the thread only waits for the deadline or
+            // this cancellation. Joined, so no thread outlives the
+            // shutdown.
+            let _ = thread.join();
+        }
+    }
 }
 
 /// The waker of the `block_on` future: queues `Job::Main` once per wake-up.

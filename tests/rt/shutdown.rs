@@ -270,3 +270,391 @@ fn shutdown_timeout_is_not_held_up_by_a_stale_wake_from_another_thread() {
         }
     });
 }
+
+/// Bug 4 of issue 28: on a paused runtime, `shutdown_timeout` read its
+/// deadline on the virtual clock, which a busy task holds still: it never
+/// returned. Its timeout is wall time.
+#[test]
+fn shutdown_timeout_returns_on_a_paused_runtime_with_a_busy_task() -> std::io::Result<()> {
+    let rt = ioloop::Runtime::builder().start_paused(true).build()?;
+    let _busy = rt.spawn(async {
+        loop {
+            ioloop::yield_now().await;
+        }
+    });
+    let report = within(Duration::from_secs(20), move || {
+        rt.shutdown_timeout(Duration::from_millis(100))
+    });
+    assert!(!report.finished);
+    assert_eq!(report.cancelled_tasks, 1);
+    assert_eq!(report.blocking_still_running, 0);
+    Ok(())
+}
+
+// Shutdown in every state (issue 28): `shutdown_timeout` and a plain drop
+// of a runtime paused (with and without timers), busy, with blocking jobs
+// queued and running, with `spawn_local` tasks alive, with waiters parked
+// on a socket, a sleep and a `JoinHandle`; with a zero timeout and with
+// `Duration::MAX`. Each returns, reports exactly, drops every stuck task's
+// future and releases what the tasks held. (The process-wide accounting of
+// descriptors, threads and heap is in tests/churn/shutdown.rs, whose tests
+// run one at a time; here other tests come and go meanwhile.)
+
+/// The grace given to tasks that can never finish: its length changes
+/// nothing but how long the test takes.
+const GRACE: Duration = Duration::from_millis(20);
+
+/// A runtime set up in one state, its stuck tasks parked where they wait.
+struct Scene {
+    rt: ioloop::Runtime,
+    /// Bumped when a stuck task's future is dropped.
+    drops: Arc<AtomicUsize>,
+    /// Tasks that can never finish: cancelled by the shutdown.
+    stuck: usize,
+    /// Of those, the ones holding a drop counter.
+    guarded: usize,
+    /// Blocking jobs unfinished when the grace ends.
+    blocking: usize,
+    /// Run once the runtime is gone: lets what was held back go, and
+    /// checks what must then happen.
+    after: Box<dyn FnOnce()>,
+}
+
+impl Scene {
+    fn new(rt: ioloop::Runtime) -> Self {
+        Scene {
+            rt,
+            drops: Arc::default(),
+            stuck: 0,
+            guarded: 0,
+            blocking: 0,
+            after: Box::new(|| {}),
+        }
+    }
+
+    /// Spawns a task that can never finish, holding a drop counter, and
+    /// bumps `parked` where it waits (in the same poll as it parks).
+    fn stuck<F: std::future::Future<Output = ()> + Send + 'static>(
+        &mut self,
+        parked: &Arc<AtomicUsize>,
+        wait: F,
+    ) {
+        let guard = DropCounter(self.drops.clone());
+        let parked = parked.clone();
+        drop(self.rt.spawn(async move {
+            let _guard = guard;
+            parked.fetch_add(1, Ordering::SeqCst);
+            wait.await;
+        }));
+        self.stuck += 1;
+        self.guarded += 1;
+    }
+
+    /// Runs the loop until `n` tasks have bumped `parked`.
+    fn settle(&self, parked: &AtomicUsize, n: usize) {
+        self.rt.block_on(async {
+            while parked.load(Ordering::SeqCst) < n {
+                ioloop::yield_now().await;
+            }
+        });
+    }
+}
+
+fn paused() -> std::io::Result<ioloop::Runtime> {
+    ioloop::Runtime::builder().start_paused(true).build()
+}
+
+/// Paused, no timer armed: nothing would wake the loop from the poller.
+fn paused_without_timers() -> std::io::Result<Scene> {
+    let mut scene = Scene::new(paused()?);
+    let parked = Arc::new(AtomicUsize::new(0));
+    scene.stuck(&parked, std::future::pending());
+    scene.settle(&parked, 1);
+    Ok(scene)
+}
+
+/// Paused, timers armed forever: auto-advance races the clock on.
+fn paused_with_timers() -> std::io::Result<Scene> {
+    let mut scene = Scene::new(paused()?);
+    let parked = Arc::new(AtomicUsize::new(0));
+    scene.stuck(&parked, async {
+        loop {
+            ioloop::time::sleep(Duration::from_secs(60)).await;
+        }
+    });
+    // A sleeper that finishes (by auto-advance) before the shutdown.
+    let sleeper = scene
+        .rt
+        .spawn(ioloop::time::sleep(Duration::from_secs(3600)));
+    scene.settle(&parked, 1);
+    scene.rt.block_on(sleeper).unwrap();
+    Ok(scene)
+}
+
+/// A task yielding forever: the loop never sleeps.
+fn busy() -> std::io::Result<Scene> {
+    let mut scene = Scene::new(ioloop::Runtime::new()?);
+    let parked = Arc::new(AtomicUsize::new(0));
+    scene.stuck(&parked, async {
+        loop {
+            ioloop::yield_now().await;
+        }
+    });
+    scene.settle(&parked, 1);
+    Ok(scene)
+}
+
+/// One pool thread, running a job that waits for the test, with another
+/// queued behind it and a task awaiting the first.
+fn blocking_queued_and_running() -> std::io::Result<Scene> {
+    let rt = ioloop::Runtime::builder().max_blocking_threads(1).build()?;
+    let mut scene = Scene::new(rt);
+    let (started_tx, started) = std::sync::mpsc::channel::<()>();
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    let (ran_tx, ran) = std::sync::mpsc::channel::<()>();
+    let running = scene.rt.handle().spawn_blocking(move || {
+        started_tx.send(()).unwrap();
+        let _ = gate.recv();
+    });
+    let queued = scene.rt.handle().spawn_blocking(move || {
+        ran_tx.send(()).unwrap();
+    });
+    started
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the first job started");
+    let parked = Arc::new(AtomicUsize::new(0));
+    scene.stuck(&parked, async move {
+        let _ = running.await;
+    });
+    scene.settle(&parked, 1);
+    scene.blocking = 2;
+    scene.after = Box::new(move || {
+        release.send(()).unwrap();
+        ran.recv_timeout(Duration::from_secs(20))
+            .expect("the queued job never ran");
+        let queued = within(Duration::from_secs(20), move || ioloop::block_on(queued));
+        assert!(queued.is_ok());
+    });
+    Ok(scene)
+}
+
+/// A `spawn_local` task alive, holding what is not `Send`.
+fn spawn_local_alive() -> std::io::Result<Scene> {
+    let scene = Scene::new(ioloop::Runtime::new()?);
+    let guard = std::rc::Rc::new(DropCounter(scene.drops.clone()));
+    let parked = Arc::new(AtomicUsize::new(0));
+    let bump = parked.clone();
+    scene.rt.block_on(async move {
+        drop(ioloop::spawn_local(async move {
+            let _guard = guard;
+            bump.fetch_add(1, Ordering::SeqCst);
+            std::future::pending::<()>().await;
+        }));
+    });
+    scene.settle(&parked, 1);
+    Ok(Scene {
+        stuck: 1,
+        guarded: 1,
+        ..scene
+    })
+}
+
+/// Waiters parked: on an accept, on a sleep, on the `JoinHandle` of a task
+/// pending forever (itself stuck too).
+fn waiters_parked() -> std::io::Result<Scene> {
+    let mut scene = Scene::new(ioloop::Runtime::new()?);
+    let parked = Arc::new(AtomicUsize::new(0));
+    let listener = {
+        let _entered = scene.rt.enter();
+        ioloop::net::TcpListener::from_std(std::net::TcpListener::bind("127.0.0.1:0")?)?
+    };
+    let addr = listener.local_addr()?;
+    scene.stuck(&parked, async move {
+        let _ = listener.accept().await;
+    });
+    scene.stuck(&parked, ioloop::time::sleep(Duration::from_secs(3600)));
+    let pending = scene.rt.spawn(std::future::pending::<()>());
+    scene.stuck += 1;
+    scene.stuck(&parked, async move {
+        let _ = pending.await;
+    });
+    scene.settle(&parked, 3);
+    let handle = scene.rt.handle().clone();
+    assert_eq!(handle.metrics().io_sources, 1);
+    scene.after = Box::new(move || {
+        // The listener was closed with its task, the timer and the source
+        // left the runtime's tables.
+        let refused = std::net::TcpStream::connect(addr).unwrap_err();
+        assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+        let metrics = handle.metrics();
+        assert_eq!(
+            (metrics.io_sources, metrics.live_timers, metrics.live_tasks),
+            (0, 0, 0)
+        );
+    });
+    Ok(scene)
+}
+
+/// Sets up `scene` and shuts it down with `shutdown_timeout(timeout)`,
+/// all on one thread (a `spawn_local` task pins the loop to it), under a
+/// safety net; checks the report is exact and every stuck future dropped.
+fn shut_down(scene: fn() -> std::io::Result<Scene>, timeout: Duration) {
+    within(Duration::from_secs(60), move || {
+        let scene = scene().unwrap();
+        let (drops, stuck, blocking) = (scene.drops.clone(), scene.stuck, scene.blocking);
+        let guarded = scene.guarded;
+        let report = scene.rt.shutdown_timeout(timeout);
+        assert_eq!(
+            (
+                report.finished,
+                report.cancelled_tasks,
+                report.blocking_still_running
+            ),
+            (stuck == 0, stuck, blocking),
+            "{report:?}"
+        );
+        assert_eq!(drops.load(Ordering::SeqCst), guarded);
+        (scene.after)();
+    });
+}
+
+/// As [`shut_down`], by a plain drop.
+fn drop_in(scene: fn() -> std::io::Result<Scene>) {
+    within(Duration::from_secs(60), move || {
+        let scene = scene().unwrap();
+        let drops = scene.drops.clone();
+        assert_eq!(drops.load(Ordering::SeqCst), 0);
+        drop(scene.rt);
+        assert_eq!(drops.load(Ordering::SeqCst), scene.guarded);
+        (scene.after)();
+    });
+}
+
+#[test]
+fn shutdown_timeout_of_a_paused_runtime_without_timers() {
+    shut_down(paused_without_timers, GRACE);
+}
+
+#[test]
+fn dropping_a_paused_runtime_without_timers() {
+    drop_in(paused_without_timers);
+}
+
+#[test]
+fn shutdown_timeout_of_a_paused_runtime_with_timers_armed_forever() {
+    shut_down(paused_with_timers, GRACE);
+}
+
+#[test]
+fn dropping_a_paused_runtime_with_timers_armed_forever() {
+    drop_in(paused_with_timers);
+}
+
+#[test]
+fn shutdown_timeout_of_a_busy_runtime() {
+    shut_down(busy, GRACE);
+}
+
+#[test]
+fn dropping_a_busy_runtime() {
+    drop_in(busy);
+}
+
+#[test]
+fn shutdown_timeout_with_blocking_jobs_queued_and_running() {
+    shut_down(blocking_queued_and_running, GRACE);
+}
+
+#[test]
+fn dropping_a_runtime_with_blocking_jobs_queued_and_running() {
+    drop_in(blocking_queued_and_running);
+}
+
+#[test]
+fn shutdown_timeout_with_a_spawn_local_task_alive() {
+    shut_down(spawn_local_alive, GRACE);
+}
+
+#[test]
+fn dropping_a_runtime_with_a_spawn_local_task_alive() {
+    drop_in(spawn_local_alive);
+}
+
+#[test]
+fn shutdown_timeout_with_waiters_parked_on_a_socket_a_sleep_and_a_join_handle() {
+    shut_down(waiters_parked, GRACE);
+}
+
+#[test]
+fn dropping_a_runtime_with_waiters_parked_on_a_socket_a_sleep_and_a_join_handle() {
+    drop_in(waiters_parked);
+}
+
+/// `Duration::ZERO` runs nothing more: every task left is cancelled, in
+/// every state.
+#[test]
+fn shutdown_timeout_of_zero_in_every_state() {
+    for scene in [
+        paused_without_timers,
+        paused_with_timers,
+        busy,
+        blocking_queued_and_running,
+        spawn_local_alive,
+        waiters_parked,
+    ] {
+        shut_down(scene, Duration::ZERO);
+    }
+    // With nothing left, it has finished.
+    let report = ioloop::Runtime::new()
+        .unwrap()
+        .shutdown_timeout(Duration::ZERO);
+    assert!(report.finished, "{report:?}");
+    assert_eq!(report.cancelled_tasks, 0);
+}
+
+/// `Duration::MAX` cannot be added to the clock: it means no deadline (no
+/// panic), and the shutdown returns once the tasks have finished, on a
+/// running clock and on a paused one.
+#[test]
+fn shutdown_timeout_of_duration_max_waits_for_the_tasks_without_panicking() {
+    for rt in [ioloop::Runtime::new(), paused()] {
+        let rt = rt.unwrap();
+        let sleeper = rt.spawn(ioloop::time::sleep(Duration::from_millis(5)));
+        drop(rt.spawn(async move { sleeper.await.unwrap() }));
+        let report = within(Duration::from_secs(60), move || {
+            rt.shutdown_timeout(Duration::MAX)
+        });
+        assert!(report.finished, "{report:?}");
+        assert_eq!(
+            (report.cancelled_tasks, report.blocking_still_running),
+            (0, 0)
+        );
+    }
+}
+
+/// Found by the tests above: the metrics, which a `Handle` keeps after its
+/// runtime is gone, went on showing the tasks and timers of the loop's last
+/// tick (`live_tasks: 4, live_timers: 1` here) after the shutdown had
+/// dropped them all.
+#[test]
+fn the_metrics_after_a_shutdown_show_no_task_and_no_timer() -> std::io::Result<()> {
+    let rt = ioloop::Runtime::new()?;
+    let handle = rt.handle().clone();
+    for _ in 0..4 {
+        drop(rt.spawn(ioloop::time::sleep(Duration::from_secs(3600))));
+    }
+    // Until the loop has published the armed timers, at the end of a tick.
+    rt.block_on(async {
+        while handle.metrics().live_timers < 4 {
+            ioloop::yield_now().await;
+        }
+    });
+    assert_eq!(handle.metrics().live_tasks, 4);
+    let report = within(Duration::from_secs(20), move || {
+        rt.shutdown_timeout(Duration::ZERO)
+    });
+    assert_eq!(report.cancelled_tasks, 4);
+    let metrics = handle.metrics();
+    assert_eq!((metrics.live_tasks, metrics.live_timers), (0, 0));
+    Ok(())
+}

@@ -334,3 +334,95 @@ fn block_on_inside_spawn_blocking_still_runs_a_runtime_of_its_own() {
     });
     assert_ne!(got, std::thread::current().id());
 }
+
+/// A pool of one thread whose first job blocks until `release` is sent,
+/// so a second job is surely queued behind it; the second job reports
+/// through `ran` when it runs.
+struct QueuedBehindABlocker {
+    rt: ioloop::Runtime,
+    release: mpsc::Sender<()>,
+    ran: mpsc::Receiver<&'static str>,
+    first: ioloop::JoinHandle<&'static str>,
+    second: ioloop::JoinHandle<&'static str>,
+}
+
+fn queued_behind_a_blocker() -> std::io::Result<QueuedBehindABlocker> {
+    let rt = ioloop::Runtime::builder().max_blocking_threads(1).build()?;
+    let (started_tx, started) = mpsc::channel::<()>();
+    let (release, gate) = mpsc::channel::<()>();
+    let (ran_tx, ran) = mpsc::channel::<&'static str>();
+    let first = rt.handle().spawn_blocking(move || {
+        started_tx.send(()).unwrap();
+        let _ = gate.recv();
+        "first"
+    });
+    let second = rt.handle().spawn_blocking(move || {
+        ran_tx.send("second").unwrap();
+        "second"
+    });
+    // The first job holds the only thread: the second waits in the queue.
+    started
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the first job started");
+    Ok(QueuedBehindABlocker {
+        rt,
+        release,
+        ran,
+        first,
+        second,
+    })
+}
+
+impl QueuedBehindABlocker {
+    /// Releases the first job; the second must then run, and both handles
+    /// give their outputs.
+    fn release_and_check(self) {
+        let QueuedBehindABlocker {
+            release,
+            ran,
+            first,
+            second,
+            ..
+        } = self;
+        release.send(()).unwrap();
+        assert_eq!(
+            ran.recv_timeout(Duration::from_secs(20)),
+            Ok("second"),
+            "the queued job never ran"
+        );
+        let (first, second) = within(Duration::from_secs(20), move || {
+            ioloop::block_on(async { (first.await, second.await) })
+        });
+        assert_eq!(first.unwrap(), "first");
+        assert_eq!(second.unwrap(), "second");
+    }
+}
+
+/// Bug 3 of issue 28: a job still queued when `shutdown_timeout` started
+/// was cancelled and never ran, yet `blocking_still_running` counted it
+/// (or not: it counted running threads). It runs to completion, and the
+/// report counts it with the running one.
+#[test]
+fn a_spawn_blocking_job_queued_when_shutdown_timeout_starts_runs_and_is_counted()
+-> std::io::Result<()> {
+    let mut jobs = queued_behind_a_blocker()?;
+    let rt = std::mem::replace(&mut jobs.rt, ioloop::Runtime::new()?);
+    let report = within(Duration::from_secs(20), move || {
+        rt.shutdown_timeout(Duration::from_millis(10))
+    });
+    assert!(report.finished, "{report:?}");
+    assert_eq!(report.cancelled_tasks, 0);
+    assert_eq!(report.blocking_still_running, 2, "{report:?}");
+    jobs.release_and_check();
+    Ok(())
+}
+
+/// Bug 3 of issue 28, the plain drop: a queued job was cancelled with the
+/// runtime. It runs to completion on the pool's thread, which then exits.
+#[test]
+fn a_spawn_blocking_job_queued_when_the_runtime_is_dropped_runs() -> std::io::Result<()> {
+    let mut jobs = queued_behind_a_blocker()?;
+    drop(std::mem::replace(&mut jobs.rt, ioloop::Runtime::new()?));
+    jobs.release_and_check();
+    Ok(())
+}
