@@ -76,6 +76,36 @@ impl Drop for Notify {
     }
 }
 
+/// A spawn into the set under way. If the spawn panics (outside a runtime,
+/// say), the future it was handed has been dropped by the time this is,
+/// and the `Notify` inside it has queued an id that no task of the set
+/// has: dropped without [`succeeded`](Self::succeeded), this takes the id
+/// back out, so that a caught failed spawn leaves the set as it was.
+struct Spawning<'a> {
+    done: &'a Mutex<Done>,
+    id: u64,
+}
+
+impl<'a> Spawning<'a> {
+    fn new(done: &'a Mutex<Done>, id: u64) -> Self {
+        Spawning { done, id }
+    }
+
+    /// The task is spawned: its id stays.
+    fn succeeded(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Spawning<'_> {
+    fn drop(&mut self) {
+        let mut done = self.done.lock();
+        if let Some(at) = done.ids.iter().rposition(|&id| id == self.id) {
+            done.ids.remove(at);
+        }
+    }
+}
+
 impl<T> JoinSet<T> {
     /// An empty set.
     pub fn new() -> Self {
@@ -101,7 +131,8 @@ impl<T> JoinSet<T> {
     ///
     /// # Panics
     ///
-    /// As [`spawn`](crate::spawn): outside an ioloop runtime.
+    /// As [`spawn`](crate::spawn): outside an ioloop runtime. The set is
+    /// then unchanged: a caught panic leaves it usable as it was.
     #[track_caller]
     pub fn spawn<F>(&mut self, future: F)
     where
@@ -109,10 +140,12 @@ impl<T> JoinSet<T> {
         T: Send + 'static,
     {
         let notify = self.notify();
+        let spawning = Spawning::new(&self.done, notify.id);
         let handle = crate::spawn(async move {
             let _notify = notify;
             future.await
         });
+        spawning.succeeded();
         self.tasks.insert(self.next_id - 1, handle);
     }
 
@@ -121,7 +154,8 @@ impl<T> JoinSet<T> {
     ///
     /// # Panics
     ///
-    /// As [`spawn_local`](crate::spawn_local): off a loop's thread.
+    /// As [`spawn_local`](crate::spawn_local): off a loop's thread. The set
+    /// is then unchanged, as for [`spawn`](Self::spawn).
     #[track_caller]
     pub fn spawn_local<F>(&mut self, future: F)
     where
@@ -129,10 +163,12 @@ impl<T> JoinSet<T> {
         T: 'static,
     {
         let notify = self.notify();
+        let spawning = Spawning::new(&self.done, notify.id);
         let handle = crate::spawn_local(async move {
             let _notify = notify;
             future.await
         });
+        spawning.succeeded();
         self.tasks.insert(self.next_id - 1, handle);
     }
 
