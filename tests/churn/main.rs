@@ -10,4 +10,6 @@
 #[global_allocator]
 static ALLOC: testkit::account::Counting = testkit::account::Counting;
 
+#[cfg(feature = "hyper")]
+mod hyper;
 mod runtimes;
