@@ -183,6 +183,11 @@ impl<T> JoinSet<T> {
     /// Waits for the next task to finish and returns its result, or `None`
     /// once the set is empty.
     ///
+    /// Each result taken spends one unit of the task's cooperative budget,
+    /// as awaiting a [`JoinHandle`] does (and as tokio's `join_next` does):
+    /// draining a set of many finished tasks yields every 128 results, so
+    /// other tasks run in between.
+    ///
     /// # Cancellation
     ///
     /// Cancel-safe: a result is taken out of the set only when this returns
