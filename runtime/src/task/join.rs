@@ -23,7 +23,9 @@ pub(crate) trait Join<T>: Send + Sync {
 /// An owned permission to await a spawned task's output.
 ///
 /// Awaiting the handle gives `Ok(output)` once the task has finished, or a
-/// [`JoinError`] if it panicked or was aborted. Dropping the handle detaches
+/// [`JoinError`] if it panicked or was aborted. A task that panicked had
+/// its future dropped while the panic unwound, before the error reached
+/// the handle (see [`spawn`](crate::spawn)). Dropping the handle detaches
 /// the task: it keeps running and its output is dropped when it finishes.
 ///
 /// `JoinHandle<T>` is `Send` and `Sync` when `T` is `Send`, so it can be
