@@ -13,3 +13,4 @@ static ALLOC: testkit::account::Counting = testkit::account::Counting;
 #[cfg(feature = "hyper")]
 mod hyper;
 mod runtimes;
+mod tasks;

@@ -15,7 +15,8 @@ use super::join::{JoinError, JoinHandle};
 /// back in the order they finish: asyncio's `TaskGroup` and `gather`,
 /// tokio's `JoinSet`.
 ///
-/// Dropping the set aborts every task still in it.
+/// Dropping the set aborts every task still in it. A set that lives on
+/// gives back the memory a burst of tasks made it grow to as it drains.
 ///
 /// # Examples
 ///
@@ -46,6 +47,20 @@ pub struct JoinSet<T> {
     next_id: u64,
     /// A task that said it was done, whose output is not stored yet.
     finishing: Option<u64>,
+}
+
+/// Below this room (in tasks) the set's tables never shrink.
+const SHRINK_MIN: usize = 64;
+
+/// Once `ids` holds a quarter of what it has room for, shrinks it to twice
+/// what it holds: a set that lives on (a server's connections) would
+/// otherwise keep a burst's size for good. Amortized O(1): half of the
+/// room must be freed again before the next shrink.
+fn shrink_if_sparse(ids: &mut VecDeque<u64>) {
+    let (len, capacity) = (ids.len(), ids.capacity());
+    if capacity > SHRINK_MIN && len <= capacity / 4 {
+        ids.shrink_to(len * 2);
+    }
 }
 
 /// The tasks that finished and are not joined yet, in order, and the
@@ -206,7 +221,10 @@ impl<T> JoinSet<T> {
             None => {
                 let mut done = self.done.lock();
                 match done.ids.pop_front() {
-                    Some(id) => id,
+                    Some(id) => {
+                        shrink_if_sparse(&mut done.ids);
+                        id
+                    }
                     None => {
                         done.waker = Some(cx.waker().clone());
                         return Poll::Pending;
@@ -225,7 +243,18 @@ impl<T> JoinSet<T> {
         let result = ready!(Pin::new(handle).poll(cx));
         self.finishing = None;
         self.tasks.remove(&id);
+        self.shrink_tasks_if_sparse();
         Poll::Ready(Some(result))
+    }
+
+    /// Gives back the memory of a burst that has drained, as
+    /// `shrink_if_sparse` does for the queue of finished ids as it is
+    /// popped.
+    fn shrink_tasks_if_sparse(&mut self) {
+        let (len, capacity) = (self.tasks.len(), self.tasks.capacity());
+        if capacity > SHRINK_MIN && len <= capacity / 4 {
+            self.tasks.shrink_to(len * 2);
+        }
     }
 
     /// Aborts every task in the set. They stay in it until joined, each
