@@ -243,6 +243,20 @@ impl fmt::Debug for Handle {
 /// caller and every other task, on the same thread. Dropping the handle
 /// detaches the task (it keeps running).
 ///
+/// # A task that panics
+///
+/// A panic in the task is caught: its handle gives a [`JoinError`](crate::JoinError) for
+/// which `is_panic` is true, and the loop and the other tasks go on. The
+/// task's future is dropped while the panic unwinds, before it is caught,
+/// as synchronous code drops its locals (and as tokio does): whatever the
+/// future holds (an `async` block's locals, a hand-written future's or a
+/// combinator's fields) sees [`std::thread::panicking`], so a
+/// `std::sync::Mutex` guard in it poisons its mutex and a guard that rolls
+/// back on unwind rolls back. A destructor of a hand-written future that
+/// panics in turn is logged and the handle keeps the first panic; one of
+/// an `async` block's locals aborts the process, as any panic in a
+/// destructor during unwinding does, in any runtime.
+///
 /// # Panics
 ///
 /// If called outside an ioloop runtime: outside `block_on`, its tasks and
@@ -286,7 +300,8 @@ where
 /// cannot: tasks sharing `Rc<RefCell<_>>` state. The task runs only on this
 /// thread; its runtime refuses to run its loop on another while the task
 /// lives. The [`JoinHandle`] is `Send` only if the output is. Still one
-/// allocation per task.
+/// allocation per task. A panic in the task is caught as [`spawn`]
+/// says (see "A task that panics" there).
 ///
 /// # Panics
 ///

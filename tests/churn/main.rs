@@ -10,5 +10,8 @@
 #[global_allocator]
 static ALLOC: testkit::account::Counting = testkit::account::Counting;
 
+#[cfg(feature = "hyper")]
+mod hyper;
 mod runtimes;
 mod shutdown;
+mod tasks;

@@ -39,3 +39,102 @@ fn a_task_whose_io_is_always_ready_still_lets_a_timer_fire() -> std::io::Result<
         Ok(())
     })
 }
+
+/// 1,000 tasks that have all finished, and one more queued behind them.
+/// Returns the set and the queued task's flag.
+async fn finished_set() -> (ioloop::task::JoinSet<usize>, Arc<AtomicBool>) {
+    let mut set = ioloop::task::JoinSet::new();
+    for i in 0..1_000 {
+        set.spawn(async move { i });
+    }
+    // Every task runs in the next tick: after one yield they have all
+    // finished (a yield waits behind them).
+    ioloop::yield_now().await;
+    let ran = Arc::new(AtomicBool::new(false));
+    let r = ran.clone();
+    drop(ioloop::spawn(
+        async move { r.store(true, Ordering::SeqCst) },
+    ));
+    (set, ran)
+}
+
+/// tokio's `join_set_coop`: draining a set of finished tasks spends the
+/// task's budget, one unit a result, so a loop over `join_next` yields
+/// when it runs out and the other tasks get a turn before it ends.
+#[test]
+fn join_next_spends_budget_so_a_drain_lets_other_tasks_run() {
+    ioloop::block_on(async {
+        let (mut set, ran) = finished_set().await;
+        let (mut results, mut after_other_ran) = (0, 0);
+        while let Some(result) = set.join_next().await {
+            result.unwrap();
+            results += 1;
+            if ran.load(Ordering::SeqCst) {
+                after_other_ran += 1;
+            }
+        }
+        assert_eq!(results, 1_000);
+        assert!(
+            after_other_ran > 0,
+            "the drain never yielded: the other task ran only after it"
+        );
+        // Polled by hand: a poll with no budget left is `Pending`, and the
+        // next result comes after a yield.
+        let (mut set, _) = finished_set().await;
+        let (mut results, mut pendings) = (0, 0);
+        loop {
+            let polled = poll_fn(|cx| std::task::Poll::Ready(set.poll_join_next(cx))).await;
+            match polled {
+                std::task::Poll::Ready(Some(result)) => {
+                    result.unwrap();
+                    results += 1;
+                }
+                std::task::Poll::Ready(None) => break,
+                std::task::Poll::Pending => {
+                    pendings += 1;
+                    ioloop::yield_now().await;
+                }
+            }
+        }
+        assert_eq!(results, 1_000);
+        assert!(pendings >= 1000 / 128, "{pendings}");
+    });
+}
+
+/// The same for handles awaited one after another: each output taken
+/// spends a unit of budget, as in tokio.
+#[test]
+fn awaiting_finished_join_handles_spends_budget() {
+    ioloop::block_on(async {
+        let handles: Vec<_> = (0..1_000)
+            .map(|i| ioloop::spawn(async move { i }))
+            .collect();
+        ioloop::yield_now().await;
+        let ran = Arc::new(AtomicBool::new(false));
+        let r = ran.clone();
+        drop(ioloop::spawn(
+            async move { r.store(true, Ordering::SeqCst) },
+        ));
+        let mut after_other_ran = 0;
+        for (i, handle) in handles.into_iter().enumerate() {
+            assert_eq!(handle.await.unwrap(), i);
+            if ran.load(Ordering::SeqCst) {
+                after_other_ran += 1;
+            }
+        }
+        assert!(after_other_ran > 0, "awaiting 1,000 handles never yielded");
+        // A handle still pending spends nothing: the budget is given back.
+        let pending = ioloop::spawn(std::future::pending::<()>());
+        let mut pending = std::pin::pin!(pending);
+        for _ in 0..1_000 {
+            let polled = poll_fn(|cx| std::task::Poll::Ready(pending.as_mut().poll(cx))).await;
+            assert!(polled.is_pending());
+        }
+        let spent = poll_fn(|cx| std::task::Poll::Ready(ioloop::task::poll_budget(cx))).await;
+        assert!(
+            spent.is_ready(),
+            "polls of a pending handle spent the budget"
+        );
+        pending.abort();
+    });
+}

@@ -159,3 +159,42 @@ fn a_set_of_local_tasks_shares_rc_state() {
         assert_eq!(log.borrow().len(), 3);
     });
 }
+
+/// A `spawn` (or `spawn_local`) that panics outside a runtime, caught,
+/// leaves the set as it was: the same length, and `join_next` hands back
+/// the earlier tasks' outputs, then `None`, instead of panicking on the
+/// failed spawn's ghost.
+#[test]
+fn a_failed_spawn_leaves_the_set_unchanged() -> std::io::Result<()> {
+    let rt = ioloop::Runtime::new()?;
+    let mut set = JoinSet::new();
+    rt.block_on(async {
+        for i in 0..3 {
+            set.spawn(async move { i });
+        }
+    });
+    // Outside the runtime: both spawns panic, and are caught.
+    let spawned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        set.spawn(async { 100 });
+    }));
+    assert!(spawned.is_err(), "spawn outside a runtime must panic");
+    let spawned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        set.spawn_local(async { 200 });
+    }));
+    assert!(spawned.is_err(), "spawn_local off a loop must panic");
+    assert_eq!(set.len(), 3);
+    let mut outputs = rt.block_on(async {
+        let mut outputs = Vec::new();
+        while let Some(result) = timeout(SAFETY, set.join_next()).await.unwrap() {
+            outputs.push(result.unwrap());
+        }
+        // And the set still works.
+        set.spawn(async { 3 });
+        outputs.push(set.join_next().await.unwrap().unwrap());
+        assert!(set.join_next().await.is_none());
+        outputs
+    });
+    outputs.sort_unstable();
+    assert_eq!(outputs, [0, 1, 2, 3]);
+    Ok(())
+}

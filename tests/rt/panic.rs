@@ -4,6 +4,7 @@ use std::future::poll_fn;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::Poll;
 use std::time::Duration;
 
 use ioloop::io::Registration;
@@ -120,5 +121,91 @@ fn a_panicking_join_waker_is_contained() {
         }
         assert_eq!(calls.calls.load(Ordering::SeqCst), 1);
         assert_eq!(task.await.unwrap(), 9);
+    });
+}
+
+/// A hand-written future that panics when polled, and records in its
+/// destructor whether the thread was panicking then (tokio's `Boom`).
+struct Boom(Arc<std::sync::Mutex<Option<bool>>>);
+
+impl std::future::Future for Boom {
+    type Output = ();
+
+    fn poll(self: std::pin::Pin<&mut Self>, _cx: &mut std::task::Context<'_>) -> Poll<()> {
+        panic!("boom");
+    }
+}
+
+impl Drop for Boom {
+    fn drop(&mut self) {
+        *self.0.lock().unwrap() = Some(std::thread::panicking());
+    }
+}
+
+/// tokio's `rt_common::panic_in_task`: a task's future is dropped while
+/// its panic unwinds, as synchronous code drops its locals. An `async`
+/// block's own locals always were (the compiler's unwinding drops them);
+/// this is about the future value itself: a hand-written future, the
+/// fields of a combinator.
+#[test]
+fn a_panicking_task_drops_its_future_while_unwinding() {
+    let dropped = Arc::new(std::sync::Mutex::new(None));
+    let d = dropped.clone();
+    ioloop::block_on(async move {
+        let task = ioloop::spawn(Boom(d));
+        assert!(task.await.unwrap_err().is_panic());
+    });
+    assert_eq!(
+        *dropped.lock().unwrap(),
+        Some(true),
+        "the future was dropped after the panic was caught"
+    );
+}
+
+/// What that is for: a `std::sync::Mutex` guard in a local task's future
+/// is dropped while the task's panic unwinds, so the mutex is poisoned,
+/// as in synchronous code, instead of handing the half-updated value to
+/// the next user as if nothing had happened.
+#[test]
+fn a_panicking_task_poisons_the_mutex_its_future_holds() {
+    static SHARED: std::sync::Mutex<u32> = std::sync::Mutex::new(0);
+    struct HalfUpdate(std::sync::MutexGuard<'static, u32>);
+    impl std::future::Future for HalfUpdate {
+        type Output = ();
+        fn poll(mut self: std::pin::Pin<&mut Self>, _cx: &mut std::task::Context<'_>) -> Poll<()> {
+            *self.0 = 1; // half of an update
+            panic!("fails in the middle of an update");
+        }
+    }
+    ioloop::block_on(async {
+        let task = ioloop::spawn_local(HalfUpdate(SHARED.lock().unwrap()));
+        assert!(task.await.unwrap_err().is_panic());
+    });
+    assert!(SHARED.is_poisoned(), "the panic left the mutex unpoisoned");
+}
+
+/// A future whose destructor panics too, while its own panic unwinds,
+/// does not abort the process: the second panic is logged, the handle
+/// gets the first, and the loop goes on. (A destructor of an `async`
+/// block's local that panics while the block unwinds does abort, in any
+/// runtime: the compiler's unwinding of the block cannot catch it.)
+#[test]
+fn a_destructor_that_panics_while_its_future_unwinds_is_contained() {
+    struct PanicsTwice;
+    impl std::future::Future for PanicsTwice {
+        type Output = ();
+        fn poll(self: std::pin::Pin<&mut Self>, _cx: &mut std::task::Context<'_>) -> Poll<()> {
+            panic!("the task fails");
+        }
+    }
+    impl Drop for PanicsTwice {
+        fn drop(&mut self) {
+            panic!("the destructor fails too");
+        }
+    }
+    ioloop::block_on(async {
+        let err = ioloop::spawn(PanicsTwice).await.unwrap_err();
+        assert!(err.is_panic());
+        assert_eq!(ioloop::spawn(async { 7 }).await.unwrap(), 7);
     });
 }

@@ -113,7 +113,10 @@ impl Server {
     /// this returns.
     ///
     /// An error on one connection (a client that resets it, a malformed
-    /// request) ends that connection only.
+    /// request, the service returning an error) ends that connection only,
+    /// and so does a panic in the service: its connection's task panics
+    /// and ends, and the others go on. However a connection ends,
+    /// everything the server held for it is given back when it does.
     ///
     /// # Errors
     ///
@@ -251,17 +254,31 @@ where
 /// Polls `conn` to its end, calling `graceful` on it once `stop` fires.
 async fn drive<C: Future>(conn: C, stop: &Stop, graceful: fn(Pin<&mut C>)) {
     let mut conn = pin!(conn);
-    let mut slot = None;
+    // Gives the connection's slot in `stop` back however the connection
+    // ends: returning, the service panicking inside `conn`'s poll, or the
+    // task aborted (its future dropped at an await).
+    let mut entry = Entry { stop, slot: None };
     let mut stopping = false;
     poll_fn(|cx| {
-        if !stopping && stop.poll_stopped(cx, &mut slot) {
+        if !stopping && entry.stop.poll_stopped(cx, &mut entry.slot) {
             stopping = true;
             graceful(conn.as_mut());
         }
         conn.as_mut().poll(cx).map(drop)
     })
     .await;
-    stop.forget(slot);
+}
+
+/// A connection's slot in its server's [`Stop`], given back on drop.
+struct Entry<'a> {
+    stop: &'a Stop,
+    slot: Option<usize>,
+}
+
+impl Drop for Entry<'_> {
+    fn drop(&mut self) {
+        self.stop.forget(self.slot.take());
+    }
 }
 
 /// The stop signal the connections of one `serve` share: a flag, and the

@@ -9,6 +9,10 @@
 //! left the check returns `Pending` after waking the task, which sends it
 //! to the back of the run queue, behind the next poll of the OS.
 //!
+//! Taking a finished task's output (awaiting a `JoinHandle`, a `JoinSet`'s
+//! `join_next`) spends one unit too, as in tokio: a loop draining many
+//! finished tasks is made to yield like a loop reading a busy socket.
+//!
 //! 128 operations per poll: large enough that a busy connection does
 //! useful batches between yields, small enough that one task cannot hold
 //! the loop for long.
@@ -150,6 +154,16 @@ pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<()> {
         LEFT.set(left - 1);
     }
     Poll::Ready(())
+}
+
+/// Gives back the unit a [`poll_proceed`] just spent, for an operation
+/// that then found nothing ready: only progress spends budget.
+#[inline]
+pub(crate) fn refund() {
+    let left = LEFT.get();
+    if left != UNLIMITED {
+        LEFT.set(left + 1);
+    }
 }
 
 /// The budget is spent: yield behind the next poll of the OS.

@@ -360,16 +360,27 @@ where
     #[allow(unsafe_code)]
     fn poll_future(&self, cx: &mut Context<'_>, blocking: bool) -> bool {
         let poll = |stage: &mut Stage<F>| {
-            let Stage::Running(future) = stage else {
-                unreachable!("a task's stage is held but its future is gone");
-            };
-            // SAFETY: the future lives inside the task's `Arc` allocation,
-            // which never moves, and it leaves `Stage::Running` only by being
-            // dropped in place (`complete` assigns over it), so the pinning
-            // contract holds: the future is not moved between this poll and
-            // its drop.
-            let future = unsafe { Pin::new_unchecked(future) };
-            catch_unwind(AssertUnwindSafe(|| future.poll(cx)))
+            catch_unwind(AssertUnwindSafe(|| {
+                // A poll that panics drops the future while the panic
+                // unwinds, as synchronous code drops its locals (and as
+                // tokio does): what it holds sees `thread::panicking()`.
+                // Forgotten when the poll returns: free on the way that
+                // matters.
+                let unwinding = DropOnUnwind(stage);
+                let Stage::Running(future) = &mut *unwinding.0 else {
+                    unreachable!("a task's stage is held but its future is gone");
+                };
+                // SAFETY: the future lives inside the task's `Arc`
+                // allocation, which never moves, and it leaves
+                // `Stage::Running` only by being dropped in place
+                // (`complete` and `DropOnUnwind` assign over it), so the
+                // pinning contract holds: the future is not moved between
+                // this poll and its drop.
+                let future = unsafe { Pin::new_unchecked(future) };
+                let poll = future.poll(cx);
+                std::mem::forget(unwinding);
+                poll
+            }))
         };
         // SAFETY: the caller holds `RUNNING`.
         let output = match unsafe { self.with_stage(poll) } {
@@ -603,6 +614,27 @@ where
             // of the stage, which is the handle's (ours) to drop.
             let stage = unsafe { self.take_stage() };
             drop_quietly(stage);
+        }
+    }
+}
+
+/// Drops a task's future in place if dropped itself, which only happens
+/// while a panic in the future's poll unwinds (the poll forgets it when it
+/// returns).
+struct DropOnUnwind<'a, F: Future>(&'a mut Stage<F>);
+
+impl<F: Future> Drop for DropOnUnwind<'_, F> {
+    fn drop(&mut self) {
+        // A destructor that panics now, during the unwinding, would abort
+        // the process if its panic left this function: caught and logged,
+        // and the task completes with the poll's panic.
+        let dropped = catch_unwind(AssertUnwindSafe(|| *self.0 = Stage::Consumed));
+        if let Err(panic) = dropped {
+            log::error!(
+                "a task's future panicked while being dropped after its poll panicked ({})",
+                super::join::describe(&*panic)
+            );
+            drop_quietly(panic);
         }
     }
 }

@@ -6,9 +6,11 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use parking_lot::Mutex;
+
+use super::budget;
 
 /// What a `JoinHandle` needs from its task, whatever the future's type.
 pub(crate) trait Join<T>: Send + Sync {
@@ -21,7 +23,9 @@ pub(crate) trait Join<T>: Send + Sync {
 /// An owned permission to await a spawned task's output.
 ///
 /// Awaiting the handle gives `Ok(output)` once the task has finished, or a
-/// [`JoinError`] if it panicked or was aborted. Dropping the handle detaches
+/// [`JoinError`] if it panicked or was aborted. A task that panicked had
+/// its future dropped while the panic unwound, before the error reached
+/// the handle (see [`spawn`](crate::spawn)). Dropping the handle detaches
 /// the task: it keeps running and its output is dropped when it finishes.
 ///
 /// `JoinHandle<T>` is `Send` and `Sync` when `T` is `Send`, so it can be
@@ -37,6 +41,15 @@ pub(crate) trait Join<T>: Send + Sync {
 /// });
 /// assert_eq!(sum, 42);
 /// ```
+///
+/// # Cooperative budget
+///
+/// Taking the output spends one unit of the awaiting task's cooperative
+/// budget (see [`poll_budget`](crate::task::poll_budget)), as in tokio:
+/// a loop that awaits a thousand finished handles, or drains a
+/// [`JoinSet`](crate::task::JoinSet) of finished tasks, is made to yield
+/// every 128 outputs, so the other tasks, the timers and the I/O get their
+/// turn. A poll that finds the task still running spends nothing.
 ///
 /// # Panics
 ///
@@ -104,7 +117,15 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.task.poll_join(cx)
+        // Taking the output spends a unit of the task's budget (a poll that
+        // finds the task still running gives it back): a loop awaiting
+        // many finished tasks yields as one reading a busy socket does.
+        ready!(budget::poll_proceed(cx));
+        let poll = self.task.poll_join(cx);
+        if poll.is_pending() {
+            budget::refund();
+        }
+        poll
     }
 }
 

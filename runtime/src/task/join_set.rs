@@ -15,7 +15,8 @@ use super::join::{JoinError, JoinHandle};
 /// back in the order they finish: asyncio's `TaskGroup` and `gather`,
 /// tokio's `JoinSet`.
 ///
-/// Dropping the set aborts every task still in it.
+/// Dropping the set aborts every task still in it. A set that lives on
+/// gives back the memory a burst of tasks made it grow to as it drains.
 ///
 /// # Examples
 ///
@@ -48,6 +49,20 @@ pub struct JoinSet<T> {
     finishing: Option<u64>,
 }
 
+/// Below this room (in tasks) the set's tables never shrink.
+const SHRINK_MIN: usize = 64;
+
+/// Once `ids` holds a quarter of what it has room for, shrinks it to twice
+/// what it holds: a set that lives on (a server's connections) would
+/// otherwise keep a burst's size for good. Amortized O(1): half of the
+/// room must be freed again before the next shrink.
+fn shrink_if_sparse(ids: &mut VecDeque<u64>) {
+    let (len, capacity) = (ids.len(), ids.capacity());
+    if capacity > SHRINK_MIN && len <= capacity / 4 {
+        ids.shrink_to(len * 2);
+    }
+}
+
 /// The tasks that finished and are not joined yet, in order, and the
 /// waker of whoever waits in `join_next`.
 #[derive(Default)]
@@ -72,6 +87,36 @@ impl Drop for Notify {
         };
         if let Some(waker) = waker {
             waker.wake();
+        }
+    }
+}
+
+/// A spawn into the set under way. If the spawn panics (outside a runtime,
+/// say), the future it was handed has been dropped by the time this is,
+/// and the `Notify` inside it has queued an id that no task of the set
+/// has: dropped without [`succeeded`](Self::succeeded), this takes the id
+/// back out, so that a caught failed spawn leaves the set as it was.
+struct Spawning<'a> {
+    done: &'a Mutex<Done>,
+    id: u64,
+}
+
+impl<'a> Spawning<'a> {
+    fn new(done: &'a Mutex<Done>, id: u64) -> Self {
+        Spawning { done, id }
+    }
+
+    /// The task is spawned: its id stays.
+    fn succeeded(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Spawning<'_> {
+    fn drop(&mut self) {
+        let mut done = self.done.lock();
+        if let Some(at) = done.ids.iter().rposition(|&id| id == self.id) {
+            done.ids.remove(at);
         }
     }
 }
@@ -101,7 +146,8 @@ impl<T> JoinSet<T> {
     ///
     /// # Panics
     ///
-    /// As [`spawn`](crate::spawn): outside an ioloop runtime.
+    /// As [`spawn`](crate::spawn): outside an ioloop runtime. The set is
+    /// then unchanged: a caught panic leaves it usable as it was.
     #[track_caller]
     pub fn spawn<F>(&mut self, future: F)
     where
@@ -109,10 +155,12 @@ impl<T> JoinSet<T> {
         T: Send + 'static,
     {
         let notify = self.notify();
+        let spawning = Spawning::new(&self.done, notify.id);
         let handle = crate::spawn(async move {
             let _notify = notify;
             future.await
         });
+        spawning.succeeded();
         self.tasks.insert(self.next_id - 1, handle);
     }
 
@@ -121,7 +169,8 @@ impl<T> JoinSet<T> {
     ///
     /// # Panics
     ///
-    /// As [`spawn_local`](crate::spawn_local): off a loop's thread.
+    /// As [`spawn_local`](crate::spawn_local): off a loop's thread. The set
+    /// is then unchanged, as for [`spawn`](Self::spawn).
     #[track_caller]
     pub fn spawn_local<F>(&mut self, future: F)
     where
@@ -129,10 +178,12 @@ impl<T> JoinSet<T> {
         T: 'static,
     {
         let notify = self.notify();
+        let spawning = Spawning::new(&self.done, notify.id);
         let handle = crate::spawn_local(async move {
             let _notify = notify;
             future.await
         });
+        spawning.succeeded();
         self.tasks.insert(self.next_id - 1, handle);
     }
 
@@ -146,6 +197,11 @@ impl<T> JoinSet<T> {
 
     /// Waits for the next task to finish and returns its result, or `None`
     /// once the set is empty.
+    ///
+    /// Each result taken spends one unit of the task's cooperative budget,
+    /// as awaiting a [`JoinHandle`] does (and as tokio's `join_next` does):
+    /// draining a set of many finished tasks yields every 128 results, so
+    /// other tasks run in between.
     ///
     /// # Cancellation
     ///
@@ -165,7 +221,10 @@ impl<T> JoinSet<T> {
             None => {
                 let mut done = self.done.lock();
                 match done.ids.pop_front() {
-                    Some(id) => id,
+                    Some(id) => {
+                        shrink_if_sparse(&mut done.ids);
+                        id
+                    }
                     None => {
                         done.waker = Some(cx.waker().clone());
                         return Poll::Pending;
@@ -184,7 +243,18 @@ impl<T> JoinSet<T> {
         let result = ready!(Pin::new(handle).poll(cx));
         self.finishing = None;
         self.tasks.remove(&id);
+        self.shrink_tasks_if_sparse();
         Poll::Ready(Some(result))
+    }
+
+    /// Gives back the memory of a burst that has drained, as
+    /// `shrink_if_sparse` does for the queue of finished ids as it is
+    /// popped.
+    fn shrink_tasks_if_sparse(&mut self) {
+        let (len, capacity) = (self.tasks.len(), self.tasks.capacity());
+        if capacity > SHRINK_MIN && len <= capacity / 4 {
+            self.tasks.shrink_to(len * 2);
+        }
     }
 
     /// Aborts every task in the set. They stay in it until joined, each
