@@ -510,6 +510,11 @@ impl Core {
         for job in inject.queue.drain(..) {
             self.push(job);
         }
+        // Empty now: a burst of foreign wakes or spawns gives back what it
+        // grew, as the run queue does (amortized by the pushes that grew it).
+        if inject.queue.capacity() > SHRINK_MIN {
+            inject.queue.shrink_to(SHRINK_MIN);
+        }
         if !inject.timers.is_empty() {
             let mut timers = self.timers.borrow_mut();
             for (deadline, waker) in inject.timers.drain(..) {
@@ -537,6 +542,13 @@ impl Core {
                 });
             }
         }
+        // Empty now (the loop is about to sleep). A burst that queued more
+        // than `SHRINK_MIN` jobs pays for its regrowth with those pushes.
+        let mut queue = self.run_queue.borrow_mut();
+        if queue.capacity() > SHRINK_MIN {
+            queue.shrink_to(SHRINK_MIN);
+        }
+        drop(queue);
         self.timers.borrow_mut().shrink_if_sparse();
         self.shared.reactor.shrink_if_sparse();
     }
