@@ -167,6 +167,7 @@ pub(crate) struct Core {
 
 impl Core {
     pub(crate) fn new(shared: Arc<Shared>, driver: Driver, event_interval: usize) -> Self {
+        let timers = Timers::for_runtime(&shared);
         Core {
             shared,
             run_queue: RefCell::new(VecDeque::new()),
@@ -174,7 +175,7 @@ impl Core {
             live: Cell::new(0),
             list_freed: Cell::new(false),
             publisher: Publisher::default(),
-            timers: RefCell::new(Timers::default()),
+            timers: RefCell::new(timers),
             driver: RefCell::new(driver),
             wakers: Cell::new(Vec::new()),
             event_interval,

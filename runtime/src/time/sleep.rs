@@ -10,7 +10,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use super::instant::{Instant, now_ticks};
-use super::timers::{TimerKey, instant, ticks};
+use super::timers::{self, TimerKey, instant, ticks};
 use crate::core::{self, Core};
 use crate::handle::Handle;
 use crate::task::budget;
@@ -221,19 +221,21 @@ impl Sleep {
 
     /// Moves the deadline, earlier or later, whether or not the old one has
     /// passed. A task already waiting on this sleep completes it at the new
-    /// deadline, on the runtime's clock (virtual, if it is paused).
+    /// deadline, on the runtime's clock (virtual, if it is paused), from
+    /// whatever thread the sleep was reset.
     ///
     /// Moved earlier on the loop thread, the armed timer moves at once.
-    /// Moved later, it moves at the sleep's next poll: a timer only ever
-    /// fires early then, and a sleep whose timer fires before its deadline
-    /// is still pending and arms another. So a task that resets and polls
-    /// in one go (an idle timer moved on as each message arrives, see
-    /// [`reset_after`](Self::reset_after)) touches the timers once, and a
-    /// task parked on a sleep that another task moved later is woken once
-    /// at the old deadline, for nothing, and waits on. Reset from another
-    /// thread, a timer armed in the loop's heap cannot be reached: the task
-    /// wakes at the old deadline (if that is earlier), polls, and waits on
-    /// from there.
+    /// Moved earlier from another thread (a plain thread, a blocking job,
+    /// another runtime's loop), the loop is handed the move, at the cost of
+    /// an allocation, and makes it on its next tick, so the waiter wakes at
+    /// the new deadline (tokio's `reset` does the same through its driver).
+    /// Moved later, from any thread, it moves at the sleep's next poll: a
+    /// timer only ever fires early then, and a sleep whose timer fires
+    /// before its deadline is still pending and arms another. So a task
+    /// that resets and polls in one go (an idle timer moved on as each
+    /// message arrives, see [`reset_after`](Self::reset_after)) touches the
+    /// timers once, and a task parked on a sleep that another task moved
+    /// later is woken once at the old deadline, for nothing, and waits on.
     ///
     /// # Examples
     ///
@@ -308,12 +310,24 @@ impl Sleep {
         self.timer = match mem::replace(&mut self.timer, Timer::Unarmed) {
             Timer::Unarmed | Timer::Made(_) => Timer::Unarmed,
             Timer::Local(timer) => {
+                // On the thread of the loop whose heap holds it: moved at
+                // once. `None` on any other thread, that of another
+                // runtime's loop included.
                 let moved = core::with_core(|core| {
-                    core.and_then(|core| core.timers.borrow_mut().reset(timer, deadline))
+                    let mut timers = core?.timers.borrow_mut();
+                    (timers.home() == timer.home()).then(|| timers.reset(timer, deadline))
                 });
-                // Not moved: it fired already (the task was woken and will
-                // arm a new one), or this is not the loop thread.
-                moved.map_or(Timer::Unarmed, Timer::Local)
+                match moved {
+                    // Not moved: it fired already (the task was woken and
+                    // will arm a new one).
+                    Some(moved) => moved.map_or(Timer::Unarmed, Timer::Local),
+                    None => {
+                        // Only earlier comes here (see `reset_ticks`), and
+                        // the waiter must not sleep through it.
+                        move_from_afar(timer, deadline);
+                        Timer::Local(timer)
+                    }
+                }
             }
             Timer::Remote(remote) => {
                 // Wake the waiter to arm a timer for the new deadline.
@@ -462,6 +476,50 @@ impl Sleep {
             }),
             Timer::Remote(remote) => remote.cancel(),
         }
+    }
+}
+
+/// Moves `timer`, armed in the heap of a loop that is not running on this
+/// thread, to `deadline` (earlier): the loop is handed a job that does it
+/// on its next tick, the one way into its heap from here. It keeps its key,
+/// so the sleep holding it can still find it, and its waker, which is then
+/// woken at the new deadline. Costs an allocation; a runtime already gone
+/// has no one left waiting on its timers.
+#[cold]
+fn move_from_afar(timer: TimerKey, deadline: u64) {
+    let Some(shared) = timers::home(timer.home()) else {
+        return;
+    };
+    let job = Waker::from(Arc::new(MoveTimer { timer, deadline }));
+    // Armed as a timer due at once (tick 0, a century ago): the loop fires
+    // it on its next tick, which runs the move. Refused only once the
+    // runtime has shut down, which woke every timer's waiter.
+    let _ = shared.arm_remote(0, job);
+}
+
+/// A move of a timer to an earlier deadline, made off its loop, run by the
+/// loop when it fires this as a timer due at once (see `move_from_afar`).
+struct MoveTimer {
+    timer: TimerKey,
+    deadline: u64,
+}
+
+impl Wake for MoveTimer {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        core::with_core(|core| {
+            // The loop fires its timers' wakers with the heap unborrowed;
+            // `try_` only so that no other path could ever panic here.
+            if let Some(core) = core
+                && let Ok(mut timers) = core.timers.try_borrow_mut()
+                && timers.home() == self.timer.home()
+            {
+                timers.move_earlier_keeping_key(self.timer, self.deadline);
+            }
+        });
     }
 }
 
