@@ -324,7 +324,7 @@ impl Sleep {
                     None => {
                         // Only earlier comes here (see `reset_ticks`), and
                         // the waiter must not sleep through it.
-                        move_from_afar(timer, deadline);
+                        from_afar(timer, Some(deadline));
                         Timer::Local(timer)
                     }
                 }
@@ -402,8 +402,16 @@ impl Sleep {
             // deadline is past the loop's clock). Arm a fresh one.
             Err(()) => {
                 let timer = timers.insert(self.deadline, cx.waker().clone());
-                if let Timer::Remote(remote) = mem::replace(&mut self.timer, Timer::Local(timer)) {
-                    remote.cancel();
+                match mem::replace(&mut self.timer, Timer::Local(timer)) {
+                    Timer::Remote(remote) => remote.cancel(),
+                    // Armed in another runtime's heap (polled there
+                    // before): it must not stay there until it fires.
+                    Timer::Local(old) if old.home() != timers.home() => {
+                        drop(timers);
+                        from_afar(old, None);
+                        return Poll::Pending;
+                    }
+                    _ => {}
                 }
                 None
             }
@@ -433,9 +441,11 @@ impl Sleep {
                 {
                     panic!("ioloop: a Sleep was polled after its runtime shut down");
                 }
-                // A timer in the heap of another loop (this thread's, once)
-                // cannot be removed from here; it fires into a stale waker.
-                self.timer = Timer::Remote(remote);
+                // A timer armed in a loop's heap (polled there before) is
+                // handed to that loop to remove.
+                if let Timer::Local(old) = mem::replace(&mut self.timer, Timer::Remote(remote)) {
+                    from_afar(old, None);
+                }
                 false
             }
         };
@@ -466,13 +476,11 @@ impl Sleep {
     fn disarm_armed(&mut self) {
         match mem::replace(&mut self.timer, Timer::Unarmed) {
             Timer::Unarmed | Timer::Made(_) => {}
-            Timer::Local(timer) => core::with_core(|core| {
-                // Off the loop thread (dropped elsewhere, or after the
-                // runtime is gone) the timer stays armed until it fires,
-                // which frees it.
-                if let Some(core) = core {
-                    remove_local(core, timer);
-                }
+            Timer::Local(timer) => core::with_core(|core| match core {
+                Some(core) => remove_local(core, timer),
+                // Dropped off the loop thread: the loop is handed the
+                // removal (nothing, if the runtime is gone).
+                None => from_afar(timer, None),
             }),
             Timer::Remote(remote) => remote.cancel(),
         }
@@ -480,54 +488,70 @@ impl Sleep {
 }
 
 /// Moves `timer`, armed in the heap of a loop that is not running on this
-/// thread, to `deadline` (earlier): the loop is handed a job that does it
-/// on its next tick, the one way into its heap from here. It keeps its key,
-/// so the sleep holding it can still find it, and its waker, which is then
-/// woken at the new deadline. Costs an allocation; a runtime already gone
-/// has no one left waiting on its timers.
+/// thread, to `deadline` (earlier), or with `None` removes it: the loop is
+/// handed a job that does it on its next tick, the one way into its heap
+/// from here. A moved timer keeps its key, so the sleep holding it still
+/// finds it, and its waker, which is then woken at the new deadline; a
+/// removed one does not wait in the heap until it fires. Costs an
+/// allocation; a runtime already gone has no timers left to touch.
 #[cold]
-fn move_from_afar(timer: TimerKey, deadline: u64) {
+fn from_afar(timer: TimerKey, deadline: Option<u64>) {
     let Some(shared) = timers::home(timer.home()) else {
         return;
     };
-    let job = Waker::from(Arc::new(MoveTimer { timer, deadline }));
+    let job = Waker::from(Arc::new(AfarJob { timer, deadline }));
     // Armed as a timer due at once (tick 0, a century ago): the loop fires
-    // it on its next tick, which runs the move. Refused only once the
+    // it on its next tick, which runs the job. Refused only once the
     // runtime has shut down, which woke every timer's waiter.
     let _ = shared.arm_remote(0, job);
 }
 
-/// A move of a timer to an earlier deadline, made off its loop, run by the
-/// loop when it fires this as a timer due at once (see `move_from_afar`).
-struct MoveTimer {
+/// A move (to an earlier deadline) or removal of a timer, asked for off its
+/// loop, run by the loop when it fires this as a timer due at once (see
+/// `from_afar`).
+struct AfarJob {
     timer: TimerKey,
-    deadline: u64,
+    /// Where to move it; `None` to remove it.
+    deadline: Option<u64>,
 }
 
-impl Wake for MoveTimer {
+impl Wake for AfarJob {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        core::with_core(|core| {
+        let removed = core::with_core(|core| {
             // The loop fires its timers' wakers with the heap unborrowed;
             // `try_` only so that no other path could ever panic here.
-            if let Some(core) = core
-                && let Ok(mut timers) = core.timers.try_borrow_mut()
-                && timers.home() == self.timer.home()
-            {
-                timers.move_earlier_keeping_key(self.timer, self.deadline);
+            let core = core?;
+            let mut timers = core.timers.try_borrow_mut().ok()?;
+            match self.deadline {
+                Some(deadline) => {
+                    timers.move_earlier_keeping_key(self.timer, deadline);
+                    None
+                }
+                None => timers.remove(self.timer),
             }
         });
+        // Dropped with the heap unborrowed: a waker's drop may reach it.
+        drop(removed);
     }
 }
 
-/// Removes `timer` from `core`'s heap, if it is still armed there. Its
-/// waker is dropped after the borrow of the timers ends: a waker's drop
-/// may run code that reaches them.
+/// Removes `timer` from `core`'s heap, if it is still armed there; hands
+/// the removal to its own loop if `core` is another runtime's. Its waker is
+/// dropped after the borrow of the timers ends: a waker's drop may run
+/// code that reaches them.
 fn remove_local(core: &Core, timer: TimerKey) {
-    let waker = core.timers.borrow_mut().remove(timer);
+    let mut timers = core.timers.borrow_mut();
+    if timers.home() != timer.home() {
+        drop(timers);
+        from_afar(timer, None);
+        return;
+    }
+    let waker = timers.remove(timer);
+    drop(timers);
     drop(waker);
 }
 
