@@ -517,6 +517,11 @@ impl Core {
                 // Fires once, which frees it; the sleep keeps no key.
                 timers.insert(deadline, waker);
             }
+            // A burst of timers armed (or moved, or removed) from other
+            // threads must not leave its capacity behind for good.
+            if inject.timers.capacity() > INJECT_TIMERS_KEPT {
+                inject.timers.shrink_to(INJECT_TIMERS_KEPT);
+            }
         }
     }
 
@@ -646,6 +651,10 @@ impl Driver {
         &self.events
     }
 }
+
+/// Room kept in the injection queue's list of timers after a burst (24
+/// bytes each).
+const INJECT_TIMERS_KEPT: usize = 256;
 
 /// Below this many slots a table is never shrunk: not worth the pass.
 const SHRINK_MIN: usize = 1024;
