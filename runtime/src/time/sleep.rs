@@ -150,7 +150,10 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 ///
 /// Polled off the loop thread (in a blocking job, or by a `block_on`
 /// waiting its turn), it hands its timer to the loop through the injection
-/// queue, at the cost of one allocation.
+/// queue, at the cost of one allocation. So it does when a timer armed in
+/// a loop's heap is moved earlier ([`reset`](Sleep::reset)) or dropped on
+/// another thread: the loop makes the move, or the removal, on its next
+/// tick, and nothing is left in its heap until the old deadline.
 ///
 /// `Sleep` is `Unpin`: it can be polled in place and
 /// [`reset`](Sleep::reset) without pinning.

@@ -44,7 +44,21 @@
 //! After a burst, once three quarters of the slots are free, the loop (when
 //! it goes idle) drops the free slots at the end of the table and rebuilds
 //! the heap, so memory follows the number of armed timers down as well as
-//! up (see `shrink_if_sparse`).
+//! up (see `shrink_if_sparse`). Slots cannot move (a key names its slot),
+//! so a timer still armed near the end of the table holds the table at
+//! that length; the next pass, once another quarter of it has been freed,
+//! drops what has come free behind it meanwhile.
+//!
+//! # Homes
+//!
+//! Each runtime's heap has a number, its home, in every key it hands out,
+//! and the runtime is entered (weakly) in a process-wide table under it.
+//! That is how a thread that is not the loop's reaches the heap of a timer
+//! it holds the key of: a `Sleep` moved earlier, or dropped, there hands the
+//! loop the move or the removal (see `Sleep::reset`). The table is touched
+//! when a runtime is built or dropped, and by such a hand-over; never by
+//! the loop's own timer work, which only compares a key's home with its
+//! heap's.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
