@@ -46,8 +46,10 @@
 //! the heap, so memory follows the number of armed timers down as well as
 //! up (see `shrink_if_sparse`). Slots cannot move (a key names its slot),
 //! so a timer still armed near the end of the table holds the table at
-//! that length; the next pass, once another quarter of it has been freed,
-//! drops what has come free behind it meanwhile.
+//! that length until that timer is gone and another quarter of the table
+//! has been freed, when the next pass drops the free end. (A slot freed
+//! near the end is reused first, the free list being LIFO: a server whose
+//! few remaining connections re-arm timers keeps its high-water table.)
 //!
 //! # Homes
 //!
