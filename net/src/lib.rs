@@ -28,6 +28,7 @@ mod addr;
 pub mod callbacks;
 mod halves;
 pub mod io;
+mod options;
 mod syscall;
 pub mod tcp;
 pub mod udp;

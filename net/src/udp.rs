@@ -351,9 +351,11 @@ impl UdpSocket {
     ///
     /// # Errors
     ///
-    /// The OS's error from `setsockopt(2)` (`InvalidInput` outside 1..=255).
+    /// `InvalidInput` outside 1..=255, checked here: `u32::MAX` reaches the
+    /// OS as -1, which Linux takes as "the default" rather than refuse.
+    /// Else the OS's error from `setsockopt(2)`.
     pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_ttl_v4(ttl)
+        SockRef::from(self.io.get_ref()).set_ttl_v4(crate::options::ttl(ttl)?)
     }
 
     /// `IP_TTL`; see [`set_ttl`](Self::set_ttl).
@@ -391,9 +393,13 @@ impl UdpSocket {
     ///
     /// # Errors
     ///
-    /// The OS's error from `setsockopt(2)`.
+    /// `InvalidInput` above 255, checked here: `u32::MAX` reaches the OS
+    /// as -1, which Linux may read as "the default", or truncate, rather than
+    /// refuse.
+    /// Else the OS's error from `setsockopt(2)`.
     pub fn set_multicast_ttl_v4(&self, ttl: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_multicast_ttl_v4(ttl)
+        SockRef::from(self.io.get_ref())
+            .set_multicast_ttl_v4(crate::options::byte(ttl, "IP_MULTICAST_TTL")?)
     }
 
     /// `IP_MULTICAST_TTL`; see
@@ -539,7 +545,10 @@ impl UdpSocket {
     ///
     /// # Errors
     ///
-    /// The OS's error from `setsockopt(2)`.
+    /// `InvalidInput` above 255, checked here: `u32::MAX` reaches the OS
+    /// as -1, which Linux may read as "the default", or truncate, rather than
+    /// refuse.
+    /// Else the OS's error from `setsockopt(2)`.
     #[cfg(not(any(
         target_os = "fuchsia",
         target_os = "redox",
@@ -547,7 +556,7 @@ impl UdpSocket {
         target_os = "haiku"
     )))]
     pub fn set_tos(&self, tos: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_tos_v4(tos)
+        SockRef::from(self.io.get_ref()).set_tos_v4(crate::options::byte(tos, "IP_TOS")?)
     }
 
     /// `IP_TOS`; see [`set_tos`](Self::set_tos).
@@ -571,7 +580,10 @@ impl UdpSocket {
     ///
     /// # Errors
     ///
-    /// The OS's error from `setsockopt(2)` (on an IPv4 socket, say).
+    /// `InvalidInput` above 255, checked here: `u32::MAX` reaches the OS
+    /// as -1, which Linux may read as "the default", or truncate, rather than
+    /// refuse.
+    /// Else the OS's error from `setsockopt(2)` (on an IPv4 socket, say).
     #[cfg(any(
         target_os = "android",
         target_os = "dragonfly",
@@ -584,7 +596,7 @@ impl UdpSocket {
         target_os = "openbsd",
     ))]
     pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_tclass_v6(tclass)
+        SockRef::from(self.io.get_ref()).set_tclass_v6(crate::options::byte(tclass, "IPV6_TCLASS")?)
     }
 
     /// `IPV6_TCLASS`; see [`set_tclass_v6`](Self::set_tclass_v6).

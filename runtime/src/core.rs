@@ -167,6 +167,7 @@ pub(crate) struct Core {
 
 impl Core {
     pub(crate) fn new(shared: Arc<Shared>, driver: Driver, event_interval: usize) -> Self {
+        let timers = Timers::for_runtime(&shared);
         Core {
             shared,
             run_queue: RefCell::new(VecDeque::new()),
@@ -174,7 +175,7 @@ impl Core {
             live: Cell::new(0),
             list_freed: Cell::new(false),
             publisher: Publisher::default(),
-            timers: RefCell::new(Timers::default()),
+            timers: RefCell::new(timers),
             driver: RefCell::new(driver),
             wakers: Cell::new(Vec::new()),
             event_interval,
@@ -521,6 +522,11 @@ impl Core {
                 // Fires once, which frees it; the sleep keeps no key.
                 timers.insert(deadline, waker);
             }
+            // A burst of timers armed (or moved, or removed) from other
+            // threads must not leave its capacity behind for good.
+            if inject.timers.capacity() > INJECT_TIMERS_KEPT {
+                inject.timers.shrink_to(INJECT_TIMERS_KEPT);
+            }
         }
     }
 
@@ -660,6 +666,10 @@ impl Driver {
         &self.events
     }
 }
+
+/// Room kept in the injection queue's list of timers after a burst (24
+/// bytes each).
+const INJECT_TIMERS_KEPT: usize = 256;
 
 /// Below this many slots a table is never shrunk: not worth the pass.
 const SHRINK_MIN: usize = 1024;

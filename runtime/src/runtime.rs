@@ -652,6 +652,13 @@ const DEFAULT_EVENT_INTERVAL: usize = 128;
 /// picked up on the next tick, which follows at once.
 const DEFAULT_EVENTS_CAPACITY: usize = 1024;
 
+/// The most events taken per poll, whatever [`Builder::events_capacity`]
+/// is asked for: 768 KiB of event buffer. epoll refuses more than
+/// `INT_MAX / sizeof(struct epoll_event)` (178,956,970 on Linux) with
+/// `EINVAL` at every wait, and `usize::MAX` overflows the allocation; more
+/// ready sources than this are picked up on the next tick anyway.
+const MAX_EVENTS_CAPACITY: usize = 65_536;
+
 /// Blocking-pool threads at most. Blocking jobs mostly wait (on files, on
 /// name lookups, on a library call), not compute, so many can usefully run
 /// at once; the cap stops a flood of jobs from exhausting memory with
@@ -718,7 +725,8 @@ impl Builder {
 
     /// How many ready tasks the loop runs, at most, before it polls the OS
     /// again (default 128). Tasks woken while a tick runs always wait for
-    /// the next tick, whatever this is.
+    /// the next tick, whatever this is. `usize::MAX` polls the OS only when
+    /// no task is ready (or one yields).
     ///
     /// # Panics
     ///
@@ -730,19 +738,25 @@ impl Builder {
     }
 
     /// How many I/O events the loop takes from the OS per poll (default
-    /// 1024).
+    /// 1024), at most 65,536: a larger `n` is taken as that (epoll refuses
+    /// more than about 179 million at every wait, and the buffer is
+    /// allocated up front). More ready sources than this are picked up on
+    /// the next tick, which follows at once.
     ///
     /// # Panics
     ///
     /// If `n` is zero.
     pub fn events_capacity(&mut self, n: usize) -> &mut Self {
         assert!(n > 0, "ioloop: events_capacity must be at least 1");
-        self.events_capacity = n;
+        self.events_capacity = n.min(MAX_EVENTS_CAPACITY);
         self
     }
 
     /// The most threads the blocking pool starts (default 512); jobs beyond
-    /// that wait for a free thread.
+    /// that wait for a free thread. With a cap above what the OS allows
+    /// (`usize::MAX`), a thread the OS refuses is logged and its job waits
+    /// for a running one; with none running, the queued jobs fail with the
+    /// OS's error, through their handles.
     ///
     /// # Panics
     ///
@@ -753,14 +767,21 @@ impl Builder {
         self
     }
 
-    /// How long an idle blocking-pool thread lives (default 10 s).
+    /// How long an idle blocking-pool thread lives (default 10 s). Any
+    /// duration: `ZERO` ends a thread as soon as it finds no job, one past
+    /// what the clock can count (`Duration::MAX`) keeps idle threads until
+    /// the runtime is dropped.
     pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut Self {
         self.keep_alive = keep_alive;
         self
     }
 
     /// The stack size of blocking-pool threads (default: the standard
-    /// library's, 2 MiB unless `RUST_MIN_STACK` says otherwise).
+    /// library's, 2 MiB unless `RUST_MIN_STACK` says otherwise). Below the
+    /// platform's minimum (0, 1), the minimum. A stack the OS cannot map
+    /// (`usize::MAX`) is refused when a thread is started: the job fails,
+    /// through its [`JoinHandle`](crate::JoinHandle), with the OS's error
+    /// (see [`JoinError`](crate::JoinError)); nothing panics.
     pub fn thread_stack_size(&mut self, bytes: usize) -> &mut Self {
         self.stack_size = Some(bytes);
         self
@@ -824,6 +845,10 @@ impl Builder {
     ///     std::thread::sleep(Duration::from_millis(100));
     /// });
     /// ```
+    ///
+    /// Any non-zero threshold works: one so long that no poll reaches it
+    /// (`Duration::MAX`) leaves the watchdog looking once a day and never
+    /// reporting.
     ///
     /// # Panics
     ///

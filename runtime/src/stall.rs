@@ -161,15 +161,30 @@ struct Seen {
     name: Option<String>,
 }
 
+/// The longest the watchdog sleeps between looks: a day. A threshold so
+/// long that half of it would overflow the clock (`Duration::MAX`) is still
+/// a threshold; the watchdog then looks once a day and never reports.
+const MAX_PERIOD: Duration = Duration::from_secs(86_400);
+
 /// The watchdog's loop.
 fn watch(shared: &Shared, threshold: Duration, stop: &(Mutex<bool>, Condvar)) {
-    let period = (threshold / 2).max(Duration::from_millis(1));
+    let period = (threshold / 2).clamp(Duration::from_millis(1), MAX_PERIOD);
     let mut seen: Option<Seen> = None;
     let mut stopped = stop.0.lock();
     loop {
-        let deadline = Instant::now() + period;
+        // Checked: `Instant + Duration` panics on overflow, which would
+        // kill this thread and, under `panic = "abort"`, the process. A
+        // deadline past the clock's end is no deadline.
+        let deadline = Instant::now().checked_add(period);
         while !*stopped {
-            if stop.1.wait_until(&mut stopped, deadline).timed_out() {
+            let timed_out = match deadline {
+                Some(deadline) => stop.1.wait_until(&mut stopped, deadline).timed_out(),
+                None => {
+                    stop.1.wait(&mut stopped);
+                    false
+                }
+            };
+            if timed_out {
                 break;
             }
         }
@@ -196,7 +211,7 @@ fn watch(shared: &Shared, threshold: Duration, stop: &(Mutex<bool>, Condvar)) {
             log::warn!(
                 "ioloop: {name} returned from its slow poll after {:.1?} to {:.1?}",
                 poll.last - poll.first,
-                now - poll.first + period,
+                (now - poll.first).saturating_add(period),
             );
         }
         seen = running.map(|(seq, key)| Seen {
@@ -227,7 +242,10 @@ fn report(shared: &Shared, poll: &mut Seen, ran: Duration, threshold: Duration) 
          no other task on its loop can run meanwhile"
     );
     while poll.next_report <= ran {
-        poll.next_report *= 2;
+        poll.next_report = poll.next_report.saturating_mul(2);
+        if poll.next_report == Duration::MAX {
+            break;
+        }
     }
 }
 

@@ -15,3 +15,4 @@ mod hyper;
 mod runtimes;
 mod shutdown;
 mod tasks;
+mod timers;

@@ -5,6 +5,7 @@
 //! The edge scenarios that watch the whole process (its eventfds, its
 //! resident memory) run one at a time in tests/stress/.
 
+mod extremes;
 mod reactor;
 mod readiness;
 mod sched;

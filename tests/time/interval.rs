@@ -248,3 +248,102 @@ fn a_huge_period_saturates_instead_of_panicking() -> io::Result<()> {
         Ok(())
     })
 }
+
+/// Issue 28, item 12: with `Skip`, a 1 µs period and a 2 h stall, the
+/// count of missed periods was capped at `u32::MAX` (71 minutes' worth),
+/// so the "next" tick was still in the past and the interval burst. The
+/// next tick must be the first grid instant after now, whatever the stall.
+#[ioloop::test(start_paused = true)]
+async fn interval_skip_after_a_long_stall_never_schedules_a_tick_in_the_past() -> io::Result<()> {
+    for period in [
+        Duration::from_micros(1),
+        Duration::from_nanos(3),
+        Duration::from_nanos(1),
+    ] {
+        let start = Instant::now();
+        let mut iv = interval_at(start, period);
+        iv.set_missed_tick_behavior(MissedTickBehavior::Skip);
+        assert_eq!(tick(&mut iv).await?, start);
+
+        advance(Duration::from_secs(2 * 3600)).await;
+        let stalled_until = Instant::now();
+
+        // The late tick, once.
+        let Poll::Ready(late) = poll_once(&mut Box::pin(iv.tick())) else {
+            panic!("the late tick was not delivered at once");
+        };
+        assert_eq!(late, start + period);
+        // Then nothing until the clock moves: the next tick is ahead.
+        assert!(
+            poll_once(&mut Box::pin(iv.tick())).is_pending(),
+            "a {period:?} interval burst after a 2 h stall"
+        );
+        let next = tick(&mut iv).await?;
+        assert!(next > stalled_until, "{period:?}");
+        assert!(next - stalled_until <= period, "{period:?}");
+        grid_index(start, next, period);
+    }
+    Ok(())
+}
+
+/// Item 12, the other policies at the extremes. `Delay` after a 2 h stall
+/// with a 1 µs period: the next tick one period after the late one. `Burst`
+/// owes every missed tick (7.2 billion here) and delivers them back to back,
+/// on the grid, as tokio does; each spends the task's budget like any ready
+/// sleep, so the loop still runs other tasks meanwhile.
+#[ioloop::test(start_paused = true)]
+async fn interval_delay_and_burst_after_a_long_stall_with_a_tiny_period() -> io::Result<()> {
+    let period = Duration::from_micros(1);
+    let start = Instant::now();
+    let mut iv = interval_at(start, period);
+    iv.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    assert_eq!(tick(&mut iv).await?, start);
+    advance(Duration::from_secs(2 * 3600)).await;
+    let late_at = Instant::now();
+    assert_eq!(tick(&mut iv).await?, start + period);
+    assert!(poll_once(&mut Box::pin(iv.tick())).is_pending());
+    assert_eq!(tick(&mut iv).await?, late_at + period);
+
+    let start = Instant::now();
+    let mut iv = interval_at(start, period);
+    iv.set_missed_tick_behavior(MissedTickBehavior::Burst);
+    assert_eq!(tick(&mut iv).await?, start);
+    advance(Duration::from_secs(2 * 3600)).await;
+    let other_ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let other = {
+        let other_ran = other_ran.clone();
+        ioloop::spawn(async move { other_ran.store(true, std::sync::atomic::Ordering::SeqCst) })
+    };
+    for k in 1..=10_000u32 {
+        assert_eq!(tick(&mut iv).await?, start + period * k);
+    }
+    assert!(
+        other_ran.load(std::sync::atomic::Ordering::SeqCst),
+        "a burst of ticks kept another task from running"
+    );
+    other.await.unwrap();
+    Ok(())
+}
+
+/// Item 12 with the period at its extreme: the next tick saturates to
+/// "never" on every policy, and no arithmetic overflows.
+#[ioloop::test(start_paused = true)]
+async fn interval_with_a_maximal_period_saturates_on_every_policy() -> io::Result<()> {
+    for policy in [
+        MissedTickBehavior::Burst,
+        MissedTickBehavior::Delay,
+        MissedTickBehavior::Skip,
+    ] {
+        let start = Instant::now();
+        let mut iv = interval_at(start, Duration::MAX);
+        iv.set_missed_tick_behavior(policy);
+        assert_eq!(tick(&mut iv).await?, start);
+        advance(Duration::MAX).await;
+        let _ = poll_once(&mut Box::pin(iv.tick()));
+        assert!(
+            poll_once(&mut Box::pin(iv.tick())).is_pending(),
+            "{policy:?}"
+        );
+    }
+    Ok(())
+}

@@ -505,3 +505,98 @@ fn is_elapsed_means_the_deadline_passed_not_that_the_timer_fired() {
     let later = sleep(Duration::from_secs(3600));
     assert!(!later.is_elapsed());
 }
+
+/// Issue 28, item 8: a sleep a task is parked on, moved earlier from a
+/// thread that is not the loop's, used to leave the task parked until the
+/// old deadline (the timer in the loop's heap could not be reached from
+/// there): 60 s here, where tokio wakes it at the new one.
+#[test]
+fn sleep_reset_earlier_from_another_thread_wakes_the_waiter() -> io::Result<()> {
+    testkit::util::within(Duration::from_secs(30), || {
+        let rt = Runtime::new()?;
+        rt.block_on(async {
+            let shared: SharedSleep =
+                Arc::new(std::sync::Mutex::new(sleep(Duration::from_secs(60))));
+            let waiter = wait_in_a_task(&shared);
+            yield_now().await; // the waiter arms the minute-long timer and parks
+            assert_eq!(fresh_metrics().await.live_timers, 1);
+            let start = Instant::now();
+            let resetter = {
+                let shared = shared.clone();
+                std::thread::spawn(move || {
+                    let deadline = Instant::now() + Duration::from_millis(50);
+                    shared.lock().unwrap().reset(deadline);
+                })
+            };
+            // Only a safety net: far below the old deadline, far above the new.
+            let woke = timeout(Duration::from_secs(10), waiter).await?.unwrap();
+            resetter.join().unwrap();
+            assert!(
+                woke - start >= Duration::from_millis(50),
+                "{:?}",
+                woke - start
+            );
+            assert_eq!(fresh_metrics().await.live_timers, 0);
+            Ok(())
+        })
+    })
+}
+
+/// Item 8 on a paused clock: the reset comes from a blocking job, which
+/// holds auto-advance until it is done, so the clock must stop at the new
+/// deadline, not jump to the old one.
+#[test]
+fn sleep_reset_earlier_from_another_thread_wakes_the_waiter_on_a_paused_clock() -> io::Result<()> {
+    testkit::util::within(Duration::from_secs(30), || {
+        paused().block_on(async {
+            let shared: SharedSleep =
+                Arc::new(std::sync::Mutex::new(sleep(Duration::from_secs(3600))));
+            let waiter = wait_in_a_task(&shared);
+            yield_now().await;
+            let deadline = Instant::now() + Duration::from_millis(50);
+            let moved = shared.clone();
+            ioloop::spawn_blocking(move || moved.lock().unwrap().reset(deadline))
+                .await
+                .unwrap();
+            let woke = timeout(SAFETY, waiter).await?.unwrap();
+            assert_eq!(woke, deadline);
+            Ok(())
+        })
+    })
+}
+
+/// Item 8, the other variants: `reset_after` from another thread, and a
+/// reset from the loop thread of another runtime, whose own heap must not
+/// be taken for the sleep's.
+#[test]
+fn sleep_reset_after_from_another_runtimes_loop_wakes_the_waiter() -> io::Result<()> {
+    testkit::util::within(Duration::from_secs(30), || {
+        let rt = Runtime::new()?;
+        rt.block_on(async {
+            let shared: SharedSleep =
+                Arc::new(std::sync::Mutex::new(sleep(Duration::from_secs(60))));
+            let waiter = wait_in_a_task(&shared);
+            yield_now().await;
+            let start = Instant::now();
+            let resetter = {
+                let shared = shared.clone();
+                std::thread::spawn(move || {
+                    Runtime::new().unwrap().block_on(async {
+                        shared
+                            .lock()
+                            .unwrap()
+                            .reset_after(Duration::from_millis(20));
+                    });
+                })
+            };
+            let woke = timeout(Duration::from_secs(10), waiter).await?.unwrap();
+            resetter.join().unwrap();
+            assert!(
+                woke - start >= Duration::from_millis(20),
+                "{:?}",
+                woke - start
+            );
+            Ok(())
+        })
+    })
+}

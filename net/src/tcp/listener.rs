@@ -269,9 +269,11 @@ impl TcpListener {
     ///
     /// # Errors
     ///
-    /// The OS's error from `setsockopt(2)` (`InvalidInput` outside 1..=255).
+    /// `InvalidInput` outside 1..=255, checked here: `u32::MAX` reaches the
+    /// OS as -1, which Linux takes as "the default" rather than refuse.
+    /// Else the OS's error from `setsockopt(2)`.
     pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_ttl_v4(ttl)
+        SockRef::from(self.io.get_ref()).set_ttl_v4(crate::options::ttl(ttl)?)
     }
 
     /// `IP_TTL`; see [`set_ttl`](Self::set_ttl).

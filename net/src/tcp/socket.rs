@@ -217,11 +217,15 @@ impl TcpSocket {
     /// The socket is non-blocking, so a non-zero linger never makes a close
     /// wait here; only the zero case changes what closing does.
     ///
+    /// The OS counts whole seconds in a C `int`: a fraction of a second is
+    /// rounded up (only `ZERO` is an abortive close), and a duration past
+    /// `i32::MAX` seconds is taken as that.
+    ///
     /// # Errors
     ///
     /// The OS's error from `setsockopt(2)`.
     pub fn set_linger(&self, linger: Option<Duration>) -> io::Result<()> {
-        self.inner.set_linger(linger)
+        self.inner.set_linger(crate::options::linger(linger))
     }
 
     /// `SO_LINGER`; see [`set_linger`](Self::set_linger).

@@ -539,6 +539,12 @@ impl TcpStream {
     /// `TIME_WAIT` behind. A non-zero duration changes nothing here: the
     /// socket is non-blocking, so the close never waits for it.
     ///
+    /// The OS counts whole seconds in a C `int`: a fraction of a second is
+    /// rounded up (so only `ZERO` is an abortive close; tokio, passing it
+    /// to socket2 as is, rounds half a second down to a reset), and a
+    /// duration past `i32::MAX` seconds is taken as that; [`linger`](Self::linger)
+    /// reads back what the OS holds.
+    ///
     /// # Errors
     ///
     /// The OS's error from `setsockopt(2)`.
@@ -563,7 +569,7 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub fn set_linger(&self, linger: Option<Duration>) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_linger(linger)
+        SockRef::from(self.io.get_ref()).set_linger(crate::options::linger(linger))
     }
 
     /// `SO_LINGER`; see [`set_linger`](Self::set_linger).
@@ -580,9 +586,11 @@ impl TcpStream {
     ///
     /// # Errors
     ///
-    /// The OS's error from `setsockopt(2)` (`InvalidInput` outside 1..=255).
+    /// `InvalidInput` outside 1..=255, checked here: `u32::MAX` reaches the
+    /// OS as -1, which Linux takes as "the default" rather than refuse.
+    /// Else the OS's error from `setsockopt(2)`.
     pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_ttl_v4(ttl)
+        SockRef::from(self.io.get_ref()).set_ttl_v4(crate::options::ttl(ttl)?)
     }
 
     /// `IP_TTL`; see [`set_ttl`](Self::set_ttl).
@@ -600,7 +608,10 @@ impl TcpStream {
     ///
     /// # Errors
     ///
-    /// The OS's error from `setsockopt(2)`.
+    /// `InvalidInput` above 255, checked here: `u32::MAX` reaches the OS
+    /// as -1, which Linux may read as "the default", or truncate, rather than
+    /// refuse.
+    /// Else the OS's error from `setsockopt(2)`.
     #[cfg(not(any(
         target_os = "fuchsia",
         target_os = "redox",
@@ -608,7 +619,7 @@ impl TcpStream {
         target_os = "haiku"
     )))]
     pub fn set_tos(&self, tos: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_tos_v4(tos)
+        SockRef::from(self.io.get_ref()).set_tos_v4(crate::options::byte(tos, "IP_TOS")?)
     }
 
     /// `IP_TOS`; see [`set_tos`](Self::set_tos).
@@ -632,7 +643,10 @@ impl TcpStream {
     ///
     /// # Errors
     ///
-    /// The OS's error from `setsockopt(2)` (on an IPv4 socket, say).
+    /// `InvalidInput` above 255, checked here: `u32::MAX` reaches the OS
+    /// as -1, which Linux may read as "the default", or truncate, rather than
+    /// refuse.
+    /// Else the OS's error from `setsockopt(2)` (on an IPv4 socket, say).
     #[cfg(any(
         target_os = "android",
         target_os = "dragonfly",
@@ -645,7 +659,7 @@ impl TcpStream {
         target_os = "openbsd",
     ))]
     pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_tclass_v6(tclass)
+        SockRef::from(self.io.get_ref()).set_tclass_v6(crate::options::byte(tclass, "IPV6_TCLASS")?)
     }
 
     /// `IPV6_TCLASS`; see [`set_tclass_v6`](Self::set_tclass_v6).

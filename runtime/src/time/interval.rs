@@ -31,13 +31,20 @@ pub enum MissedTickBehavior {
     /// Deliver the missed ticks back to back until caught up with the
     /// original schedule. Right for counting (a tick is owed for every
     /// period); wrong for anything that must not run in bursts.
+    ///
+    /// Every missed tick is owed, however many: a 1 µs interval stalled
+    /// for two hours delivers 7.2 billion ticks at once, as tokio's does.
+    /// Each spends the task's [budget](crate::task::poll_budget) like any
+    /// elapsed sleep, so the loop still runs its other tasks meanwhile, but
+    /// the task that ticks spends that long catching up.
     Burst,
     /// Restart the schedule from the late tick: the next tick comes one
     /// whole period after the late one was delivered. Keeps the spacing
     /// between ticks, lets the schedule drift.
     Delay,
     /// Drop the missed ticks and resume on the original schedule at the
-    /// next instant still in the future. The default (tokio's is `Burst`):
+    /// next instant still in the future, however long the stall and short
+    /// the period. The default (tokio's is `Burst`):
     /// periodic housekeeping (the lesson's idle sweep) wants neither a burst
     /// after a stall nor a drifting schedule.
     #[default]
@@ -179,11 +186,15 @@ impl Interval {
                 MissedTickBehavior::Burst => next,
                 MissedTickBehavior::Delay => saturating_add(now, self.period),
                 MissedTickBehavior::Skip => {
-                    // The first instant on the original grid after `now`.
+                    // The first instant on the original grid after `now`,
+                    // counted from `now`: what is left of the period it
+                    // falls in. In u128 nanoseconds, so no count of missed
+                    // periods is capped (a 1 µs period after a 2 h stall
+                    // misses 7.2 billion), and the step is at most one
+                    // period, so it never lands in the past.
                     let behind = now.duration_since(scheduled).as_nanos();
-                    let periods = behind / self.period.as_nanos() + 1;
-                    let periods = u32::try_from(periods).unwrap_or(u32::MAX);
-                    saturating_add(scheduled, self.period.saturating_mul(periods))
+                    let period = self.period.as_nanos();
+                    saturating_add(now, from_nanos(period - behind % period))
                 }
             }
         };
@@ -227,6 +238,16 @@ impl Interval {
     /// Changes the missed-tick policy.
     pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
         self.missed = behavior;
+    }
+}
+
+/// `nanos` as a `Duration`, saturating at [`Duration::MAX`].
+fn from_nanos(nanos: u128) -> Duration {
+    const NANOS_PER_SEC: u128 = 1_000_000_000;
+    match u64::try_from(nanos / NANOS_PER_SEC) {
+        // The remainder is below a billion: it fits.
+        Ok(secs) => Duration::new(secs, (nanos % NANOS_PER_SEC) as u32),
+        Err(_) => Duration::MAX,
     }
 }
 

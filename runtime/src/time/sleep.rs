@@ -10,7 +10,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use super::instant::{Instant, now_ticks};
-use super::timers::{TimerKey, instant, ticks};
+use super::timers::{self, TimerKey, instant, ticks};
 use crate::core::{self, Core};
 use crate::handle::Handle;
 use crate::task::budget;
@@ -150,7 +150,10 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 ///
 /// Polled off the loop thread (in a blocking job, or by a `block_on`
 /// waiting its turn), it hands its timer to the loop through the injection
-/// queue, at the cost of one allocation.
+/// queue, at the cost of one allocation. So it does when a timer armed in
+/// a loop's heap is moved earlier ([`reset`](Sleep::reset)) or dropped on
+/// another thread: the loop makes the move, or the removal, on its next
+/// tick, and nothing is left in its heap until the old deadline.
 ///
 /// `Sleep` is `Unpin`: it can be polled in place and
 /// [`reset`](Sleep::reset) without pinning.
@@ -221,19 +224,21 @@ impl Sleep {
 
     /// Moves the deadline, earlier or later, whether or not the old one has
     /// passed. A task already waiting on this sleep completes it at the new
-    /// deadline, on the runtime's clock (virtual, if it is paused).
+    /// deadline, on the runtime's clock (virtual, if it is paused), from
+    /// whatever thread the sleep was reset.
     ///
     /// Moved earlier on the loop thread, the armed timer moves at once.
-    /// Moved later, it moves at the sleep's next poll: a timer only ever
-    /// fires early then, and a sleep whose timer fires before its deadline
-    /// is still pending and arms another. So a task that resets and polls
-    /// in one go (an idle timer moved on as each message arrives, see
-    /// [`reset_after`](Self::reset_after)) touches the timers once, and a
-    /// task parked on a sleep that another task moved later is woken once
-    /// at the old deadline, for nothing, and waits on. Reset from another
-    /// thread, a timer armed in the loop's heap cannot be reached: the task
-    /// wakes at the old deadline (if that is earlier), polls, and waits on
-    /// from there.
+    /// Moved earlier from another thread (a plain thread, a blocking job,
+    /// another runtime's loop), the loop is handed the move, at the cost of
+    /// an allocation, and makes it on its next tick, so the waiter wakes at
+    /// the new deadline (tokio's `reset` does the same through its driver).
+    /// Moved later, from any thread, it moves at the sleep's next poll: a
+    /// timer only ever fires early then, and a sleep whose timer fires
+    /// before its deadline is still pending and arms another. So a task
+    /// that resets and polls in one go (an idle timer moved on as each
+    /// message arrives, see [`reset_after`](Self::reset_after)) touches the
+    /// timers once, and a task parked on a sleep that another task moved
+    /// later is woken once at the old deadline, for nothing, and waits on.
     ///
     /// # Examples
     ///
@@ -308,12 +313,24 @@ impl Sleep {
         self.timer = match mem::replace(&mut self.timer, Timer::Unarmed) {
             Timer::Unarmed | Timer::Made(_) => Timer::Unarmed,
             Timer::Local(timer) => {
+                // On the thread of the loop whose heap holds it: moved at
+                // once. `None` on any other thread, that of another
+                // runtime's loop included.
                 let moved = core::with_core(|core| {
-                    core.and_then(|core| core.timers.borrow_mut().reset(timer, deadline))
+                    let mut timers = core?.timers.borrow_mut();
+                    (timers.home() == timer.home()).then(|| timers.reset(timer, deadline))
                 });
-                // Not moved: it fired already (the task was woken and will
-                // arm a new one), or this is not the loop thread.
-                moved.map_or(Timer::Unarmed, Timer::Local)
+                match moved {
+                    // Not moved: it fired already (the task was woken and
+                    // will arm a new one).
+                    Some(moved) => moved.map_or(Timer::Unarmed, Timer::Local),
+                    None => {
+                        // Only earlier comes here (see `reset_ticks`), and
+                        // the waiter must not sleep through it.
+                        from_afar(timer, Some(deadline));
+                        Timer::Local(timer)
+                    }
+                }
             }
             Timer::Remote(remote) => {
                 // Wake the waiter to arm a timer for the new deadline.
@@ -388,8 +405,16 @@ impl Sleep {
             // deadline is past the loop's clock). Arm a fresh one.
             Err(()) => {
                 let timer = timers.insert(self.deadline, cx.waker().clone());
-                if let Timer::Remote(remote) = mem::replace(&mut self.timer, Timer::Local(timer)) {
-                    remote.cancel();
+                match mem::replace(&mut self.timer, Timer::Local(timer)) {
+                    Timer::Remote(remote) => remote.cancel(),
+                    // Armed in another runtime's heap (polled there
+                    // before): it must not stay there until it fires.
+                    Timer::Local(old) if old.home() != timers.home() => {
+                        drop(timers);
+                        from_afar(old, None);
+                        return Poll::Pending;
+                    }
+                    _ => {}
                 }
                 None
             }
@@ -419,9 +444,11 @@ impl Sleep {
                 {
                     panic!("ioloop: a Sleep was polled after its runtime shut down");
                 }
-                // A timer in the heap of another loop (this thread's, once)
-                // cannot be removed from here; it fires into a stale waker.
-                self.timer = Timer::Remote(remote);
+                // A timer armed in a loop's heap (polled there before) is
+                // handed to that loop to remove.
+                if let Timer::Local(old) = mem::replace(&mut self.timer, Timer::Remote(remote)) {
+                    from_afar(old, None);
+                }
                 false
             }
         };
@@ -452,24 +479,82 @@ impl Sleep {
     fn disarm_armed(&mut self) {
         match mem::replace(&mut self.timer, Timer::Unarmed) {
             Timer::Unarmed | Timer::Made(_) => {}
-            Timer::Local(timer) => core::with_core(|core| {
-                // Off the loop thread (dropped elsewhere, or after the
-                // runtime is gone) the timer stays armed until it fires,
-                // which frees it.
-                if let Some(core) = core {
-                    remove_local(core, timer);
-                }
+            Timer::Local(timer) => core::with_core(|core| match core {
+                Some(core) => remove_local(core, timer),
+                // Dropped off the loop thread: the loop is handed the
+                // removal (nothing, if the runtime is gone).
+                None => from_afar(timer, None),
             }),
             Timer::Remote(remote) => remote.cancel(),
         }
     }
 }
 
-/// Removes `timer` from `core`'s heap, if it is still armed there. Its
-/// waker is dropped after the borrow of the timers ends: a waker's drop
-/// may run code that reaches them.
+/// Moves `timer`, armed in the heap of a loop that is not running on this
+/// thread, to `deadline` (earlier), or with `None` removes it: the loop is
+/// handed a job that does it on its next tick, the one way into its heap
+/// from here. A moved timer keeps its key, so the sleep holding it still
+/// finds it, and its waker, which is then woken at the new deadline; a
+/// removed one does not wait in the heap until it fires. Costs an
+/// allocation; a runtime already gone has no timers left to touch.
+#[cold]
+fn from_afar(timer: TimerKey, deadline: Option<u64>) {
+    let Some(shared) = timers::home(timer.home()) else {
+        return;
+    };
+    let job = Waker::from(Arc::new(AfarJob { timer, deadline }));
+    // Armed as a timer due at once (tick 0, a century ago): the loop fires
+    // it on its next tick, which runs the job. Refused only once the
+    // runtime has shut down, which woke every timer's waiter.
+    let _ = shared.arm_remote(0, job);
+}
+
+/// A move (to an earlier deadline) or removal of a timer, asked for off its
+/// loop, run by the loop when it fires this as a timer due at once (see
+/// `from_afar`).
+struct AfarJob {
+    timer: TimerKey,
+    /// Where to move it; `None` to remove it.
+    deadline: Option<u64>,
+}
+
+impl Wake for AfarJob {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let removed = core::with_core(|core| {
+            // The loop fires its timers' wakers with the heap unborrowed;
+            // `try_` only so that no other path could ever panic here.
+            let core = core?;
+            let mut timers = core.timers.try_borrow_mut().ok()?;
+            match self.deadline {
+                Some(deadline) => {
+                    timers.move_earlier_keeping_key(self.timer, deadline);
+                    None
+                }
+                None => timers.remove(self.timer),
+            }
+        });
+        // Dropped with the heap unborrowed: a waker's drop may reach it.
+        drop(removed);
+    }
+}
+
+/// Removes `timer` from `core`'s heap, if it is still armed there; hands
+/// the removal to its own loop if `core` is another runtime's. Its waker is
+/// dropped after the borrow of the timers ends: a waker's drop may run
+/// code that reaches them.
 fn remove_local(core: &Core, timer: TimerKey) {
-    let waker = core.timers.borrow_mut().remove(timer);
+    let mut timers = core.timers.borrow_mut();
+    if timers.home() != timer.home() {
+        drop(timers);
+        from_afar(timer, None);
+        return;
+    }
+    let waker = timers.remove(timer);
+    drop(timers);
     drop(waker);
 }
 

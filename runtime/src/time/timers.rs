@@ -44,15 +44,35 @@
 //! After a burst, once three quarters of the slots are free, the loop (when
 //! it goes idle) drops the free slots at the end of the table and rebuilds
 //! the heap, so memory follows the number of armed timers down as well as
-//! up (see `shrink_if_sparse`).
+//! up (see `shrink_if_sparse`). Slots cannot move (a key names its slot),
+//! so a timer still armed near the end of the table holds the table at
+//! that length until that timer is gone and another quarter of the table
+//! has been freed, when the next pass drops the free end. (A slot freed
+//! near the end is reused first, the free list being LIFO: a server whose
+//! few remaining connections re-arm timers keeps its high-water table.)
+//!
+//! # Homes
+//!
+//! Each runtime's heap has a number, its home, in every key it hands out,
+//! and the runtime is entered (weakly) in a process-wide table under it.
+//! That is how a thread that is not the loop's reaches the heap of a timer
+//! it holds the key of: a `Sleep` moved earlier, or dropped, there hands the
+//! loop the move or the removal (see `Sleep::reset`). The table is touched
+//! when a runtime is built or dropped, and by such a hand-over; never by
+//! the loop's own timer work, which only compares a key's home with its
+//! heap's.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::num::NonZeroU32;
-use std::sync::OnceLock;
 use std::sync::atomic::{self, AtomicU32};
+use std::sync::{Arc, OnceLock, Weak};
 use std::task::Waker;
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use crate::shared::Shared;
 
 /// The instant timer ticks count from: a century before the first use, so
 /// any instant a program can name, past or future, is a tick.
@@ -166,15 +186,78 @@ pub(crate) fn instant(ticks: u64) -> Instant {
 /// Heaps smaller than this are never compacted: not worth the pass.
 const COMPACT_MIN: usize = 1024;
 
-/// Identifies one armed timer: its slot, and a stamp no other timer armed
+/// Identifies one armed timer: its slot, a stamp no other timer armed
 /// recently, in any runtime, shares, so a key that outlived its timer (or
-/// was carried to another runtime) matches nothing. Stamps come from one
-/// global counter and wrap after four billion timers; 0 is never used.
+/// was carried to another runtime) matches nothing, and the runtime whose
+/// heap holds it (its [home](Home)), so another thread can reach it.
+/// Stamps come from one global counter and wrap after four billion timers;
+/// 0 is never used. 12 bytes, which keeps a `Sleep` at 24.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TimerKey {
     key: u32,
-    // Non-zero, so an `Option<TimerKey>` (what a `Sleep` holds) is 8 bytes.
     stamp: NonZeroU32,
+    home: u32,
+}
+
+impl TimerKey {
+    /// The runtime whose heap holds this timer; see [`home`].
+    pub(crate) fn home(self) -> u32 {
+        self.home
+    }
+}
+
+/// The runtimes that hold timers, by home number (index plus one), weakly:
+/// how a thread that is not a loop's own reaches the loop of a timer it
+/// holds the key of (a `Sleep` moved earlier from there). Touched when a
+/// runtime is built or dropped, and by such a move; never by the loop.
+static HOMES: Mutex<Vec<Option<Weak<Shared>>>> = Mutex::new(Vec::new());
+
+/// A runtime's entry in [`HOMES`], for as long as its timers live; 0 for a
+/// heap with no runtime (unit tests).
+#[derive(Debug)]
+pub(crate) struct Home(u32);
+
+impl Home {
+    /// Enters `shared` in the table, in the first free entry.
+    pub(crate) fn register(shared: &Arc<Shared>) -> Home {
+        let mut homes = HOMES.lock();
+        let weak = Some(Arc::downgrade(shared));
+        let index = match homes.iter().position(Option::is_none) {
+            Some(index) => {
+                homes[index] = weak;
+                index
+            }
+            None => {
+                homes.push(weak);
+                homes.len() - 1
+            }
+        };
+        Home(u32::try_from(index + 1).expect("fewer than 4 billion runtimes"))
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        if self.0 == 0 {
+            return;
+        }
+        let mut homes = HOMES.lock();
+        homes[self.0 as usize - 1] = None;
+        // Give the table back once the last runtime is gone, so a process
+        // that builds runtimes one at a time keeps none of it.
+        while homes.last().is_some_and(Option::is_none) {
+            homes.pop();
+        }
+        if homes.is_empty() {
+            *homes = Vec::new();
+        }
+    }
+}
+
+/// The runtime numbered `home` (see [`TimerKey::home`]), if it still runs.
+pub(crate) fn home(home: u32) -> Option<Arc<Shared>> {
+    let index = usize::try_from(home).ok()?.checked_sub(1)?;
+    HOMES.lock().get(index)?.as_ref()?.upgrade()
 }
 
 fn next_stamp() -> NonZeroU32 {
@@ -251,6 +334,8 @@ pub(crate) struct Timers {
     armed: usize,
     /// Slots freed since the table was last checked for shrinking.
     freed: usize,
+    /// The runtime these timers belong to, named in every key.
+    home: Home,
 }
 
 impl Default for Timers {
@@ -261,14 +346,44 @@ impl Default for Timers {
             free: u32::MAX,
             armed: 0,
             freed: 0,
+            home: Home(0),
         }
     }
 }
 
 impl Timers {
+    /// The timers of the runtime `shared`, entered in the table of homes.
+    pub(crate) fn for_runtime(shared: &Arc<Shared>) -> Self {
+        Timers {
+            home: Home::register(shared),
+            ..Timers::default()
+        }
+    }
+
+    /// The number in this heap's keys; see [`TimerKey::home`].
+    #[inline]
+    pub(crate) fn home(&self) -> u32 {
+        self.home.0
+    }
+
+    /// The slot of `timer`, if it is armed in this heap. A key from another
+    /// runtime's heap matches nothing, stamp or not.
     fn slot(&self, timer: TimerKey) -> Option<&Slot> {
+        if timer.home != self.home.0 {
+            return None;
+        }
         self.slots
             .get(timer.key as usize)
+            .filter(|slot| slot.holds(timer.stamp))
+    }
+
+    /// `slot`, mutably.
+    fn slot_mut(&mut self, timer: TimerKey) -> Option<&mut Slot> {
+        if timer.home != self.home.0 {
+            return None;
+        }
+        self.slots
+            .get_mut(timer.key as usize)
             .filter(|slot| slot.holds(timer.stamp))
     }
 
@@ -311,7 +426,11 @@ impl Timers {
             key
         };
         self.armed += 1;
-        TimerKey { key, stamp }
+        TimerKey {
+            key,
+            stamp,
+            home: self.home.0,
+        }
     }
 
     /// Points an armed timer at `waker`, due at `at` (in ticks). Returns
@@ -328,11 +447,7 @@ impl Timers {
         at: u64,
         waker: &Waker,
     ) -> Result<(TimerKey, Option<Waker>), ()> {
-        let slot = self
-            .slots
-            .get_mut(timer.key as usize)
-            .filter(|slot| slot.holds(timer.stamp))
-            .ok_or(())?;
+        let slot = self.slot_mut(timer).ok_or(())?;
         let old = match &slot.waker {
             Some(old) if old.will_wake(waker) => None,
             _ => slot.waker.replace(waker.clone()),
@@ -373,7 +488,37 @@ impl Timers {
             // Only a push can tip the heap into sweeping.
             self.sweep_if_sparse();
         }
-        TimerKey { key, stamp }
+        TimerKey {
+            key,
+            stamp,
+            home: self.home.0,
+        }
+    }
+
+    /// Moves an armed timer earlier (or not later) to `at`, keeping its
+    /// key: for a move made on another thread's behalf, which cannot hand
+    /// the holder a new key (see `Sleep::reset`). It gets a new heap entry;
+    /// the old one is left behind, dead. Does nothing if the timer fired or
+    /// was removed, or `at` is later than its deadline (the holder's next
+    /// poll moves it then).
+    pub(crate) fn move_earlier_keeping_key(&mut self, timer: TimerKey, at: u64) {
+        let Some(slot) = self.slot_mut(timer) else {
+            return;
+        };
+        if at > slot.deadline {
+            return;
+        }
+        // A fresh stamp for the entry only: the old entry must be dead, the
+        // timer's identity (`tag`) stays what the key says.
+        let entry = next_stamp();
+        slot.entry = entry.get();
+        slot.deadline = at;
+        self.heap.push(Reverse(Entry {
+            at,
+            stamp: entry.get(),
+            key: timer.key,
+        }));
+        self.sweep_if_sparse();
     }
 
     /// Frees the slot of an armed timer and returns its waker. The slot's
@@ -853,6 +998,35 @@ mod tests {
         // And it converts back exactly.
         let read = now();
         assert_eq!(ticks(instant(read)), read);
+    }
+
+    #[test]
+    fn a_move_earlier_keeping_the_key_fires_once_at_the_new_deadline() {
+        let mut timers = Timers::default();
+        let waker = tagged();
+        let t = timers.insert(100, waker.clone());
+        // Later: left for the holder's poll.
+        timers.move_earlier_keeping_key(t, 200);
+        assert_eq!(timers.next_deadline(), Some(100));
+        timers.move_earlier_keeping_key(t, 50);
+        assert_eq!(timers.heap_len(), 2);
+        assert_eq!(timers.next_deadline(), Some(50));
+        // The key still reaches it: the holder's poll finds it in place.
+        let (same, old) = timers.update(t, 50, &waker).expect("armed");
+        assert_eq!(same, t);
+        assert!(old.is_none());
+        let mut out = Vec::new();
+        timers.fire(49, &mut out);
+        assert!(out.is_empty());
+        timers.fire(50, &mut out);
+        assert_eq!(order(&[&waker], &out), [0]);
+        // The old entry is dead: nothing fires at 100.
+        timers.fire(100, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(timers.heap_len(), 0);
+        // A key that no longer holds anything moves nothing.
+        timers.move_earlier_keeping_key(t, 10);
+        assert_eq!(timers.heap_len(), 0);
     }
 
     #[test]

@@ -1,0 +1,114 @@
+//! Timers made and dropped over and over: the timer tables follow the live
+//! timers down as well as up, whether the sleeps were polled and dropped on
+//! the loop or reset and dropped on another thread.
+
+use std::io;
+use std::time::Duration;
+
+use ioloop::time::{Instant, Sleep, sleep};
+use ioloop::{Handle, Runtime};
+use testkit::account::{self, Held};
+use testkit::time_poll::poll_once;
+use testkit::util::within;
+
+/// Sleeps alive at once in each round: enough that the tables grow well
+/// past the size below which they are never shrunk.
+const BATCH: usize = 10_000;
+/// Sleeps in all, per test.
+const TOTAL: usize = 100_000;
+/// What the heap may hold over its figure before the rounds: a few tables'
+/// worth of small slack, far below one round's timers (a round arms 10,000,
+/// some 480 KB of heap entries and slots).
+const SLACK: isize = 32 * 1024;
+
+/// Lets the loop go idle, which is when it gives back what a burst of
+/// timers left behind, and returns how many timers are armed.
+async fn settle() -> u64 {
+    // Twice: the first sleep's tick takes in and runs whatever other
+    // threads handed the loop; the loop then goes idle waiting on it, and
+    // again on the second.
+    for _ in 0..2 {
+        sleep(Duration::from_millis(1)).await;
+    }
+    ioloop::yield_now().await;
+    Handle::current().metrics().live_timers
+}
+
+/// Armed sleeps: `n` of them, a minute or so out, each polled once.
+fn armed(n: usize) -> Vec<Sleep> {
+    (0..n)
+        .map(|i| {
+            let mut s = sleep(Duration::from_secs(60 + (i % 7) as u64));
+            assert!(poll_once(&mut s).is_pending());
+            s
+        })
+        .collect()
+}
+
+/// 100,000 sleeps made, polled once (armed) and dropped, 10,000 alive at a
+/// time: the heap comes back to what it held before.
+#[test]
+fn a_hundred_thousand_sleeps_polled_once_and_dropped_leave_nothing() -> io::Result<()> {
+    let _serial = account::serial();
+    within(Duration::from_secs(120), || {
+        let rt = Runtime::new()?;
+        rt.block_on(async {
+            // Warm: the tables' first growth, the metrics, the thread-locals.
+            drop(armed(BATCH));
+            assert_eq!(settle().await, 0);
+            let before = Held::now();
+            for _ in 0..TOTAL / BATCH {
+                drop(armed(BATCH));
+            }
+            assert_eq!(settle().await, 0);
+            before.assert_back("100,000 sleeps polled once and dropped", SLACK);
+        });
+        Ok(())
+    })
+}
+
+/// 100,000 armed sleeps, each reset earlier from another thread (which
+/// hands the loop a move), half of them dropped there (which hands it a
+/// removal) and half back on the loop: nothing waits in the heap for the
+/// deadlines, and the heap comes back to what it held before.
+#[test]
+fn a_hundred_thousand_sleeps_reset_from_another_thread_and_dropped_leave_nothing() -> io::Result<()>
+{
+    let _serial = account::serial();
+    within(Duration::from_secs(120), || {
+        let rt = Runtime::new()?;
+        rt.block_on(async {
+            let round = || async {
+                let sleeps = armed(BATCH);
+                let back = std::thread::spawn(move || {
+                    let deadline = Instant::now() + Duration::from_secs(30);
+                    let mut back = Vec::with_capacity(sleeps.len() / 2);
+                    for (i, mut s) in sleeps.into_iter().enumerate() {
+                        s.reset(deadline);
+                        if i % 2 == 0 {
+                            back.push(s);
+                        }
+                    }
+                    back
+                })
+                .join()
+                .expect("the resetting thread panicked");
+                drop(back);
+                assert_eq!(settle().await, 0, "timers left armed after a round");
+            };
+            // The first round sets the high-water mark: the slot table may
+            // keep it while a live timer sits at its end (slots cannot
+            // move; see `Timers::shrink_if_sparse`), but no round adds to it.
+            round().await;
+            let before = Held::now();
+            for _ in 0..TOTAL / BATCH {
+                round().await;
+            }
+            before.assert_back(
+                "100,000 sleeps reset from another thread and dropped",
+                SLACK,
+            );
+        });
+        Ok(())
+    })
+}
