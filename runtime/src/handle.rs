@@ -7,6 +7,7 @@
 //! during a job, or a `block_on` waiting for another thread's turn to end.
 //! The second kind is recorded here, in `WORKING_FOR`.
 
+use crate::sync::{AtomicBool, Ordering};
 use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
@@ -429,39 +430,61 @@ impl Drop for WorkingFor {
 }
 
 /// Polls `future` on this thread, working for `shared`, parked between
-/// wakes, until it is ready (`Ok`) or `stop`, asked after every wake-up,
-/// gives something (`Err`).
+/// wakes, until it is ready (`Ok`) or `stop`, asked after every poll and
+/// every wake-up, gives something (`Err`).
+///
+/// A wake is recorded in the [`Unparker`], not only as the thread's park
+/// token: the future may itself park and unpark its thread (a synchronous
+/// library called from a poll), which consumes the token. The thread parks
+/// in a loop until the flag is set or `stop` answers, so a spurious unpark,
+/// or the token left by the future's own `unpark`, costs one more look,
+/// never a lost wake or a poll nobody asked for. `stop` is asked before
+/// parking, too, for the same reason: what it waits for (the core coming
+/// home) unparks the thread, and that token may have gone to the future.
 pub(crate) fn park_on<F: Future, R>(
     shared: Arc<Shared>,
     mut future: Pin<&mut F>,
     mut stop: impl FnMut() -> Option<R>,
 ) -> Result<F::Output, R> {
     let _working = work_for(shared);
-    let waker = Waker::from(Arc::new(Unparker(thread::current())));
+    let unparker = Arc::new(Unparker {
+        thread: thread::current(),
+        woken: AtomicBool::new(false),
+    });
+    let waker = Waker::from(unparker.clone());
     let mut cx = Context::from_waker(&waker);
     loop {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
             return Ok(output);
         }
-        // Parked until a wake; an unpark that came first makes `park`
-        // return at once.
-        thread::park();
-        if let Some(stopped) = stop() {
-            return Err(stopped);
+        loop {
+            if let Some(stopped) = stop() {
+                return Err(stopped);
+            }
+            if unparker.woken.swap(false, Ordering::AcqRel) {
+                break;
+            }
+            // A wake after the swap unparks us: `park` returns at once.
+            thread::park();
         }
     }
 }
 
-/// Wakes a thread parked in [`park_on`].
-struct Unparker(Thread);
+/// Wakes a thread parked in [`park_on`]: records the wake, then unparks.
+struct Unparker {
+    thread: Thread,
+    /// Set by a wake, cleared by `park_on` before it polls again.
+    woken: AtomicBool,
+}
 
 impl Wake for Unparker {
     fn wake(self: Arc<Self>) {
-        self.0.unpark();
+        self.wake_by_ref();
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        self.0.unpark();
+        self.woken.store(true, Ordering::Release);
+        self.thread.unpark();
     }
 }
 
