@@ -25,7 +25,21 @@ use crate::task::dump::Dump;
 use crate::task::join::JoinHandle;
 
 thread_local! {
-    static WORKING_FOR: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
+    static WORKING_FOR: RefCell<Working> = const {
+        RefCell::new(Working { stack: Vec::new(), next_id: 0 })
+    };
+}
+
+/// The runtimes this thread works for, innermost last: one entry per live
+/// [`WorkingFor`] guard.
+struct Working {
+    /// Each guard's id and runtime. An entry never moves while it is on the
+    /// stack, so a guard finds its own by its index.
+    stack: Vec<(u64, Arc<Shared>)>,
+    /// The id the next guard gets: ids are never reused on a thread, so a
+    /// guard whose entry was removed (an outer guard dropped first) cannot
+    /// mistake a newer entry at its index for its own.
+    next_id: u64,
 }
 
 /// A cloneable reference to a runtime, usable from any thread: to spawn
@@ -80,7 +94,7 @@ impl Handle {
         core::with_core(|core| core.map(|core| core.shared.clone()))
             .or_else(|| {
                 WORKING_FOR
-                    .try_with(|slot| slot.borrow().clone())
+                    .try_with(|slot| slot.borrow().stack.last().map(|(_, s)| s.clone()))
                     .ok()
                     .flatten()
             })
@@ -407,25 +421,72 @@ fn current(what: &str) -> Handle {
 }
 
 /// Makes this thread work for `shared` until the guard drops: a blocking
-/// job, or a `block_on` waiting its turn.
+/// job, a `block_on` waiting its turn, or [`Runtime::enter`](crate::Runtime::enter).
 pub(crate) fn work_for(shared: Arc<Shared>) -> WorkingFor {
-    let previous = WORKING_FOR
-        .try_with(|slot| slot.borrow_mut().replace(shared))
-        .ok()
-        .flatten();
-    WorkingFor { previous }
+    let entry = WORKING_FOR
+        .try_with(|slot| {
+            let mut working = slot.borrow_mut();
+            let id = working.next_id;
+            working.next_id += 1;
+            let index = working.stack.len();
+            working.stack.push((id, shared));
+            (index, id)
+        })
+        // Only while the thread's locals are destroyed: nothing to enter.
+        .ok();
+    WorkingFor { entry }
 }
 
-/// Restores the runtime this thread worked for before [`work_for`].
+/// Ends what [`work_for`] began: the runtime this thread worked for before
+/// is current again.
+///
+/// Guards must be dropped in the reverse order they were made. One dropped
+/// while a guard made after it is still alive (or was leaked) removes its
+/// own entry and every entry above it, so no runtime is left current by
+/// mistake, and then panics, as tokio's `EnterGuard` does; while the
+/// thread is already panicking it restores the same way but does not
+/// panic. A guard whose entry an outer guard already removed does nothing.
 pub(crate) struct WorkingFor {
-    previous: Option<Arc<Shared>>,
+    /// Index and id of this guard's entry in [`Working::stack`].
+    entry: Option<(usize, u64)>,
 }
 
 impl Drop for WorkingFor {
     fn drop(&mut self) {
-        let previous = self.previous.take();
-        // Fails only while the thread's locals are destroyed: nothing to restore.
-        let _ = WORKING_FOR.try_with(|slot| *slot.borrow_mut() = previous);
+        let Some((index, id)) = self.entry else {
+            return;
+        };
+        let removed = WORKING_FOR.try_with(|slot| {
+            let mut working = slot.borrow_mut();
+            match working.stack.get(index) {
+                Some(&(at, _)) if at == id => {
+                    if working.stack.len() == index + 1 {
+                        Ok(working.stack.pop())
+                    } else {
+                        Err(working.stack.drain(index..).collect::<Vec<_>>())
+                    }
+                }
+                // Removed already, by an outer guard dropped first.
+                _ => Ok(None),
+            }
+        });
+        // The runtimes are released after the borrow ends: a last
+        // reference's drop may run code that looks at this slot.
+        match removed {
+            Ok(Ok(entry)) => drop(entry),
+            Ok(Err(entries)) => {
+                drop(entries);
+                if !thread::panicking() {
+                    panic!(
+                        "ioloop: EnterGuard dropped out of order: guards from Runtime::enter must \
+                         be dropped in the reverse order they were made, and a guard made after \
+                         this one is still alive (or was leaked)"
+                    );
+                }
+            }
+            // The thread's locals are being destroyed: nothing to restore.
+            Err(_) => {}
+        }
     }
 }
 

@@ -209,6 +209,25 @@ impl Runtime {
     /// and sleeps reach it, and the tasks spawned run at the next
     /// `block_on`.
     ///
+    /// Guards nest: the innermost live one wins, and dropping it makes the
+    /// one before it current again. A loop's thread (inside `block_on` or
+    /// a task) belongs to that loop's runtime whatever guards were made
+    /// before the loop started.
+    ///
+    /// # Panics
+    ///
+    /// - When a guard is dropped out of order: guards must be dropped in
+    ///   the reverse order they were made (as tokio's). A guard dropped
+    ///   while one made after it is still alive, or was leaked with
+    ///   `mem::forget`, panics, after restoring what was current before
+    ///   it, so no runtime is left current by mistake. While the thread is
+    ///   already panicking it restores the same way without panicking.
+    /// - If called on a thread running another runtime's loop (inside its
+    ///   `block_on` or a task): that loop's runtime stays current there,
+    ///   so the guard could not take effect. Spawn onto this runtime
+    ///   through its [`Handle`] instead. Entering the runtime whose loop
+    ///   runs here is allowed, and changes nothing.
+    ///
     /// # Examples
     ///
     /// ```
@@ -219,9 +238,19 @@ impl Runtime {
     /// };
     /// assert_eq!(rt.block_on(task).unwrap(), 5);
     /// ```
+    #[track_caller]
     pub fn enter(&self) -> EnterGuard<'_> {
+        let shared = self.handle.shared();
+        let other_loop =
+            core::with_core(|core| core.is_some_and(|core| !Arc::ptr_eq(&core.shared, shared)));
+        if other_loop {
+            panic!(
+                "ioloop: Runtime::enter called on a thread running another runtime's loop, \
+                 whose runtime stays current there; spawn through this runtime's Handle instead"
+            );
+        }
         EnterGuard {
-            _working: handle::work_for(self.handle.shared().clone()),
+            _working: handle::work_for(shared.clone()),
             _runtime: PhantomData,
         }
     }
@@ -454,7 +483,8 @@ impl Wake for MainWaker {
 }
 
 /// The guard of [`Runtime::enter`]; it must be dropped on the thread that
-/// made it, so it is not `Send`.
+/// made it, so it is not `Send`, and guards must be dropped in the reverse
+/// order they were made (see [`Runtime::enter`]'s panics).
 #[must_use = "the runtime is current only while the guard lives"]
 pub struct EnterGuard<'a> {
     _working: handle::WorkingFor,

@@ -10,4 +10,5 @@
 #[global_allocator]
 static ALLOC: testkit::account::Counting = testkit::account::Counting;
 
+mod guards;
 mod runtimes;
