@@ -339,13 +339,15 @@ impl Drop for Runtime {
         // Queued blocking jobs are cancelled; running ones cannot be, and
         // finish on their threads, which then exit.
         self.handle.shared().pool.shutdown();
-        // Shut down with the core installed as this thread's runtime, so a
+        // Shut down with the core as this thread's current runtime, so a
         // destructor that spawns or sleeps finds it (and is refused
-        // politely) instead of panicking. Without, if another runtime is
-        // running on this thread, or if the thread is exiting and its
-        // thread-locals are gone (a runtime kept in a `thread_local!`).
+        // politely) instead of panicking, or reaching another runtime. If
+        // another runtime's loop runs on this thread (dropped in one of its
+        // tasks), the core shadows that loop's until done. Not current only
+        // if the thread is exiting and its thread-locals are gone (a
+        // runtime kept in a `thread_local!`).
         if core::with_core(|core| core.is_some()) {
-            core.shutdown(pending);
+            core::shutdown_nested(core, pending);
             return;
         }
         let home = Home::default();
