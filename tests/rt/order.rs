@@ -108,3 +108,249 @@ fn a_runtime_dropped_on_a_plain_thread_shuts_down_as_the_current_runtime() -> io
         Ok(())
     })
 }
+
+/// Two levels: a runtime dropped by a task destructor of a runtime being
+/// dropped inside a third runtime's task. Each shuts down as the current
+/// runtime, and each loop is current again once the runtime dropped inside
+/// it is gone.
+#[test]
+fn runtimes_dropped_inside_a_shutdown_inside_a_task_each_shut_down_as_the_current_runtime()
+-> io::Result<()> {
+    within(Duration::from_secs(10), || {
+        let (innermost, seen_innermost) = runtime_with_a_spawning_destructor()?;
+        let (middle, seen_middle) = runtime_with_a_spawning_destructor()?;
+        // A task of `middle` owns `innermost`: `middle`'s shutdown drops it.
+        let _owner = middle.spawn(async move {
+            let _innermost = innermost;
+            std::future::pending::<()>().await
+        });
+        middle.block_on(ioloop::yield_now());
+        let outer = ioloop::Runtime::new()?;
+        outer.block_on(async move {
+            ioloop::spawn(async move {
+                drop(middle);
+                assert_eq!(ioloop::spawn(async { 7 }).await.unwrap(), 7);
+            })
+            .await
+            .unwrap();
+            assert_shut_down_alone(&seen_innermost).await;
+            assert_shut_down_alone(&seen_middle).await;
+        });
+        Ok(())
+    })
+}
+
+/// A runtime sent to another thread and dropped there: its tasks'
+/// destructors run there, with it current and closed.
+#[test]
+fn a_runtime_dropped_on_another_thread_than_it_was_built_on_shuts_down_there() -> io::Result<()> {
+    within(Duration::from_secs(10), || {
+        let (rt, seen) = runtime_with_a_spawning_destructor()?;
+        std::thread::spawn(move || drop(rt)).join().unwrap();
+        let checker = ioloop::Runtime::new()?;
+        checker.block_on(assert_shut_down_alone(&seen));
+        Ok(())
+    })
+}
+
+/// A task spawned through the current runtime (under guards), to find out
+/// later which runtime took it.
+fn probe() -> JoinHandle<()> {
+    ioloop::Handle::current().spawn(async {})
+}
+
+/// Runs `rt`'s loop a few ticks: enough to finish the probes spawned on
+/// it, never another runtime's.
+fn run_a_little(rt: &ioloop::Runtime) {
+    rt.block_on(async {
+        for _ in 0..3 {
+            ioloop::yield_now().await;
+        }
+    });
+}
+
+/// Whether `probe` is `rt`'s: finished once `rt`'s loop ran a little.
+/// Only for a probe no other loop has run since it was made.
+fn ran_on(rt: &ioloop::Runtime, probe: &JoinHandle<()>) -> bool {
+    run_a_little(rt);
+    probe.is_finished()
+}
+
+/// Two runtimes' guards nested properly, in both orders: the inner one is
+/// current while its guard lives, the outer one again after, and none
+/// once both are dropped.
+#[test]
+fn enter_guards_nested_in_order_restore_the_outer_runtime_in_both_orders() -> io::Result<()> {
+    let rt1 = ioloop::Runtime::new()?;
+    let rt2 = ioloop::Runtime::new()?;
+    for (outer, inner) in [(&rt1, &rt2), (&rt2, &rt1)] {
+        let outer_guard = outer.enter();
+        let before = probe();
+        let inside = {
+            let _inner_guard = inner.enter();
+            probe()
+        };
+        let after = probe();
+        drop(outer_guard);
+        assert!(ioloop::Handle::try_current().is_none());
+        // The outer loop runs the two probes made under its guard alone.
+        run_a_little(outer);
+        assert!(before.is_finished() && after.is_finished() && !inside.is_finished());
+        run_a_little(inner);
+        assert!(inside.is_finished());
+    }
+    Ok(())
+}
+
+/// A guard leaked with `mem::forget` keeps its runtime current (as tokio's
+/// does); dropping a guard made before it then panics, and restores what
+/// was current before that guard: nothing.
+#[test]
+fn an_enter_guard_dropped_over_a_leaked_one_panics_and_leaves_no_runtime_current() -> io::Result<()>
+{
+    let rt1 = ioloop::Runtime::new()?;
+    let rt2 = ioloop::Runtime::new()?;
+    let g1 = rt1.enter();
+    std::mem::forget(rt2.enter());
+    let leaked = probe();
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(g1)))
+        .expect_err("the outer guard dropped over a leaked one panics");
+    let message = util::panic_text(&*panic);
+    assert!(message.contains("dropped out of order"), "{message}");
+    assert!(ioloop::Handle::try_current().is_none());
+    assert!(ran_on(&rt2, &leaked));
+    Ok(())
+}
+
+/// A guard made before `block_on` does not reach into the loop: the loop's
+/// own runtime is current in its tasks, and the guard's again once
+/// `block_on` returns.
+#[test]
+fn an_enter_guard_made_before_block_on_gives_way_to_the_loops_runtime() -> io::Result<()> {
+    let rt1 = ioloop::Runtime::new()?;
+    let rt2 = ioloop::Runtime::new()?;
+    let _guard = rt1.enter();
+    let inside = within(Duration::from_secs(10), move || {
+        rt2.block_on(async {
+            let inside = probe();
+            // Only rt2's loop runs here: the probe finishes if it is rt2's.
+            ioloop::spawn(async {}).await.unwrap();
+            for _ in 0..3 {
+                ioloop::yield_now().await;
+            }
+            inside.is_finished()
+        })
+    });
+    assert!(inside);
+    let after = probe();
+    assert!(ran_on(&rt1, &after));
+    Ok(())
+}
+
+/// `rt.enter()` inside another runtime's `block_on` panics with a clear
+/// message (that loop's runtime stays current there, so the guard could
+/// not take effect), and the loop carries on. Entering the runtime whose
+/// loop runs is allowed.
+#[test]
+fn enter_inside_another_runtimes_block_on_panics_and_the_loop_carries_on() -> io::Result<()> {
+    let rt = ioloop::Runtime::new()?;
+    let rt2 = ioloop::Runtime::new()?;
+    let message = rt2.block_on(async {
+        let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(rt.enter())))
+            .expect_err("entering another runtime inside a loop panics");
+        {
+            let _same = rt2.enter();
+            assert_eq!(ioloop::spawn(async { 3 }).await.unwrap(), 3);
+        }
+        assert_eq!(ioloop::spawn(async { 4 }).await.unwrap(), 4);
+        util::panic_text(&*panic)
+    });
+    assert!(message.contains("another runtime's loop"), "{message}");
+    assert!(ioloop::Handle::try_current().is_none());
+    Ok(())
+}
+
+/// A `Handle` outliving its runtime: what is spawned on it is cancelled at
+/// once, and its `block_on` still runs futures that need no loop.
+#[test]
+fn a_handle_outliving_its_runtime_refuses_spawns_cleanly() -> io::Result<()> {
+    let rt = ioloop::Runtime::new()?;
+    let handle = rt.handle().clone();
+    drop(rt);
+    let task = handle.spawn(async { 1 });
+    let job = handle.spawn_blocking(|| 2);
+    let (task, job) = within(Duration::from_secs(10), move || {
+        let task = handle.block_on(task);
+        let job = handle.block_on(job);
+        (task, job)
+    });
+    assert!(task.unwrap_err().is_cancelled());
+    assert!(job.unwrap_err().is_cancelled());
+    Ok(())
+}
+
+/// A `Handle::block_on` on another thread, waiting on a task of a runtime
+/// whose loop never runs, returns when the runtime is dropped: the task is
+/// cancelled and its waiter woken.
+#[test]
+fn a_handle_block_on_waiting_on_a_task_returns_when_the_runtime_drops() -> io::Result<()> {
+    let rt = ioloop::Runtime::new()?;
+    let handle = rt.handle().clone();
+    let started = util::signal();
+    let s = started.clone();
+    let waiter = std::thread::spawn(move || {
+        handle.block_on(async move {
+            let task = ioloop::spawn(std::future::pending::<()>());
+            s.set();
+            task.await
+        })
+    });
+    within(Duration::from_secs(10), move || {
+        while !started.is_set() {
+            std::thread::yield_now();
+        }
+    });
+    drop(rt);
+    let got = within(Duration::from_secs(10), move || waiter.join().unwrap());
+    assert!(got.unwrap_err().is_cancelled());
+    Ok(())
+}
+
+/// A future that wakes itself and returns `Pending` on its first poll, and
+/// is ready on its second.
+fn wakes_itself_once() -> impl std::future::Future<Output = u32> + Send {
+    let mut polls = 0;
+    std::future::poll_fn(move |cx| {
+        polls += 1;
+        if polls == 2 {
+            return std::task::Poll::Ready(polls);
+        }
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+}
+
+/// A wake from inside the future being polled, on every path that polls
+/// one: `Runtime::block_on` (the loop's own waker), `Handle::block_on`
+/// from a plain thread, both while another thread runs the loop, and a
+/// spawned task.
+#[test]
+fn a_wake_from_inside_the_polled_future_is_kept_on_every_path() -> io::Result<()> {
+    within(Duration::from_secs(20), || {
+        let rt = Arc::new(ioloop::Runtime::new()?);
+        assert_eq!(rt.block_on(wakes_itself_once()), 2);
+        assert_eq!(rt.handle().block_on(wakes_itself_once()), 2);
+        assert_eq!(rt.block_on(rt.spawn(wakes_itself_once())).unwrap(), 2);
+        // Another thread runs the loop until released.
+        let gate = util::signal();
+        let (r, g) = (rt.clone(), gate.clone());
+        let holder = std::thread::spawn(move || r.block_on(g.wait()));
+        assert_eq!(rt.handle().block_on(wakes_itself_once()), 2);
+        assert_eq!(rt.block_on(wakes_itself_once()), 2);
+        let spawned = rt.spawn(wakes_itself_once());
+        assert_eq!(rt.handle().block_on(spawned).unwrap(), 2);
+        gate.set();
+        holder.join().unwrap();
+        Ok(())
+    })
+}
