@@ -7,13 +7,15 @@
 //! during a job, or a `block_on` waiting for another thread's turn to end.
 //! The second kind is recorded here, in `WORKING_FOR`.
 
-use crate::sync::{AtomicBool, Ordering};
 use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
 use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc;
+// std's, not `crate::sync`'s: the flag pairs with a thread's park token,
+// which loom does not model.
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
@@ -81,8 +83,10 @@ impl Handle {
     }
 
     /// The handle of the runtime this thread belongs to, if there is one:
-    /// the one whose loop it runs, or, on a blocking-pool thread during a
-    /// job, the one that started the job.
+    /// the one whose loop it runs; else the latest it works for: the one
+    /// entered by the innermost live [`Runtime::enter`](crate::Runtime::enter)
+    /// guard, or, on a blocking-pool thread during a job, the one that
+    /// started the job.
     ///
     /// # Examples
     ///
@@ -155,6 +159,9 @@ impl Handle {
     /// Runs `future` to completion on this thread, working for this
     /// runtime: it can spawn, sleep and do I/O on it, and this thread parks
     /// between wakes. From a blocking job, say, or any thread of your own.
+    /// A wake is kept even if the future parks and unparks this thread
+    /// itself (a synchronous library called from a poll): it is recorded
+    /// in the runtime's own state, not only in the thread's park token.
     ///
     /// The runtime's I/O and timers move only while some thread runs its
     /// loop ([`Runtime::block_on`](crate::Runtime::block_on)), as with

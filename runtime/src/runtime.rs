@@ -40,7 +40,10 @@ use crate::time;
 ///
 /// Dropping the runtime drops every unfinished task's future (their
 /// destructors run, their sockets close), wakes anything still waiting on
-/// its timers or sources, and closes its epoll instance.
+/// its timers or sources, and closes its epoll instance. The destructors
+/// run with this runtime current and closed, on whatever thread drops it,
+/// even inside another runtime's task (tokio panics there): what they
+/// spawn is cancelled at once, and never reaches another runtime.
 ///
 /// # Examples
 ///
@@ -134,7 +137,10 @@ impl Runtime {
     /// does: meanwhile `future` is polled on this thread whenever it is
     /// woken (it can spawn, sleep and do I/O on this runtime, through the
     /// loop running elsewhere), and if it completes first its output is
-    /// returned without this thread ever running the loop.
+    /// returned without this thread ever running the loop. A wake is
+    /// kept even if the future parks and unparks this thread itself (a
+    /// synchronous library called from a poll): it is recorded in the
+    /// runtime's own state, not only in the thread's park token.
     ///
     /// # Panics
     ///
