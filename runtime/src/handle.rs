@@ -428,8 +428,21 @@ fn current(what: &str) -> Handle {
 }
 
 /// Makes this thread work for `shared` until the guard drops: a blocking
-/// job, a `block_on` waiting its turn, or [`Runtime::enter`](crate::Runtime::enter).
+/// job, or a `block_on` waiting its turn. A guard made after this one and
+/// still alive when it drops is the user's future's, which may outlive
+/// the wait (a `block_on` whose loop comes back runs the same future on
+/// the loop): it is removed silently.
 pub(crate) fn work_for(shared: Arc<Shared>) -> WorkingFor {
+    push(shared, false)
+}
+
+/// [`work_for`] for [`Runtime::enter`](crate::Runtime::enter): the guard
+/// panics if dropped out of order.
+pub(crate) fn enter(shared: Arc<Shared>) -> WorkingFor {
+    push(shared, true)
+}
+
+fn push(shared: Arc<Shared>, strict: bool) -> WorkingFor {
     let entry = WORKING_FOR
         .try_with(|slot| {
             let mut working = slot.borrow_mut();
@@ -441,7 +454,7 @@ pub(crate) fn work_for(shared: Arc<Shared>) -> WorkingFor {
         })
         // Only while the thread's locals are destroyed: nothing to enter.
         .ok();
-    WorkingFor { entry }
+    WorkingFor { entry, strict }
 }
 
 /// Ends what [`work_for`] began: the runtime this thread worked for before
@@ -450,12 +463,14 @@ pub(crate) fn work_for(shared: Arc<Shared>) -> WorkingFor {
 /// Guards must be dropped in the reverse order they were made. One dropped
 /// while a guard made after it is still alive (or was leaked) removes its
 /// own entry and every entry above it, so no runtime is left current by
-/// mistake, and then panics, as tokio's `EnterGuard` does; while the
-/// thread is already panicking it restores the same way but does not
-/// panic. A guard whose entry an outer guard already removed does nothing.
+/// mistake, and then, if it is an `EnterGuard`'s, panics, as tokio's
+/// `EnterGuard` does; not while the thread is already panicking. A guard
+/// whose entry an outer guard already removed does nothing.
 pub(crate) struct WorkingFor {
     /// Index and id of this guard's entry in [`Working::stack`].
     entry: Option<(usize, u64)>,
+    /// Dropped out of order, it panics: an `EnterGuard`'s.
+    strict: bool,
 }
 
 impl Drop for WorkingFor {
@@ -483,7 +498,7 @@ impl Drop for WorkingFor {
             Ok(Ok(entry)) => drop(entry),
             Ok(Err(entries)) => {
                 drop(entries);
-                if !thread::panicking() {
+                if self.strict && !thread::panicking() {
                     panic!(
                         "ioloop: EnterGuard dropped out of order: guards from Runtime::enter must \
                          be dropped in the reverse order they were made, and a guard made after \

@@ -256,7 +256,7 @@ impl Runtime {
             );
         }
         EnterGuard {
-            _working: handle::work_for(shared.clone()),
+            _working: handle::enter(shared.clone()),
             _runtime: PhantomData,
         }
     }

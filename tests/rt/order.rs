@@ -354,3 +354,36 @@ fn a_wake_from_inside_the_polled_future_is_kept_on_every_path() -> io::Result<()
         Ok(())
     })
 }
+
+/// A `Runtime::block_on` waiting its turn polls its future on its own
+/// thread, where the future may enter a runtime and hold the guard across
+/// an await. When the loop comes back to that thread, the wait ends with
+/// the guard still alive: that is not the user's guards dropped out of
+/// order, and must not panic; the guard's drop later does nothing.
+#[test]
+fn a_guard_held_across_the_end_of_a_block_on_wait_does_not_panic() -> io::Result<()> {
+    let rt = Arc::new(ioloop::Runtime::new()?);
+    let other = Arc::new(ioloop::Runtime::new()?);
+    let gate = util::signal();
+    let (r, g) = (rt.clone(), gate.clone());
+    let holder = std::thread::spawn(move || r.block_on(g.wait()));
+    while !gate.has_waiter() {
+        std::thread::yield_now();
+    }
+    let released = util::signal();
+    let (r, g, rel, o) = (rt.clone(), gate.clone(), released.clone(), other.clone());
+    let waiter = std::thread::spawn(move || {
+        r.block_on(async move {
+            let _guard = o.enter();
+            g.set();
+            rel.wait().await;
+        });
+        // The guard's entry went with the wait: nothing is left current.
+        ioloop::Handle::try_current().is_none()
+    });
+    holder.join().unwrap();
+    released.set();
+    let none_current = within(Duration::from_secs(10), move || waiter.join());
+    assert!(none_current.expect("the waiting block_on panicked"));
+    Ok(())
+}
