@@ -96,6 +96,31 @@ fn a_runtime_dropped_inside_another_runtimes_task_shuts_down_as_the_current_runt
     })
 }
 
+/// ... and inside another runtime's blocking job, where the thread works
+/// for the outer runtime without running its loop: the dropped runtime is
+/// the current one while it shuts down, not the one the job works for.
+#[test]
+fn a_runtime_dropped_inside_another_runtimes_blocking_job_shuts_down_as_the_current_runtime()
+-> io::Result<()> {
+    within(Duration::from_secs(10), || {
+        let (inner, seen) = runtime_with_a_spawning_destructor()?;
+        let outer = ioloop::Runtime::new()?;
+        outer.block_on(async move {
+            ioloop::spawn_blocking(move || {
+                drop(inner);
+                // The job works for the outer runtime again.
+                ioloop::Handle::current().block_on(async {
+                    assert_eq!(ioloop::spawn(async { 7 }).await.unwrap(), 7);
+                });
+            })
+            .await
+            .unwrap();
+            assert_shut_down_alone(&seen).await;
+        });
+        Ok(())
+    })
+}
+
 /// The same runtime dropped on a thread running no loop: the behaviour the
 /// nested drop must mirror.
 #[test]
