@@ -25,6 +25,7 @@ use std::future::Future;
 use std::io;
 use std::mem;
 use std::panic::Location;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
 use std::thread::{self, ThreadId};
@@ -42,8 +43,30 @@ use crate::time::clock::ClockState;
 use crate::time::timers::{self, Timers};
 
 thread_local! {
+    static CURRENT: Current = const {
+        Current {
+            core: RefCell::new(None),
+            nested_active: Cell::new(false),
+            nested: RefCell::new(Vec::new()),
+        }
+    };
+}
+
+/// This thread's loop, and the runtimes shutting down inside it.
+struct Current {
     /// The loop running on this thread, while `block_on` runs it.
-    static CURRENT: RefCell<Option<Box<Core>>> = const { RefCell::new(None) };
+    core: RefCell<Option<Box<Core>>>,
+    /// `nested` is not empty: the one check a lookup of the loop pays for
+    /// runtimes dropped inside a loop.
+    nested_active: Cell<bool>,
+    /// Runtimes dropped inside the loop running on this thread (from one of
+    /// its tasks), innermost last, while they shut down: the innermost is
+    /// the current one meanwhile, as it would be on a thread running no
+    /// loop. The loop's `Box` cannot be swapped out while the loop runs
+    /// (it is borrowed for the whole run), hence this second slot; an `Rc`
+    /// so that a lookup does not hold its borrow, and a runtime dropped
+    /// during another's shutdown can push itself.
+    nested: RefCell<Vec<Rc<Core>>>,
 }
 
 /// Runs `f` with the core of the loop running on this thread, or `None`.
@@ -51,12 +74,35 @@ thread_local! {
 /// The slot is only borrowed mutably to put a core in or take it out;
 /// everything in between takes shared borrows, so a task's poll can reach
 /// the core while the loop that polls it also holds it.
+///
+/// While a runtime dropped inside the loop shuts down, its core is the one
+/// found (see [`shutdown_nested`]).
+#[inline]
 pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
     let mut f = Some(f);
     // `try_with` fails only while the thread's locals are being destroyed
     // (a runtime kept in a `thread_local!` is dropped then); no loop runs.
     match CURRENT.try_with(|slot| {
-        let core = slot.borrow();
+        let f = f.take().expect("called once");
+        if slot.nested_active.get() {
+            return with_nested(slot, f);
+        }
+        let core = slot.core.borrow();
+        f(core.as_deref())
+    }) {
+        Ok(r) => r,
+        Err(_) => (f.take().expect("called once"))(None),
+    }
+}
+
+/// Runs `f` with the core of the loop running on this thread, or `None`,
+/// ignoring runtimes dropped inside it that are shutting down: for a wake,
+/// which only asks whether this thread runs the task's loop.
+#[inline]
+fn with_loop<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
+    let mut f = Some(f);
+    match CURRENT.try_with(|slot| {
+        let core = slot.core.borrow();
         (f.take().expect("called once"))(core.as_deref())
     }) {
         Ok(r) => r,
@@ -64,11 +110,54 @@ pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
     }
 }
 
+/// [`with_core`] while a runtime dropped inside the loop shuts down.
+#[cold]
+fn with_nested<R>(slot: &Current, f: impl FnOnce(Option<&Core>) -> R) -> R {
+    let core = slot.nested.borrow().last().cloned();
+    f(core.as_deref())
+}
+
+/// Shuts `core` down on a thread whose loop is running: a runtime dropped
+/// inside another runtime's task (or `block_on` future). Meanwhile `core`
+/// is this thread's current loop, as it is for a runtime dropped on a
+/// thread running no loop: what its tasks' destructors spawn is refused as
+/// on a closed runtime, `Handle::try_current` names it, a sleep dropped
+/// disarms its timer in its own heap, not the outer loop's. The outer loop
+/// is current again afterwards, even if the shutdown unwinds.
+pub(crate) fn shutdown_nested(core: Box<Core>, pending: Inject) {
+    /// Takes the core back off the nested stack.
+    struct Pop;
+
+    impl Drop for Pop {
+        fn drop(&mut self) {
+            let popped = CURRENT.try_with(|slot| {
+                let mut nested = slot.nested.borrow_mut();
+                let popped = nested.pop();
+                slot.nested_active.set(!nested.is_empty());
+                popped
+            });
+            // Dropped after the borrow ends: dropping a core closes its
+            // epoll fd, and may run code that looks up the loop.
+            drop(popped);
+        }
+    }
+
+    let core: Rc<Core> = Rc::from(core);
+    let pushed = CURRENT
+        .try_with(|slot| {
+            slot.nested.borrow_mut().push(core.clone());
+            slot.nested_active.set(true);
+        })
+        .is_ok();
+    let _pop = pushed.then_some(Pop);
+    core.shutdown(pending);
+}
+
 /// Makes `core` this thread's loop; gives it back if this thread's locals
 /// are already destroyed (the thread is exiting).
 pub(crate) fn install(core: Box<Core>) -> Result<(), Box<Core>> {
     let mut core = Some(core);
-    match CURRENT.try_with(|slot| *slot.borrow_mut() = core.take()) {
+    match CURRENT.try_with(|slot| *slot.core.borrow_mut() = core.take()) {
         Ok(()) => Ok(()),
         Err(_) => Err(core.take().expect("not moved on failure")),
     }
@@ -77,7 +166,7 @@ pub(crate) fn install(core: Box<Core>) -> Result<(), Box<Core>> {
 /// Takes this thread's loop out of its slot.
 pub(crate) fn uninstall() -> Option<Box<Core>> {
     CURRENT
-        .try_with(|slot| slot.borrow_mut().take())
+        .try_with(|slot| slot.core.borrow_mut().take())
         .ok()
         .flatten()
 }
@@ -105,8 +194,13 @@ impl Schedule for Shared {
 
     /// A wake on the loop's own thread queues the task without cloning
     /// (and dropping) the task's `Arc<Shared>`, as `schedule` would need.
+    ///
+    /// The hot path of a wake looks at the loop actually running here, and
+    /// pays no check for runtimes shutting down inside it: a task of that
+    /// loop goes on its queue whatever shuts down meanwhile. Any other wake
+    /// goes through [`schedule`], which knows of them.
     fn schedule_cell<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>) {
-        let cell = with_core(|core| match core {
+        let cell = with_loop(|core| match core {
             Some(core) if std::ptr::eq(&*core.shared, cell.scheduler()) => {
                 core.push_woken(cell);
                 None
@@ -114,7 +208,7 @@ impl Schedule for Shared {
             _ => Some(cell),
         });
         if let Some(cell) = cell {
-            cell.scheduler().inject(Job::Task(cell.clone()));
+            schedule(cell.scheduler(), Job::Task(cell.clone()));
         }
     }
 }

@@ -13,6 +13,9 @@ use std::future::Future;
 use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc;
+// std's, not `crate::sync`'s: the flag pairs with a thread's park token,
+// which loom does not model.
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
@@ -24,7 +27,21 @@ use crate::task::dump::Dump;
 use crate::task::join::JoinHandle;
 
 thread_local! {
-    static WORKING_FOR: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
+    static WORKING_FOR: RefCell<Working> = const {
+        RefCell::new(Working { stack: Vec::new(), next_id: 0 })
+    };
+}
+
+/// The runtimes this thread works for, innermost last: one entry per live
+/// [`WorkingFor`] guard.
+struct Working {
+    /// Each guard's id and runtime. An entry never moves while it is on the
+    /// stack, so a guard finds its own by its index.
+    stack: Vec<(u64, Arc<Shared>)>,
+    /// The id the next guard gets: ids are never reused on a thread, so a
+    /// guard whose entry was removed (an outer guard dropped first) cannot
+    /// mistake a newer entry at its index for its own.
+    next_id: u64,
 }
 
 /// A cloneable reference to a runtime, usable from any thread: to spawn
@@ -66,8 +83,10 @@ impl Handle {
     }
 
     /// The handle of the runtime this thread belongs to, if there is one:
-    /// the one whose loop it runs, or, on a blocking-pool thread during a
-    /// job, the one that started the job.
+    /// the one whose loop it runs; else the latest it works for: the one
+    /// entered by the innermost live [`Runtime::enter`](crate::Runtime::enter)
+    /// guard, or, on a blocking-pool thread during a job, the one that
+    /// started the job.
     ///
     /// # Examples
     ///
@@ -79,7 +98,7 @@ impl Handle {
         core::with_core(|core| core.map(|core| core.shared.clone()))
             .or_else(|| {
                 WORKING_FOR
-                    .try_with(|slot| slot.borrow().clone())
+                    .try_with(|slot| slot.borrow().stack.last().map(|(_, s)| s.clone()))
                     .ok()
                     .flatten()
             })
@@ -140,6 +159,9 @@ impl Handle {
     /// Runs `future` to completion on this thread, working for this
     /// runtime: it can spawn, sleep and do I/O on it, and this thread parks
     /// between wakes. From a blocking job, say, or any thread of your own.
+    /// A wake is kept even if the future parks and unparks this thread
+    /// itself (a synchronous library called from a poll): it is recorded
+    /// in the runtime's own state, not only in the thread's park token.
     ///
     /// The runtime's I/O and timers move only while some thread runs its
     /// loop ([`Runtime::block_on`](crate::Runtime::block_on)), as with
@@ -429,62 +451,146 @@ fn current(what: &str) -> Handle {
 }
 
 /// Makes this thread work for `shared` until the guard drops: a blocking
-/// job, or a `block_on` waiting its turn.
+/// job, or a `block_on` waiting its turn. A guard made after this one and
+/// still alive when it drops is the user's future's, which may outlive
+/// the wait (a `block_on` whose loop comes back runs the same future on
+/// the loop): it is removed silently.
 pub(crate) fn work_for(shared: Arc<Shared>) -> WorkingFor {
-    let previous = WORKING_FOR
-        .try_with(|slot| slot.borrow_mut().replace(shared))
-        .ok()
-        .flatten();
-    WorkingFor { previous }
+    push(shared, false)
 }
 
-/// Restores the runtime this thread worked for before [`work_for`].
+/// [`work_for`] for [`Runtime::enter`](crate::Runtime::enter): the guard
+/// panics if dropped out of order.
+pub(crate) fn enter(shared: Arc<Shared>) -> WorkingFor {
+    push(shared, true)
+}
+
+fn push(shared: Arc<Shared>, strict: bool) -> WorkingFor {
+    let entry = WORKING_FOR
+        .try_with(|slot| {
+            let mut working = slot.borrow_mut();
+            let id = working.next_id;
+            working.next_id += 1;
+            let index = working.stack.len();
+            working.stack.push((id, shared));
+            (index, id)
+        })
+        // Only while the thread's locals are destroyed: nothing to enter.
+        .ok();
+    WorkingFor { entry, strict }
+}
+
+/// Ends what [`work_for`] began: the runtime this thread worked for before
+/// is current again.
+///
+/// Guards must be dropped in the reverse order they were made. One dropped
+/// while a guard made after it is still alive (or was leaked) removes its
+/// own entry and every entry above it, so no runtime is left current by
+/// mistake, and then, if it is an `EnterGuard`'s, panics, as tokio's
+/// `EnterGuard` does; not while the thread is already panicking. A guard
+/// whose entry an outer guard already removed does nothing.
 pub(crate) struct WorkingFor {
-    previous: Option<Arc<Shared>>,
+    /// Index and id of this guard's entry in [`Working::stack`].
+    entry: Option<(usize, u64)>,
+    /// Dropped out of order, it panics: an `EnterGuard`'s.
+    strict: bool,
 }
 
 impl Drop for WorkingFor {
     fn drop(&mut self) {
-        let previous = self.previous.take();
-        // Fails only while the thread's locals are destroyed: nothing to restore.
-        let _ = WORKING_FOR.try_with(|slot| *slot.borrow_mut() = previous);
+        let Some((index, id)) = self.entry else {
+            return;
+        };
+        let removed = WORKING_FOR.try_with(|slot| {
+            let mut working = slot.borrow_mut();
+            match working.stack.get(index) {
+                Some(&(at, _)) if at == id => {
+                    if working.stack.len() == index + 1 {
+                        Ok(working.stack.pop())
+                    } else {
+                        Err(working.stack.drain(index..).collect::<Vec<_>>())
+                    }
+                }
+                // Removed already, by an outer guard dropped first.
+                _ => Ok(None),
+            }
+        });
+        // The runtimes are released after the borrow ends: a last
+        // reference's drop may run code that looks at this slot.
+        match removed {
+            Ok(Ok(entry)) => drop(entry),
+            Ok(Err(entries)) => {
+                drop(entries);
+                if self.strict && !thread::panicking() {
+                    panic!(
+                        "ioloop: EnterGuard dropped out of order: guards from Runtime::enter must \
+                         be dropped in the reverse order they were made, and a guard made after \
+                         this one is still alive (or was leaked)"
+                    );
+                }
+            }
+            // The thread's locals are being destroyed: nothing to restore.
+            Err(_) => {}
+        }
     }
 }
 
 /// Polls `future` on this thread, working for `shared`, parked between
-/// wakes, until it is ready (`Ok`) or `stop`, asked after every wake-up,
-/// gives something (`Err`).
+/// wakes, until it is ready (`Ok`) or `stop`, asked after every poll and
+/// every wake-up, gives something (`Err`).
+///
+/// A wake is recorded in the [`Unparker`], not only as the thread's park
+/// token: the future may itself park and unpark its thread (a synchronous
+/// library called from a poll), which consumes the token. The thread parks
+/// in a loop until the flag is set or `stop` answers, so a spurious unpark,
+/// or the token left by the future's own `unpark`, costs one more look,
+/// never a lost wake or a poll nobody asked for. `stop` is asked before
+/// parking, too, for the same reason: what it waits for (the core coming
+/// home) unparks the thread, and that token may have gone to the future.
 pub(crate) fn park_on<F: Future, R>(
     shared: Arc<Shared>,
     mut future: Pin<&mut F>,
     mut stop: impl FnMut() -> Option<R>,
 ) -> Result<F::Output, R> {
     let _working = work_for(shared);
-    let waker = Waker::from(Arc::new(Unparker(thread::current())));
+    let unparker = Arc::new(Unparker {
+        thread: thread::current(),
+        woken: AtomicBool::new(false),
+    });
+    let waker = Waker::from(unparker.clone());
     let mut cx = Context::from_waker(&waker);
     loop {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
             return Ok(output);
         }
-        // Parked until a wake; an unpark that came first makes `park`
-        // return at once.
-        thread::park();
-        if let Some(stopped) = stop() {
-            return Err(stopped);
+        loop {
+            if let Some(stopped) = stop() {
+                return Err(stopped);
+            }
+            if unparker.woken.swap(false, Ordering::AcqRel) {
+                break;
+            }
+            // A wake after the swap unparks us: `park` returns at once.
+            thread::park();
         }
     }
 }
 
-/// Wakes a thread parked in [`park_on`].
-struct Unparker(Thread);
+/// Wakes a thread parked in [`park_on`]: records the wake, then unparks.
+struct Unparker {
+    thread: Thread,
+    /// Set by a wake, cleared by `park_on` before it polls again.
+    woken: AtomicBool,
+}
 
 impl Wake for Unparker {
     fn wake(self: Arc<Self>) {
-        self.0.unpark();
+        self.wake_by_ref();
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        self.0.unpark();
+        self.woken.store(true, Ordering::Release);
+        self.thread.unpark();
     }
 }
 

@@ -40,9 +40,12 @@ use crate::time;
 ///
 /// Dropping the runtime drops every unfinished task's future (their
 /// destructors run, their sockets close), wakes anything still waiting on
-/// its timers or sources, and closes its epoll instance. Blocking jobs are
-/// not cancelled: those already spawned, running or queued, run to
-/// completion on the pool's threads, which then exit (the drop does not
+/// its timers or sources, and closes its epoll instance. The destructors
+/// run with this runtime current and closed, on whatever thread drops it,
+/// even inside another runtime's task (tokio panics there): what they
+/// spawn is cancelled at once, and never reaches another runtime. Blocking
+/// jobs are not cancelled: those already spawned, running or queued, run
+/// to completion on the pool's threads, which then exit (the drop does not
 /// wait for them); [`spawn_blocking`](crate::spawn_blocking) is refused
 /// from then on.
 ///
@@ -138,7 +141,10 @@ impl Runtime {
     /// does: meanwhile `future` is polled on this thread whenever it is
     /// woken (it can spawn, sleep and do I/O on this runtime, through the
     /// loop running elsewhere), and if it completes first its output is
-    /// returned without this thread ever running the loop.
+    /// returned without this thread ever running the loop. A wake is
+    /// kept even if the future parks and unparks this thread itself (a
+    /// synchronous library called from a poll): it is recorded in the
+    /// runtime's own state, not only in the thread's park token.
     ///
     /// # Panics
     ///
@@ -213,6 +219,25 @@ impl Runtime {
     /// and sleeps reach it, and the tasks spawned run at the next
     /// `block_on`.
     ///
+    /// Guards nest: the innermost live one wins, and dropping it makes the
+    /// one before it current again. A loop's thread (inside `block_on` or
+    /// a task) belongs to that loop's runtime whatever guards were made
+    /// before the loop started.
+    ///
+    /// # Panics
+    ///
+    /// - When a guard is dropped out of order: guards must be dropped in
+    ///   the reverse order they were made (as tokio's). A guard dropped
+    ///   while one made after it is still alive, or was leaked with
+    ///   `mem::forget`, panics, after restoring what was current before
+    ///   it, so no runtime is left current by mistake. While the thread is
+    ///   already panicking it restores the same way without panicking.
+    /// - If called on a thread running another runtime's loop (inside its
+    ///   `block_on` or a task): that loop's runtime stays current there,
+    ///   so the guard could not take effect. Spawn onto this runtime
+    ///   through its [`Handle`] instead. Entering the runtime whose loop
+    ///   runs here is allowed, and changes nothing.
+    ///
     /// # Examples
     ///
     /// ```
@@ -223,9 +248,19 @@ impl Runtime {
     /// };
     /// assert_eq!(rt.block_on(task).unwrap(), 5);
     /// ```
+    #[track_caller]
     pub fn enter(&self) -> EnterGuard<'_> {
+        let shared = self.handle.shared();
+        let other_loop =
+            core::with_core(|core| core.is_some_and(|core| !Arc::ptr_eq(&core.shared, shared)));
+        if other_loop {
+            panic!(
+                "ioloop: Runtime::enter called on a thread running another runtime's loop, \
+                 whose runtime stays current there; spawn through this runtime's Handle instead"
+            );
+        }
         EnterGuard {
-            _working: handle::work_for(self.handle.shared().clone()),
+            _working: handle::enter(shared.clone()),
             _runtime: PhantomData,
         }
     }
@@ -335,13 +370,15 @@ impl Drop for Runtime {
         // running, run to completion on the pool's threads, which then
         // exit. Not waited for here.
         self.handle.shared().pool.shutdown();
-        // Shut down with the core installed as this thread's runtime, so a
+        // Shut down with the core as this thread's current runtime, so a
         // destructor that spawns or sleeps finds it (and is refused
-        // politely) instead of panicking. Without, if another runtime is
-        // running on this thread, or if the thread is exiting and its
-        // thread-locals are gone (a runtime kept in a `thread_local!`).
+        // politely) instead of panicking, or reaching another runtime. If
+        // another runtime's loop runs on this thread (dropped in one of its
+        // tasks), the core shadows that loop's until done. Not current only
+        // if the thread is exiting and its thread-locals are gone (a
+        // runtime kept in a `thread_local!`).
         if core::with_core(|core| core.is_some()) {
-            core.shutdown(pending);
+            core::shutdown_nested(core, pending);
             return;
         }
         let home = Home::default();
@@ -593,7 +630,8 @@ impl Wake for MainWaker {
 }
 
 /// The guard of [`Runtime::enter`]; it must be dropped on the thread that
-/// made it, so it is not `Send`.
+/// made it, so it is not `Send`, and guards must be dropped in the reverse
+/// order they were made (see [`Runtime::enter`]'s panics).
 #[must_use = "the runtime is current only while the guard lives"]
 pub struct EnterGuard<'a> {
     _working: handle::WorkingFor,

@@ -10,6 +10,7 @@
 #[global_allocator]
 static ALLOC: testkit::account::Counting = testkit::account::Counting;
 
+mod guards;
 #[cfg(feature = "hyper")]
 mod hyper;
 mod runtimes;

@@ -126,3 +126,79 @@ fn block_on_on_a_second_thread_runs_the_loop_once_the_first_returns() {
         within(Duration::from_secs(10), move || second.join().unwrap());
     assert_eq!(task_thread, second_thread);
 }
+
+/// A future that, on its first poll, wakes itself and then parks and
+/// unparks its own thread, as a synchronous library called from a poll
+/// might; it is ready on its second poll, after running `then`.
+fn wakes_itself_then_parks(
+    then: impl FnOnce() + Unpin,
+) -> impl std::future::Future<Output = &'static str> {
+    let mut then = Some(then);
+    let mut polled = false;
+    std::future::poll_fn(move |cx| {
+        if polled {
+            (then.take().expect("ready once"))();
+            return std::task::Poll::Ready("polled again");
+        }
+        polled = true;
+        cx.waker().wake_by_ref();
+        std::thread::current().unpark();
+        std::thread::park();
+        std::task::Poll::Pending
+    })
+}
+
+/// Item 1 of issue 28: `Handle::block_on` kept the future's wake only as
+/// the thread's park token, which the future's own `park` consumed; the
+/// future was never polled again and the call hung.
+#[test]
+fn handle_block_on_keeps_a_wake_made_inside_its_own_future() {
+    let rt = ioloop::Runtime::new().unwrap();
+    let handle = rt.handle().clone();
+    let got = within(Duration::from_secs(10), move || {
+        handle.block_on(wakes_itself_then_parks(|| {}))
+    });
+    assert_eq!(got, "polled again");
+}
+
+/// Item 1 of issue 28, while another thread runs the loop: the waiting
+/// `Handle::block_on` lost the wake the same way.
+#[test]
+fn handle_block_on_beside_a_running_loop_keeps_a_wake_made_inside_its_own_future() {
+    let rt = std::sync::Arc::new(ioloop::Runtime::new().unwrap());
+    let gate = util::signal();
+    let holder = hold_the_loop(&rt, &gate);
+    let (handle, g) = (rt.handle().clone(), gate.clone());
+    let got = within(Duration::from_secs(10), move || {
+        handle.block_on(wakes_itself_then_parks(move || g.set()))
+    });
+    assert_eq!(got, "polled again");
+    holder.join().unwrap();
+}
+
+/// Item 1 of issue 28: a `Runtime::block_on` waiting its turn (another
+/// thread holds the loop) lost its future's wake, and, since only that
+/// future could release the loop, hung for good.
+#[test]
+fn runtime_block_on_waiting_its_turn_keeps_a_wake_made_inside_its_own_future() {
+    let rt = std::sync::Arc::new(ioloop::Runtime::new().unwrap());
+    let gate = util::signal();
+    let holder = hold_the_loop(&rt, &gate);
+    let (r, g) = (rt.clone(), gate.clone());
+    let got = within(Duration::from_secs(10), move || {
+        r.block_on(wakes_itself_then_parks(move || g.set()))
+    });
+    assert_eq!(got, "polled again");
+    holder.join().unwrap();
+}
+
+/// The same future on the loop's own thread: its wake queues it on the
+/// loop, which the thread's park token does not touch.
+#[test]
+fn runtime_block_on_keeps_a_wake_made_inside_its_own_future() {
+    let got = within(Duration::from_secs(10), || {
+        let rt = ioloop::Runtime::new().unwrap();
+        rt.block_on(wakes_itself_then_parks(|| {}))
+    });
+    assert_eq!(got, "polled again");
+}

@@ -15,6 +15,7 @@ mod ecosystem;
 mod fib_offload;
 mod handle;
 mod join_set;
+mod order;
 mod panic;
 mod shutdown;
 mod spawn;
