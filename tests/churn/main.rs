@@ -11,3 +11,4 @@
 static ALLOC: testkit::account::Counting = testkit::account::Counting;
 
 mod runtimes;
+mod waiters;

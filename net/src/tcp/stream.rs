@@ -304,7 +304,7 @@ impl TcpStream {
     ///
     /// Cancel-safe: nothing is consumed.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.peek(buf))).await
+        self.io.read_io(|socket| socket.peek(buf)).await
     }
 
     /// Reads into `buf`, which need not be initialized, waiting for data:

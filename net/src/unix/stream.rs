@@ -2,7 +2,6 @@
 //! readiness and `try_*`, and `futures_io::AsyncRead` / `AsyncWrite`.
 
 use std::fmt;
-use std::future::poll_fn;
 use std::io::{self, IoSlice, IoSliceMut, Read};
 use std::mem::MaybeUninit;
 use std::net::Shutdown;
@@ -360,7 +359,7 @@ impl UnixStream {
     ///
     /// Cancel-safe: nothing is consumed.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.io.poll_read_io(cx, |socket| sys::peek(socket, buf))).await
+        self.io.read_io(|socket| sys::peek(socket, buf)).await
     }
 
     /// Reads into `buf`, which need not be initialized, waiting for data:
