@@ -30,3 +30,4 @@ mod unix_datagram;
 mod unix_emfile;
 mod unix_sigpipe;
 mod unix_stream;
+mod vectored;

@@ -284,7 +284,10 @@ impl TcpStream {
     }
 
     /// [`try_write`](Self::try_write) from several buffers, in one
-    /// `sendmsg`.
+    /// `sendmsg`. One call takes at most the first `IOV_MAX` (1,024)
+    /// buffers, as std's `write_vectored` does: with more, it writes from
+    /// those and returns how much it wrote, never `EMSGSIZE`. So do the
+    /// `AsyncWrite::poll_write_vectored` of the stream and its halves.
     ///
     /// # Errors
     ///
@@ -384,12 +387,15 @@ impl TcpStream {
             .poll_write_stream(cx, buf.len(), |socket| syscall::send(socket, buf))
     }
 
-    /// Writes from several buffers in one `sendmsg`, waiting for room.
+    /// Writes from several buffers in one `sendmsg`, waiting for room: the
+    /// first `IOV_MAX` of them, so that a write shorter than those is what
+    /// says the send buffer is full.
     pub(crate) fn poll_send_vectored(
         &self,
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        let bufs = crate::syscall::at_most_max_slices(bufs);
         let len = bufs.iter().map(|b| b.len()).sum();
         if len == 0 {
             return Poll::Ready(Ok(0));

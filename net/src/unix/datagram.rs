@@ -412,9 +412,7 @@ impl UnixDatagram {
     ///
     /// Cancel-safe: nothing is consumed.
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.io
-            .read_io(|socket| sys::peek_from(socket, buf))
-            .await
+        self.io.read_io(|socket| sys::peek_from(socket, buf)).await
     }
 }
 

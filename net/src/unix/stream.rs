@@ -338,7 +338,10 @@ impl UnixStream {
     }
 
     /// [`try_write`](Self::try_write) from several buffers, in one
-    /// `sendmsg`.
+    /// `sendmsg`. One call takes at most the first `IOV_MAX` (1,024)
+    /// buffers, as std's `write_vectored` does: with more, it writes from
+    /// those and returns how much it wrote, never `EMSGSIZE`. So do the
+    /// `AsyncWrite::poll_write_vectored` of the stream and its halves.
     ///
     /// # Errors
     ///
@@ -435,12 +438,15 @@ impl UnixStream {
             .poll_write_stream(cx, buf.len(), |socket| sys::send(socket, buf))
     }
 
-    /// Writes from several buffers in one `sendmsg`, waiting for room.
+    /// Writes from several buffers in one `sendmsg`, waiting for room: the
+    /// first `IOV_MAX` of them, so that a write shorter than those is what
+    /// says the send buffer is full.
     pub(crate) fn poll_send_vectored(
         &self,
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        let bufs = crate::syscall::at_most_max_slices(bufs);
         let len = bufs.iter().map(|b| b.len()).sum();
         if len == 0 {
             return Poll::Ready(Ok(0));

@@ -86,7 +86,11 @@ impl Waiters {
     /// Parks the waker of a waiting future at `key`, taking a slot for it
     /// if it has none yet. O(1). Returns a waker it replaced (the future
     /// moved to another task), to be dropped once the lock is released.
-    pub(crate) fn register_keyed(&mut self, key: &mut Option<usize>, waker: &Waker) -> Option<Waker> {
+    pub(crate) fn register_keyed(
+        &mut self,
+        key: &mut Option<usize>,
+        waker: &Waker,
+    ) -> Option<Waker> {
         let keyed = &mut self.more.get_or_insert_with(Box::default).keyed;
         if let Some(slot) = key.and_then(|key| keyed.get_mut(key)) {
             return match slot {
