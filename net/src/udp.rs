@@ -152,6 +152,12 @@ impl UdpSocket {
     /// [`send_to`](Self::send_to) as a poll function, for hand-written
     /// futures.
     ///
+    /// A poll function has no place of its own among the waiters: per
+    /// direction, the wakers of the latest 65 distinct tasks polling so are
+    /// kept, the oldest woken to make room for one more (see
+    /// [`Registration`](ioloop_runtime::io::Registration)). Any number of
+    /// tasks may wait in the async methods.
+    ///
     /// # Errors
     ///
     /// As [`send_to`](Self::send_to).
@@ -186,6 +192,12 @@ impl UdpSocket {
 
     /// [`recv_from`](Self::recv_from) as a poll function, for hand-written
     /// futures.
+    ///
+    /// A poll function has no place of its own among the waiters: per
+    /// direction, the wakers of the latest 65 distinct tasks polling so are
+    /// kept, the oldest woken to make room for one more (see
+    /// [`Registration`](ioloop_runtime::io::Registration)). Any number of
+    /// tasks may wait in the async methods.
     ///
     /// # Errors
     ///

@@ -204,6 +204,14 @@ impl TcpStream {
     /// Waits until the stream is readable (or the peer has hung up, or an
     /// error is pending), without reading. Any number of tasks may wait.
     ///
+    /// A new stream starts out ready, before any event from the poller: on
+    /// a fresh stream this returns at once, and only the read that follows
+    /// says whether anything is there (a [`try_read`](Self::try_read) that
+    /// finds nothing returns `WouldBlock` and clears the readiness, so the
+    /// next wait is for a real event). It saves every connection a trip
+    /// through the poller before its first read; tokio's streams start
+    /// not ready instead.
+    ///
     /// # Errors
     ///
     /// Fails once the runtime has shut down.
@@ -220,7 +228,14 @@ impl TcpStream {
         self.io.writable().await.map(drop)
     }
 
-    /// Polls for read readiness, registering `cx` to be woken by it.
+    /// Polls for read readiness, registering `cx` to be woken by it. A new
+    /// stream starts out ready, as for [`readable`](Self::readable).
+    ///
+    /// As a poll function it has no place of its own among the waiters:
+    /// per direction, the waker of the latest 65 distinct tasks polling so
+    /// are kept, the oldest woken to make room for one more (see
+    /// [`Registration`](ioloop_runtime::io::Registration)); any number of
+    /// tasks may wait in [`readable`](Self::readable).
     ///
     /// # Errors
     ///
@@ -240,6 +255,10 @@ impl TcpStream {
 
     /// Reads what is there now into `buf`, without waiting: `Ok(0)` is the
     /// end of the stream.
+    ///
+    /// On a new stream the first call always makes the `recv`, since a
+    /// stream starts out ready (see [`readable`](Self::readable)): it says
+    /// `WouldBlock` if nothing has come, never a wrong answer.
     ///
     /// # Errors
     ///

@@ -61,6 +61,15 @@ impl UnixStream {
     /// listener makes room. Wrap it in `ioloop::time::timeout` to bound
     /// that wait.
     ///
+    /// So the future completes on its first poll, as soon as the kernel has
+    /// queued the connection on the listener's backlog, without waiting
+    /// for the stream to be writable: waiting would cost every connect a
+    /// trip through the poller and prove nothing more, since the listener
+    /// can go at any time before it accepts. A listener dropped before
+    /// accepting shows at the first read (`ConnectionReset` on Linux, then
+    /// end of file) or write, not here. tokio's `connect` waits for
+    /// writability and may report that same reset at `connect`.
+    ///
     /// # Errors
     ///
     /// `NotFound` if no socket is at `path`; `ConnectionRefused` if one is
@@ -256,6 +265,14 @@ impl UnixStream {
     /// Waits until the stream is readable (or the peer has hung up, or an
     /// error is pending), without reading. Any number of tasks may wait.
     ///
+    /// A new stream starts out ready, before any event from the poller: on
+    /// a fresh stream this returns at once, and only the read that follows
+    /// says whether anything is there (a [`try_read`](Self::try_read) that
+    /// finds nothing returns `WouldBlock` and clears the readiness, so the
+    /// next wait is for a real event). It saves every connection a trip
+    /// through the poller before its first read; tokio's streams start
+    /// not ready instead.
+    ///
     /// # Errors
     ///
     /// Fails once the runtime has shut down.
@@ -272,7 +289,14 @@ impl UnixStream {
         self.io.writable().await.map(drop)
     }
 
-    /// Polls for read readiness, registering `cx` to be woken by it.
+    /// Polls for read readiness, registering `cx` to be woken by it. A new
+    /// stream starts out ready, as for [`readable`](Self::readable).
+    ///
+    /// As a poll function it has no place of its own among the waiters:
+    /// per direction, the waker of the latest 65 distinct tasks polling so
+    /// are kept, the oldest woken to make room for one more (see
+    /// [`Registration`](ioloop_runtime::io::Registration)); any number of
+    /// tasks may wait in [`readable`](Self::readable).
     ///
     /// # Errors
     ///
@@ -292,6 +316,10 @@ impl UnixStream {
 
     /// Reads what is there now into `buf`, without waiting: `Ok(0)` is the
     /// end of the stream.
+    ///
+    /// On a new stream the first call always makes the `recv`, since a
+    /// stream starts out ready (see [`readable`](Self::readable)): it says
+    /// `WouldBlock` if nothing has come, never a wrong answer.
     ///
     /// # Errors
     ///
