@@ -10,5 +10,6 @@
 #[global_allocator]
 static ALLOC: testkit::account::Counting = testkit::account::Counting;
 
+mod connections;
 mod runtimes;
 mod waiters;
