@@ -155,7 +155,7 @@ impl UdpSocket {
     /// A poll function has no place of its own among the waiters: per
     /// direction, the wakers of the latest 65 distinct tasks polling so are
     /// kept, the oldest woken to make room for one more (see
-    /// [`Registration`](ioloop_runtime::io::Registration)). Any number of
+    /// [`Registration`]). Any number of
     /// tasks may wait in the async methods.
     ///
     /// # Errors
@@ -196,7 +196,7 @@ impl UdpSocket {
     /// A poll function has no place of its own among the waiters: per
     /// direction, the wakers of the latest 65 distinct tasks polling so are
     /// kept, the oldest woken to make room for one more (see
-    /// [`Registration`](ioloop_runtime::io::Registration)). Any number of
+    /// [`Registration`]). Any number of
     /// tasks may wait in the async methods.
     ///
     /// # Errors
