@@ -291,8 +291,14 @@ fn loom_keyed_waiters_racing_an_event_and_a_drop() {
                         key: &mut Option<usize>,
                         waker: &Waker| {
             let mut cx = Context::from_waker(waker);
-            reg.poll_io(&mut cx, Direction::Read, key, |_| kernel.recv(1), |_, _| false)
-                .map(|n| n.expect("the model's recv only fails with WouldBlock"))
+            reg.poll_io(
+                &mut cx,
+                Direction::Read,
+                key,
+                |_| kernel.recv(1),
+                |_, _| false,
+            )
+            .map(|n| n.expect("the model's recv only fails with WouldBlock"))
         };
         let readers: Vec<_> = (0..2)
             .map(|_| {
@@ -314,7 +320,9 @@ fn loom_keyed_waiters_racing_an_event_and_a_drop() {
             move || {
                 let mut key = None;
                 let mut cx = Context::from_waker(Waker::noop());
-                let _ = reg.entry.poll_ready_keyed(Direction::Read, &mut cx, &mut key);
+                let _ = reg
+                    .entry
+                    .poll_ready_keyed(Direction::Read, &mut cx, &mut key);
                 if let Some(key) = key {
                     reg.entry.forget(Direction::Read, key);
                 }
