@@ -264,6 +264,10 @@ impl UdpSocket {
 
     /// Polls for read readiness, registering `cx` to be woken by it.
     ///
+    /// As a poll function it keeps only the wakers of the latest 65
+    /// distinct tasks polling a direction (see [`Registration`]); any
+    /// number may wait in the async methods.
+    ///
     /// # Errors
     ///
     /// Fails once the runtime has shut down.
@@ -272,6 +276,10 @@ impl UdpSocket {
     }
 
     /// Polls for write readiness, registering `cx` to be woken by it.
+    ///
+    /// As a poll function it keeps only the wakers of the latest 65
+    /// distinct tasks polling a direction (see [`Registration`]); any
+    /// number may wait in the async methods.
     ///
     /// # Errors
     ///

@@ -232,10 +232,10 @@ impl TcpStream {
     /// stream starts out ready, as for [`readable`](Self::readable).
     ///
     /// As a poll function it has no place of its own among the waiters:
-    /// per direction, the waker of the latest 65 distinct tasks polling so
+    /// per direction, the wakers of the latest 65 distinct tasks polling so
     /// are kept, the oldest woken to make room for one more (see
-    /// [`Registration`](ioloop_runtime::io::Registration)); any number of
-    /// tasks may wait in [`readable`](Self::readable).
+    /// [`Registration`]); any number of tasks may wait in
+    /// [`readable`](Self::readable).
     ///
     /// # Errors
     ///
@@ -245,6 +245,10 @@ impl TcpStream {
     }
 
     /// Polls for write readiness, registering `cx` to be woken by it.
+    ///
+    /// As a poll function it keeps only the wakers of the latest 65
+    /// distinct tasks polling a direction (see [`Registration`]); any
+    /// number may wait in the async methods.
     ///
     /// # Errors
     ///

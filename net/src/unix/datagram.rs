@@ -281,6 +281,10 @@ impl UnixDatagram {
     /// [`recv_from`](Self::recv_from) as a poll function, for hand-written
     /// futures.
     ///
+    /// As a poll function it keeps only the wakers of the latest 65
+    /// distinct tasks polling a direction (see [`Registration`]); any
+    /// number may wait in the async methods.
+    ///
     /// # Errors
     ///
     /// As [`recv_from`](Self::recv_from).
@@ -341,6 +345,10 @@ impl UnixDatagram {
 
     /// Polls for read readiness, registering `cx` to be woken by it.
     ///
+    /// As a poll function it keeps only the wakers of the latest 65
+    /// distinct tasks polling a direction (see [`Registration`]); any
+    /// number may wait in the async methods.
+    ///
     /// # Errors
     ///
     /// Fails once the runtime has shut down.
@@ -349,6 +357,10 @@ impl UnixDatagram {
     }
 
     /// Polls for write readiness, registering `cx` to be woken by it.
+    ///
+    /// As a poll function it keeps only the wakers of the latest 65
+    /// distinct tasks polling a direction (see [`Registration`]); any
+    /// number may wait in the async methods.
     ///
     /// # Errors
     ///
