@@ -37,7 +37,7 @@ pub use ioloop_macros::{main, test};
 /// I/O: asyncio-style streams, and registering sources with the reactor.
 pub mod io {
     pub use ioloop_net::io::*;
-    pub use ioloop_runtime::io::{ReadyEvent, Registration};
+    pub use ioloop_runtime::io::{ReadyEvent, Registration, Waiter};
 }
 
 /// The lesson's callback-style `Reactor`, served on ioloop.

@@ -46,8 +46,23 @@ pub(crate) fn recv_uninit(
     Ok(filled.len())
 }
 
-/// `sendmsg(2)` from several buffers, with `MSG_NOSIGNAL` (`writev(2)`
-/// cannot take the flag).
+/// The most slices one `sendmsg(2)` takes: `IOV_MAX`, 1,024 on Linux
+/// (`UIO_MAXIOV`) and on the BSDs and macOS. More is `EMSGSIZE`.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const MAX_SLICES: usize = libc::UIO_MAXIOV as usize;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const MAX_SLICES: usize = 1024;
+
+/// The first `IOV_MAX` of `bufs`: what one vectored call can take. A
+/// write of more slices writes these and returns their count, as std's and
+/// tokio's do, rather than failing with `EMSGSIZE`; the caller writes the
+/// rest next. Every vectored send goes through here.
+pub(crate) fn at_most_max_slices<'a, 'b>(bufs: &'a [IoSlice<'b>]) -> &'a [IoSlice<'b>] {
+    &bufs[..bufs.len().min(MAX_SLICES)]
+}
+
+/// `sendmsg(2)` from several buffers (the first `IOV_MAX` of them), with
+/// `MSG_NOSIGNAL` (`writev(2)` cannot take the flag).
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) fn send_vectored(
     socket: &impl std::os::fd::AsFd,
@@ -56,7 +71,7 @@ pub(crate) fn send_vectored(
     let mut no_control = rustix::net::SendAncillaryBuffer::default();
     Ok(rustix::net::sendmsg(
         socket,
-        bufs,
+        at_most_max_slices(bufs),
         &mut no_control,
         rustix::net::SendFlags::NOSIGNAL,
     )?)
@@ -100,7 +115,7 @@ pub(crate) fn send_vectored(
     socket: &mio::net::TcpStream,
     bufs: &[IoSlice<'_>],
 ) -> io::Result<usize> {
-    socket2::SockRef::from(socket).send_vectored(bufs)
+    socket2::SockRef::from(socket).send_vectored(at_most_max_slices(bufs))
 }
 
 /// `recvfrom(2)`: one datagram into `buf` (the rest of a longer one is

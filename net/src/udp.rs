@@ -2,7 +2,6 @@
 //! datagrams.
 
 use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
 use std::task::{Context, Poll};
@@ -145,11 +144,19 @@ impl UdpSocket {
             .await?
             .next()
             .ok_or_else(addr::no_addresses)?;
-        poll_fn(|cx| self.poll_send_to(cx, buf, target)).await
+        self.io
+            .write_io(|socket| syscall::send_to(socket, buf, target))
+            .await
     }
 
     /// [`send_to`](Self::send_to) as a poll function, for hand-written
     /// futures.
+    ///
+    /// A poll function has no place of its own among the waiters: per
+    /// direction, the wakers of the latest 65 distinct tasks polling so are
+    /// kept, the oldest woken to make room for one more (see
+    /// [`Registration`]). Any number of
+    /// tasks may wait in the async methods.
     ///
     /// # Errors
     ///
@@ -178,11 +185,19 @@ impl UdpSocket {
     /// Cancel-safe: a datagram is either returned or left queued.
     #[doc(alias = "recvfrom")]
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.poll_recv_from(cx, buf)).await
+        self.io
+            .read_io(|socket| syscall::recv_from(socket, buf))
+            .await
     }
 
     /// [`recv_from`](Self::recv_from) as a poll function, for hand-written
     /// futures.
+    ///
+    /// A poll function has no place of its own among the waiters: per
+    /// direction, the wakers of the latest 65 distinct tasks polling so are
+    /// kept, the oldest woken to make room for one more (see
+    /// [`Registration`]). Any number of
+    /// tasks may wait in the async methods.
     ///
     /// # Errors
     ///
@@ -208,11 +223,9 @@ impl UdpSocket {
     ///
     /// Cancel-safe: the datagram is sent whole or not at all.
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| {
-            self.io
-                .poll_write_io(cx, |socket| syscall::send_datagram(socket, buf))
-        })
-        .await
+        self.io
+            .write_io(|socket| syscall::send_datagram(socket, buf))
+            .await
     }
 
     /// Receives one datagram from the connected peer into `buf`; as
@@ -226,11 +239,9 @@ impl UdpSocket {
     ///
     /// Cancel-safe: a datagram is either returned or left queued.
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| {
-            self.io
-                .poll_read_io(cx, |socket| syscall::recv_datagram(socket, buf))
-        })
-        .await
+        self.io
+            .read_io(|socket| syscall::recv_datagram(socket, buf))
+            .await
     }
 
     /// Waits until a datagram can be received (or an error is pending).
@@ -253,6 +264,10 @@ impl UdpSocket {
 
     /// Polls for read readiness, registering `cx` to be woken by it.
     ///
+    /// As a poll function it keeps only the wakers of the latest 65
+    /// distinct tasks polling a direction (see [`Registration`]); any
+    /// number may wait in the async methods.
+    ///
     /// # Errors
     ///
     /// Fails once the runtime has shut down.
@@ -261,6 +276,10 @@ impl UdpSocket {
     }
 
     /// Polls for write readiness, registering `cx` to be woken by it.
+    ///
+    /// As a poll function it keeps only the wakers of the latest 65
+    /// distinct tasks polling a direction (see [`Registration`]); any
+    /// number may wait in the async methods.
     ///
     /// # Errors
     ///
@@ -320,7 +339,7 @@ impl UdpSocket {
     ///
     /// Cancel-safe: nothing is consumed.
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.peek_from(buf))).await
+        self.io.read_io(|socket| socket.peek_from(buf)).await
     }
 }
 

@@ -68,5 +68,5 @@ pub use task::{JoinError, JoinHandle, YieldNow, yield_now};
 /// Registering I/O sources with the reactor: what sockets are built on.
 pub mod io {
     pub use crate::reactor::ReadyEvent;
-    pub use crate::reactor::registration::Registration;
+    pub use crate::reactor::registration::{Registration, Waiter};
 }

@@ -10,10 +10,13 @@
 #[global_allocator]
 static ALLOC: testkit::account::Counting = testkit::account::Counting;
 
+mod connections;
 mod guards;
 #[cfg(feature = "hyper")]
 mod hyper;
 mod runtimes;
+mod runtimes;
 mod shutdown;
 mod tasks;
 mod timers;
+mod waiters;

@@ -596,3 +596,97 @@ fn a_readable_waiter_beside_a_reader_is_woken_too() -> io::Result<()> {
         Ok(())
     })
 }
+
+/// Tasks waiting through a poll function (no future to hold a place of its
+/// own) share the source's other waiters: ten of them on one source are
+/// all woken by its readiness.
+#[test]
+fn several_poll_function_callers_on_one_source_are_all_woken() -> io::Result<()> {
+    poll_function_crowd(10)
+}
+
+/// More poll-function callers than the 65 kept: they take turns being
+/// woken (each new one wakes the oldest, who registers again), and all of
+/// them see the readiness when it comes. Correct, if busy until then.
+#[test]
+fn a_crowd_of_poll_function_callers_beyond_the_kept_ones_is_all_woken() -> io::Result<()> {
+    poll_function_crowd(100)
+}
+
+fn poll_function_crowd(n: usize) -> io::Result<()> {
+    ioloop::block_on(async {
+        let (ours, mut peer) = pair()?;
+        let reg = Arc::new(Registration::new(ours)?);
+        let first_event = reg.readable().await?;
+        reg.clear_readiness(first_event);
+        let waiters: Vec<_> = (0..n)
+            .map(|_| {
+                let reg = reg.clone();
+                ioloop::spawn(async move {
+                    poll_fn(|cx| reg.poll_read_ready(cx))
+                        .await
+                        .map(|e| e.is_readable())
+                })
+            })
+            .collect();
+        yield_now().await;
+        assert!(waiters.iter().all(|w| !w.is_finished()));
+        peer.write_all(b"x")?;
+        for waiter in waiters {
+            assert!(timeout(SAFETY, waiter).await?.unwrap()?);
+        }
+        Ok(())
+    })
+}
+
+/// Polls `fut` once.
+async fn poll_once<F: std::future::Future>(fut: F) -> Poll<F::Output> {
+    let mut fut = std::pin::pin!(fut);
+    poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await
+}
+
+/// A decision (issue 28): a new stream starts out ready, before any event,
+/// saving its first read a trip through the poller (tokio's start not
+/// ready). `readable()` and `poll_read_ready` on a fresh TCP or Unix stream
+/// return at once; the `try_read` that follows says `WouldBlock`, never a
+/// wrong answer, and clears the readiness, so the next `readable()` waits
+/// for the data.
+#[test]
+fn a_new_stream_starts_ready_and_its_first_try_read_says_would_block() -> io::Result<()> {
+    use ioloop::net::{TcpListener, TcpStream, UnixStream as Stream};
+    ioloop::block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let client = TcpStream::connect(listener.local_addr()?).await?;
+        let (server, _) = listener.accept().await?;
+        let (a, b) = Stream::pair()?;
+        let mut buf = [0u8; 8];
+
+        // TCP: ready at once, nothing there, then a real wait.
+        assert!(matches!(
+            poll_once(server.readable()).await,
+            Poll::Ready(Ok(()))
+        ));
+        assert!(matches!(
+            poll_fn(|cx| Poll::Ready(server.poll_read_ready(cx))).await,
+            Poll::Ready(Ok(()))
+        ));
+        let err = server.try_read(&mut buf).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+        assert!(poll_once(server.readable()).await.is_pending());
+        assert_eq!(client.try_write(b"ping")?, 4);
+        timeout(SAFETY, server.readable()).await??;
+        assert_eq!(server.try_read(&mut buf)?, 4);
+        assert_eq!(&buf[..4], b"ping");
+
+        // Unix: the same.
+        assert!(matches!(poll_once(a.readable()).await, Poll::Ready(Ok(()))));
+        let err = a.try_read(&mut buf).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+        assert!(poll_once(a.readable()).await.is_pending());
+        assert_eq!(b.try_write(b"pong")?, 4);
+        timeout(SAFETY, a.readable()).await??;
+        assert_eq!(a.try_read(&mut buf)?, 4);
+        assert_eq!(&buf[..4], b"pong");
+        Ok(())
+    })
+}

@@ -12,6 +12,7 @@
 //! 10,000 connect/close cycles watches the whole process, so it runs in
 //! tests/stress/ (`tcp_fd_count`).
 
+mod extremes;
 mod names;
 mod options;
 mod shared_sockets;
@@ -30,3 +31,4 @@ mod unix_datagram;
 mod unix_emfile;
 mod unix_sigpipe;
 mod unix_stream;
+mod vectored;

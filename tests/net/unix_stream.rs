@@ -427,3 +427,36 @@ fn buffer_sizes_can_be_set_and_read() -> io::Result<()> {
         Ok(())
     })
 }
+
+/// A decision (issue 28; tokio's `uds_stream::epollhup`): a Unix `connect`
+/// completes on its first poll, once the kernel has queued the connection
+/// on the listener's backlog, without waiting for writability. A listener
+/// dropped after that, before accepting, shows at the first read
+/// (`ConnectionReset`), not at `connect` as in tokio, which waits for
+/// writability and may report it there. The stream is then at its end.
+/// (The reset is Linux's: the listener's close resets its queued
+/// connections.)
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[test]
+fn a_unix_connect_completes_on_its_first_poll_and_a_listener_gone_shows_at_the_first_read()
+-> io::Result<()> {
+    use std::future::{Future, poll_fn};
+    use std::task::Poll;
+    run(|| async {
+        let dir = net_unix::TempDir::new()?;
+        let path = dir.join("gone.sock");
+        let listener = UnixListener::bind(&path)?;
+        let mut connect = std::pin::pin!(UnixStream::connect(&path));
+        let polled = poll_fn(|cx| Poll::Ready(connect.as_mut().poll(cx))).await;
+        let Poll::Ready(connected) = polled else {
+            panic!("a Unix connect waited on its first poll");
+        };
+        let mut stream = connected?;
+        drop(listener);
+        let mut buf = [0u8; 8];
+        let err = stream.read(&mut buf).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionReset, "{err}");
+        assert_eq!(stream.read(&mut buf).await?, 0);
+        Ok(())
+    })
+}

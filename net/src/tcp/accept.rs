@@ -21,7 +21,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use ioloop_runtime::io::Registration;
+use ioloop_runtime::io::{Registration, Waiter};
 use ioloop_runtime::time::{Sleep, sleep};
 use mio::event::Source;
 
@@ -91,32 +91,37 @@ impl Accept for mio::net::TcpListener {
     }
 }
 
-/// The state of one accept loop: the back-off timer and how long the next
-/// one will be. It lives in the accept future or the `Incoming` stream, so
-/// the delay grows for as long as that loop keeps failing.
+/// The state of one accept loop: its place among the listener's waiters,
+/// the back-off timer and how long the next one will be. It lives in the
+/// accept future or the `Incoming` stream, so the delay grows for as long
+/// as that loop keeps failing, and dropping either takes its waker out of
+/// the listener's waiters.
 #[derive(Debug)]
-pub(crate) struct Acceptor {
+pub(crate) struct Acceptor<'a, L: Accept> {
+    waiter: Waiter<'a, L>,
     backoff: Option<Sleep>,
     next_delay: Duration,
     skips_in_a_row: u32,
 }
 
-impl Acceptor {
-    pub(crate) fn new() -> Self {
+impl<'a, L: Accept> Acceptor<'a, L> {
+    pub(crate) fn new(listener: &'a Registration<L>) -> Self {
         Acceptor {
+            waiter: listener.read_waiter(),
             backoff: None,
             next_delay: FIRST_DELAY,
             skips_in_a_row: 0,
         }
     }
 
-    /// Accepts the next connection on `listener`: the one pattern (try,
-    /// clear readiness on `WouldBlock`, wait), plus the error sorting.
-    pub(crate) fn poll_accept<L: Accept>(
-        &mut self,
-        listener: &Registration<L>,
-        cx: &mut Context<'_>,
-    ) -> Poll<io::Result<L::Accepted>> {
+    /// The listener accepted from.
+    pub(crate) fn listener(&self) -> &'a Registration<L> {
+        self.waiter.registration()
+    }
+
+    /// Accepts the next connection: the one pattern (try, clear readiness
+    /// on `WouldBlock`, wait), plus the error sorting.
+    pub(crate) fn poll_accept(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<L::Accepted>> {
         loop {
             // Readiness is not cleared while backing off: the connections
             // are still queued, and no new edge may come for them.
@@ -126,7 +131,7 @@ impl Acceptor {
             }
             // Registering is inside the retried call, but its errors are
             // never `WouldBlock`: they reach the sorting below unchanged.
-            let accepted = ready!(listener.poll_read_io(cx, L::accept_registered));
+            let accepted = ready!(self.waiter.poll_io(cx, L::accept_registered));
             let err = match accepted {
                 Ok(accepted) => {
                     self.next_delay = FIRST_DELAY;

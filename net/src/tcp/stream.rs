@@ -204,6 +204,14 @@ impl TcpStream {
     /// Waits until the stream is readable (or the peer has hung up, or an
     /// error is pending), without reading. Any number of tasks may wait.
     ///
+    /// A new stream starts out ready, before any event from the poller: on
+    /// a fresh stream this returns at once, and only the read that follows
+    /// says whether anything is there (a [`try_read`](Self::try_read) that
+    /// finds nothing returns `WouldBlock` and clears the readiness, so the
+    /// next wait is for a real event). It saves every connection a trip
+    /// through the poller before its first read; tokio's streams start
+    /// not ready instead.
+    ///
     /// # Errors
     ///
     /// Fails once the runtime has shut down.
@@ -220,7 +228,14 @@ impl TcpStream {
         self.io.writable().await.map(drop)
     }
 
-    /// Polls for read readiness, registering `cx` to be woken by it.
+    /// Polls for read readiness, registering `cx` to be woken by it. A new
+    /// stream starts out ready, as for [`readable`](Self::readable).
+    ///
+    /// As a poll function it has no place of its own among the waiters:
+    /// per direction, the wakers of the latest 65 distinct tasks polling so
+    /// are kept, the oldest woken to make room for one more (see
+    /// [`Registration`]); any number of tasks may wait in
+    /// [`readable`](Self::readable).
     ///
     /// # Errors
     ///
@@ -231,6 +246,10 @@ impl TcpStream {
 
     /// Polls for write readiness, registering `cx` to be woken by it.
     ///
+    /// As a poll function it keeps only the wakers of the latest 65
+    /// distinct tasks polling a direction (see [`Registration`]); any
+    /// number may wait in the async methods.
+    ///
     /// # Errors
     ///
     /// Fails once the runtime has shut down.
@@ -240,6 +259,10 @@ impl TcpStream {
 
     /// Reads what is there now into `buf`, without waiting: `Ok(0)` is the
     /// end of the stream.
+    ///
+    /// On a new stream the first call always makes the `recv`, since a
+    /// stream starts out ready (see [`readable`](Self::readable)): it says
+    /// `WouldBlock` if nothing has come, never a wrong answer.
     ///
     /// # Errors
     ///
@@ -284,7 +307,10 @@ impl TcpStream {
     }
 
     /// [`try_write`](Self::try_write) from several buffers, in one
-    /// `sendmsg`.
+    /// `sendmsg`. One call takes at most the first `IOV_MAX` (1,024)
+    /// buffers, as std's `write_vectored` does: with more, it writes from
+    /// those and returns how much it wrote, never `EMSGSIZE`. So do the
+    /// `AsyncWrite::poll_write_vectored` of the stream and its halves.
     ///
     /// # Errors
     ///
@@ -304,7 +330,7 @@ impl TcpStream {
     ///
     /// Cancel-safe: nothing is consumed.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.peek(buf))).await
+        self.io.read_io(|socket| socket.peek(buf)).await
     }
 
     /// Reads into `buf`, which need not be initialized, waiting for data:
@@ -384,12 +410,15 @@ impl TcpStream {
             .poll_write_stream(cx, buf.len(), |socket| syscall::send(socket, buf))
     }
 
-    /// Writes from several buffers in one `sendmsg`, waiting for room.
+    /// Writes from several buffers in one `sendmsg`, waiting for room: the
+    /// first `IOV_MAX` of them, so that a write shorter than those is what
+    /// says the send buffer is full.
     pub(crate) fn poll_send_vectored(
         &self,
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        let bufs = crate::syscall::at_most_max_slices(bufs);
         let len = bufs.iter().map(|b| b.len()).sum();
         if len == 0 {
             return Poll::Ready(Ok(0));

@@ -2,7 +2,6 @@
 //! receiving datagrams.
 
 use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::net::Shutdown;
 use std::os::unix::net::SocketAddr;
@@ -276,11 +275,15 @@ impl UnixDatagram {
     /// Cancel-safe: a datagram is either returned or left queued.
     #[doc(alias = "recvfrom")]
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.poll_recv_from(cx, buf)).await
+        self.io.read_io(|socket| socket.recv_from(buf)).await
     }
 
     /// [`recv_from`](Self::recv_from) as a poll function, for hand-written
     /// futures.
+    ///
+    /// As a poll function it keeps only the wakers of the latest 65
+    /// distinct tasks polling a direction (see [`Registration`]); any
+    /// number may wait in the async methods.
     ///
     /// # Errors
     ///
@@ -305,7 +308,7 @@ impl UnixDatagram {
     ///
     /// Cancel-safe: the datagram is sent whole or not at all.
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.io.poll_write_io(cx, |socket| sys::send(socket, buf))).await
+        self.io.write_io(|socket| sys::send(socket, buf)).await
     }
 
     /// Receives one datagram from the connected peer into `buf`; as
@@ -319,7 +322,7 @@ impl UnixDatagram {
     ///
     /// Cancel-safe: a datagram is either returned or left queued.
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.recv(buf))).await
+        self.io.read_io(|socket| socket.recv(buf)).await
     }
 
     /// Waits until a datagram can be received (or an error is pending).
@@ -342,6 +345,10 @@ impl UnixDatagram {
 
     /// Polls for read readiness, registering `cx` to be woken by it.
     ///
+    /// As a poll function it keeps only the wakers of the latest 65
+    /// distinct tasks polling a direction (see [`Registration`]); any
+    /// number may wait in the async methods.
+    ///
     /// # Errors
     ///
     /// Fails once the runtime has shut down.
@@ -350,6 +357,10 @@ impl UnixDatagram {
     }
 
     /// Polls for write readiness, registering `cx` to be woken by it.
+    ///
+    /// As a poll function it keeps only the wakers of the latest 65
+    /// distinct tasks polling a direction (see [`Registration`]); any
+    /// number may wait in the async methods.
     ///
     /// # Errors
     ///
@@ -413,11 +424,7 @@ impl UnixDatagram {
     ///
     /// Cancel-safe: nothing is consumed.
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| {
-            self.io
-                .poll_read_io(cx, |socket| sys::peek_from(socket, buf))
-        })
-        .await
+        self.io.read_io(|socket| sys::peek_from(socket, buf)).await
     }
 }
 

@@ -130,16 +130,15 @@ impl UnixListener {
     ///
     /// [`TcpListener::accept`]: crate::TcpListener::accept
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
-        let mut acceptor = Acceptor::new();
-        poll_fn(|cx| acceptor.poll_accept(&self.io, cx)).await
+        let mut acceptor = Acceptor::new(&self.io);
+        poll_fn(|cx| acceptor.poll_accept(cx)).await
     }
 
     /// The connections this listener accepts, as a `futures_core::Stream`:
     /// see [`Incoming`].
     pub fn incoming(&self) -> Incoming<'_> {
         Incoming {
-            listener: &self.io,
-            acceptor: Acceptor::new(),
+            acceptor: Acceptor::new(&self.io),
         }
     }
 }
@@ -201,8 +200,7 @@ impl std::os::fd::AsRawFd for UnixListener {
 /// ```
 #[must_use = "streams do nothing unless polled"]
 pub struct Incoming<'a> {
-    listener: &'a Registration<mio::net::UnixListener>,
-    acceptor: Acceptor,
+    acceptor: Acceptor<'a, mio::net::UnixListener>,
 }
 
 impl Stream for Incoming<'_> {
@@ -211,7 +209,7 @@ impl Stream for Incoming<'_> {
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         this.acceptor
-            .poll_accept(this.listener, cx)
+            .poll_accept(cx)
             .map(|accepted| Some(accepted.map(|(stream, _)| stream)))
     }
 }
@@ -219,7 +217,7 @@ impl Stream for Incoming<'_> {
 impl fmt::Debug for Incoming<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Incoming")
-            .field("listener", self.listener.get_ref())
+            .field("listener", self.acceptor.listener().get_ref())
             .field("acceptor", &self.acceptor)
             .finish()
     }

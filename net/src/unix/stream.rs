@@ -2,7 +2,6 @@
 //! readiness and `try_*`, and `futures_io::AsyncRead` / `AsyncWrite`.
 
 use std::fmt;
-use std::future::poll_fn;
 use std::io::{self, IoSlice, IoSliceMut, Read};
 use std::mem::MaybeUninit;
 use std::net::Shutdown;
@@ -61,6 +60,15 @@ impl UnixStream {
     /// then it tries again, after 1 ms, doubling up to 100 ms, until the
     /// listener makes room. Wrap it in `ioloop::time::timeout` to bound
     /// that wait.
+    ///
+    /// So the future completes on its first poll, as soon as the kernel has
+    /// queued the connection on the listener's backlog, without waiting
+    /// for the stream to be writable: waiting would cost every connect a
+    /// trip through the poller and prove nothing more, since the listener
+    /// can go at any time before it accepts. A listener dropped before
+    /// accepting shows at the first read (`ConnectionReset` on Linux, then
+    /// end of file) or write, not here. tokio's `connect` waits for
+    /// writability and may report that same reset at `connect`.
     ///
     /// # Errors
     ///
@@ -257,6 +265,14 @@ impl UnixStream {
     /// Waits until the stream is readable (or the peer has hung up, or an
     /// error is pending), without reading. Any number of tasks may wait.
     ///
+    /// A new stream starts out ready, before any event from the poller: on
+    /// a fresh stream this returns at once, and only the read that follows
+    /// says whether anything is there (a [`try_read`](Self::try_read) that
+    /// finds nothing returns `WouldBlock` and clears the readiness, so the
+    /// next wait is for a real event). It saves every connection a trip
+    /// through the poller before its first read; tokio's streams start
+    /// not ready instead.
+    ///
     /// # Errors
     ///
     /// Fails once the runtime has shut down.
@@ -273,7 +289,14 @@ impl UnixStream {
         self.io.writable().await.map(drop)
     }
 
-    /// Polls for read readiness, registering `cx` to be woken by it.
+    /// Polls for read readiness, registering `cx` to be woken by it. A new
+    /// stream starts out ready, as for [`readable`](Self::readable).
+    ///
+    /// As a poll function it has no place of its own among the waiters:
+    /// per direction, the wakers of the latest 65 distinct tasks polling so
+    /// are kept, the oldest woken to make room for one more (see
+    /// [`Registration`]); any number of tasks may wait in
+    /// [`readable`](Self::readable).
     ///
     /// # Errors
     ///
@@ -284,6 +307,10 @@ impl UnixStream {
 
     /// Polls for write readiness, registering `cx` to be woken by it.
     ///
+    /// As a poll function it keeps only the wakers of the latest 65
+    /// distinct tasks polling a direction (see [`Registration`]); any
+    /// number may wait in the async methods.
+    ///
     /// # Errors
     ///
     /// Fails once the runtime has shut down.
@@ -293,6 +320,10 @@ impl UnixStream {
 
     /// Reads what is there now into `buf`, without waiting: `Ok(0)` is the
     /// end of the stream.
+    ///
+    /// On a new stream the first call always makes the `recv`, since a
+    /// stream starts out ready (see [`readable`](Self::readable)): it says
+    /// `WouldBlock` if nothing has come, never a wrong answer.
     ///
     /// # Errors
     ///
@@ -339,7 +370,10 @@ impl UnixStream {
     }
 
     /// [`try_write`](Self::try_write) from several buffers, in one
-    /// `sendmsg`.
+    /// `sendmsg`. One call takes at most the first `IOV_MAX` (1,024)
+    /// buffers, as std's `write_vectored` does: with more, it writes from
+    /// those and returns how much it wrote, never `EMSGSIZE`. So do the
+    /// `AsyncWrite::poll_write_vectored` of the stream and its halves.
     ///
     /// # Errors
     ///
@@ -360,7 +394,7 @@ impl UnixStream {
     ///
     /// Cancel-safe: nothing is consumed.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.io.poll_read_io(cx, |socket| sys::peek(socket, buf))).await
+        self.io.read_io(|socket| sys::peek(socket, buf)).await
     }
 
     /// Reads into `buf`, which need not be initialized, waiting for data:
@@ -436,12 +470,15 @@ impl UnixStream {
             .poll_write_stream(cx, buf.len(), |socket| sys::send(socket, buf))
     }
 
-    /// Writes from several buffers in one `sendmsg`, waiting for room.
+    /// Writes from several buffers in one `sendmsg`, waiting for room: the
+    /// first `IOV_MAX` of them, so that a write shorter than those is what
+    /// says the send buffer is full.
     pub(crate) fn poll_send_vectored(
         &self,
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        let bufs = crate::syscall::at_most_max_slices(bufs);
         let len = bufs.iter().map(|b| b.len()).sum();
         if len == 0 {
             return Poll::Ready(Ok(0));

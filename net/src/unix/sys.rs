@@ -65,7 +65,8 @@ pub(crate) fn send_vectored(socket: &impl AsFd, bufs: &[IoSlice<'_>]) -> io::Res
     #[cfg(any(target_os = "linux", target_os = "android"))]
     return crate::syscall::send_vectored(socket, bufs);
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    SockRef::from(socket).send_vectored_with_flags(bufs, SEND_FLAGS)
+    SockRef::from(socket)
+        .send_vectored_with_flags(crate::syscall::at_most_max_slices(bufs), SEND_FLAGS)
 }
 
 /// One `recv(2)` with `MSG_PEEK`: the bytes stay queued. Through nix,

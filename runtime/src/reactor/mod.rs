@@ -67,7 +67,6 @@ use mio::{Interest, Registry, Token};
 use slab::Slab;
 
 use crate::sync::{AtomicBool, AtomicU64, Mutex, Ordering};
-use crate::task::cell::wake_all;
 use waiters::Waiters;
 
 /// One registered source: its readiness and its waiters, shared by the
@@ -211,13 +210,59 @@ impl IoEntry {
             Ok(Some(event)) => return Poll::Ready(Ok(event)),
             Err(err) => return Poll::Ready(Err(err)),
         }
-        let mut woken = waiters.get(direction).register(cx.waker());
+        let evicted = waiters.get(direction).register(cx.waker());
         drop(waiters);
         // Woken only after the lock is released: a waker can run arbitrary
-        // code, even code that takes this lock. Nearly always there are
-        // none: `wake_all` checks for that inline.
-        wake_all(&mut woken);
+        // code, even code that takes this lock. Nearly always there is
+        // none.
+        if let Some(waker) = evicted {
+            waker.wake();
+        }
         Poll::Pending
+    }
+
+    /// `poll_ready` for a waiting future, which holds its place among the
+    /// waiters at `key` (see `Waiters`) and gives it back with
+    /// [`forget`](Self::forget) when it drops.
+    #[inline]
+    pub(crate) fn poll_ready_keyed(
+        &self,
+        direction: Direction,
+        cx: &mut Context<'_>,
+        key: &mut Option<usize>,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        match ready_fast(self.state.load(Ordering::Acquire), direction) {
+            Some(event) => Poll::Ready(Ok(event)),
+            None => self.park_keyed(direction, cx, key),
+        }
+    }
+
+    /// `park` for a waiting future, at its own slot.
+    #[inline(never)]
+    fn park_keyed(
+        &self,
+        direction: Direction,
+        cx: &mut Context<'_>,
+        key: &mut Option<usize>,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        let mut waiters = self.waiters.lock();
+        match ready_in(self.state.load(Ordering::Acquire), direction) {
+            Ok(None) => {}
+            Ok(Some(event)) => return Poll::Ready(Ok(event)),
+            Err(err) => return Poll::Ready(Err(err)),
+        }
+        let replaced = waiters.get(direction).register_keyed(key, cx.waker());
+        drop(waiters);
+        // Dropped only after the lock is released, as wakers are woken.
+        drop(replaced);
+        Poll::Pending
+    }
+
+    /// Gives back the place at `key` among the waiters of `direction`: its
+    /// future stopped waiting.
+    pub(crate) fn forget(&self, direction: Direction, key: usize) {
+        let parked = self.waiters.lock().get(direction).remove_keyed(key);
+        drop(parked);
     }
 
     /// Clears the bits of `event`, unless a newer event arrived since (the

@@ -28,7 +28,26 @@ use crate::task::budget;
 ///
 /// Any number of tasks may wait on each direction (several acceptors on a
 /// listener, two readers of one socket); the next readiness event in that
-/// direction wakes them all.
+/// direction wakes them all. A waiting *future* ([`readable`](Self::readable),
+/// [`read_io`](Self::read_io), any future built on a [`Waiter`]) holds a
+/// place of its own among the waiters and gives it back when it is
+/// dropped, so the waiters are exactly the live ones, however many. A
+/// *poll function* ([`poll_read_ready`](Self::poll_read_ready),
+/// [`poll_read_io`](Self::poll_read_io), ...) has no future to hold a place
+/// and cannot say it stopped waiting: per direction, the latest 65 distinct
+/// tasks polling so are kept, and one more wakes the oldest (which polls
+/// again if it still waits). So tasks that polled once and moved on hold
+/// at most that many tasks alive; a crowd of more than 65 tasks waiting
+/// through poll functions on one direction keeps taking turns being woken,
+/// correct but busy: have a crowd wait through futures.
+///
+/// # A new registration starts ready
+///
+/// A fresh registration reports both directions ready before any event:
+/// the first I/O call is tried at once, saving a trip through the poller,
+/// and if it would block, clearing the readiness makes the next check wait
+/// for a real event. So [`readable`](Self::readable) returns at once on a
+/// fresh source, and only the I/O call says whether there is anything.
 ///
 /// Each readiness check spends one unit of the task's cooperative budget
 /// (128 per poll); when it runs out the check returns `Pending` and the task
@@ -204,7 +223,8 @@ impl<S: Source> Registration<S> {
     /// .unwrap();
     /// ```
     pub async fn readable(&self) -> io::Result<ReadyEvent> {
-        poll_fn(|cx| self.poll_read_ready(cx)).await
+        let mut waiter = self.read_waiter();
+        poll_fn(|cx| waiter.poll_ready(cx)).await
     }
 
     /// Waits until the source is writable (or write-closed, or in error).
@@ -231,7 +251,79 @@ impl<S: Source> Registration<S> {
     /// .unwrap();
     /// ```
     pub async fn writable(&self) -> io::Result<ReadyEvent> {
-        poll_fn(|cx| self.poll_write_ready(cx)).await
+        let mut waiter = self.write_waiter();
+        poll_fn(|cx| waiter.poll_ready(cx)).await
+    }
+
+    /// A place among the tasks waiting to read, for a future to wait in:
+    /// see [`Waiter`].
+    pub fn read_waiter(&self) -> Waiter<'_, S> {
+        Waiter {
+            registration: self,
+            direction: Direction::Read,
+            key: None,
+        }
+    }
+
+    /// A place among the tasks waiting to write, for a future to wait in:
+    /// see [`Waiter`].
+    pub fn write_waiter(&self) -> Waiter<'_, S> {
+        Waiter {
+            registration: self,
+            direction: Direction::Write,
+            key: None,
+        }
+    }
+
+    /// Runs the read-side I/O call `f` until it does not return
+    /// `WouldBlock`, waiting for readiness in between: the future form of
+    /// [`poll_read_io`](Self::poll_read_io), which waits in a place of its
+    /// own (see [`Waiter`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`poll_read_io`](Self::poll_read_io).
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe if `f` is: dropping the future loses no readiness, and
+    /// takes its waker out of the waiters.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::io::{Read, Write};
+    /// use ioloop::io::Registration;
+    ///
+    /// ioloop::block_on(async {
+    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
+    ///     let a = Registration::new(a)?;
+    ///     b.write_all(b"ping")?;
+    ///     let mut buf = [0u8; 4];
+    ///     let n = a.read_io(|mut s| s.read(&mut buf)).await?;
+    ///     assert_eq!(&buf[..n], b"ping");
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub async fn read_io<R>(&self, mut f: impl FnMut(&S) -> io::Result<R>) -> io::Result<R> {
+        let mut waiter = self.read_waiter();
+        poll_fn(|cx| waiter.poll_io(cx, &mut f)).await
+    }
+
+    /// The write side of [`read_io`](Self::read_io): the future form of
+    /// [`poll_write_io`](Self::poll_write_io).
+    ///
+    /// # Errors
+    ///
+    /// As [`poll_write_io`](Self::poll_write_io).
+    ///
+    /// # Cancellation
+    ///
+    /// As [`read_io`](Self::read_io).
+    pub async fn write_io<R>(&self, mut f: impl FnMut(&S) -> io::Result<R>) -> io::Result<R> {
+        let mut waiter = self.write_waiter();
+        poll_fn(|cx| waiter.poll_io(cx, &mut f)).await
     }
 
     /// Forgets the readiness in `event`, after an I/O call it allowed
@@ -343,7 +435,7 @@ impl<S: Source> Registration<S> {
         cx: &mut Context<'_>,
         f: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io(cx, Direction::Read, f, |_, _| false)
+        self.poll_io(cx, Direction::Read, Polled, f, |_, _| false)
     }
 
     /// Runs the write-side I/O call `f` until it does not return
@@ -378,7 +470,7 @@ impl<S: Source> Registration<S> {
         cx: &mut Context<'_>,
         f: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io(cx, Direction::Write, f, |_, _| false)
+        self.poll_io(cx, Direction::Write, Polled, f, |_, _| false)
     }
 
     /// [`poll_read_io`](Self::poll_read_io) for a byte-stream source (TCP,
@@ -424,7 +516,7 @@ impl<S: Source> Registration<S> {
         len: usize,
         f: impl FnMut(&S) -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
-        self.poll_io(cx, Direction::Read, f, |&n, event| {
+        self.poll_io(cx, Direction::Read, Polled, f, |&n, event| {
             n > 0 && n < len && !event.is_priority()
         })
     }
@@ -463,23 +555,24 @@ impl<S: Source> Registration<S> {
         len: usize,
         f: impl FnMut(&S) -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
-        self.poll_io(cx, Direction::Write, f, |&n, _| n < len)
+        self.poll_io(cx, Direction::Write, Polled, f, |&n, _| n < len)
     }
 
-    /// The pattern: wait for readiness, try `f`; on `WouldBlock` clear the
-    /// readiness that allowed it and wait again. `drained` says whether a
-    /// successful result, under that readiness, shows the kernel buffer is
-    /// exhausted as well.
+    /// The pattern: wait for readiness (parking as `place` says), try `f`;
+    /// on `WouldBlock` clear the readiness that allowed it and wait again.
+    /// `drained` says whether a successful result, under that readiness,
+    /// shows the kernel buffer is exhausted as well.
     fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
+        mut place: impl Place,
         mut f: impl FnMut(&S) -> io::Result<R>,
         drained: impl Fn(&R, &ReadyEvent) -> bool,
     ) -> Poll<io::Result<R>> {
         ready!(budget::poll_proceed(cx));
         loop {
-            let event = ready!(self.entry.poll_ready(direction, cx))?;
+            let event = ready!(place.poll_ready(&self.entry, direction, cx))?;
             match f(&self.source) {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(event),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
@@ -492,6 +585,137 @@ impl<S: Source> Registration<S> {
                 Err(err) => return Poll::Ready(Err(err)),
             }
         }
+    }
+}
+
+/// Where a task waiting on a direction parks its waker.
+trait Place {
+    fn poll_ready(
+        &mut self,
+        entry: &IoEntry,
+        direction: Direction,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<ReadyEvent>>;
+}
+
+/// A poll function's caller: among the shared waiters (see `Waiters`).
+struct Polled;
+
+impl Place for Polled {
+    #[inline]
+    fn poll_ready(
+        &mut self,
+        entry: &IoEntry,
+        direction: Direction,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        entry.poll_ready(direction, cx)
+    }
+}
+
+/// A waiting future: at its own key.
+impl Place for &mut Option<usize> {
+    #[inline]
+    fn poll_ready(
+        &mut self,
+        entry: &IoEntry,
+        direction: Direction,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        entry.poll_ready_keyed(direction, cx, self)
+    }
+}
+
+/// One future's place among the tasks waiting on one direction of a
+/// [`Registration`]: what a hand-written future that waits for I/O holds,
+/// so that dropping it takes its waker (and so its task) out of the
+/// waiters at once.
+///
+/// The place is taken at the first poll that has to wait, kept (its waker
+/// updated in place) by later polls, and given back on drop: registering
+/// is O(1) however many tasks wait. The poll functions of [`Registration`]
+/// have no such place; see there for what that means.
+///
+/// Made by [`Registration::read_waiter`] and
+/// [`Registration::write_waiter`]. One waiter serves one future: the task
+/// polling it is the one woken.
+///
+/// # Examples
+///
+/// ```
+/// use std::future::poll_fn;
+/// use std::io::{Read, Write};
+/// use ioloop::io::Registration;
+///
+/// ioloop::block_on(async {
+///     let (a, mut b) = mio::net::UnixStream::pair()?;
+///     let a = Registration::new(a)?;
+///     b.write_all(b"ping")?;
+///     let mut waiter = a.read_waiter();
+///     let mut buf = [0u8; 4];
+///     let n = poll_fn(|cx| waiter.poll_io(cx, |mut s| s.read(&mut buf))).await?;
+///     assert_eq!(&buf[..n], b"ping");
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+pub struct Waiter<'a, S: Source> {
+    registration: &'a Registration<S>,
+    direction: Direction,
+    /// The slot among the direction's waiters, once one was needed.
+    key: Option<usize>,
+}
+
+impl<'a, S: Source> Waiter<'a, S> {
+    /// The registration waited on.
+    pub fn registration(&self) -> &'a Registration<S> {
+        self.registration
+    }
+
+    /// Returns the direction's readiness, or parks `cx`'s waker in this
+    /// waiter's place until an event: as
+    /// [`Registration::poll_read_ready`], for a future.
+    ///
+    /// # Errors
+    ///
+    /// Fails once the runtime has shut down.
+    pub fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
+        ready!(budget::poll_proceed(cx));
+        let entry = &self.registration.entry;
+        entry.poll_ready_keyed(self.direction, cx, &mut self.key)
+    }
+
+    /// Runs the I/O call `f` until it does not return `WouldBlock`, waiting
+    /// in this waiter's place in between: as
+    /// [`Registration::poll_read_io`], for a future.
+    ///
+    /// # Errors
+    ///
+    /// As [`Registration::poll_read_io`].
+    pub fn poll_io<R>(
+        &mut self,
+        cx: &mut Context<'_>,
+        f: impl FnMut(&S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        let registration = self.registration;
+        registration.poll_io(cx, self.direction, &mut self.key, f, |_, _| false)
+    }
+}
+
+impl<S: Source> Drop for Waiter<'_, S> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key {
+            self.registration.entry.forget(self.direction, key);
+        }
+    }
+}
+
+impl<S: Source> fmt::Debug for Waiter<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Waiter")
+            .field("token", &self.registration.token)
+            .field("parked", &self.key.is_some())
+            .finish()
     }
 }
 

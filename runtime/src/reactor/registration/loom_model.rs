@@ -272,3 +272,87 @@ fn loom_shutdown_racing_a_waiting_reader() {
         }
     });
 }
+
+/// Two futures wait on one source, each in a place of its own (a key among
+/// the waiters, as a `Waiter` holds), while the loop dispatches one event
+/// for the two bytes the peer sent and a third waiting future gives its
+/// place back (it was dropped). Both readers must be woken, and once every
+/// place is given back the set holds no waker.
+#[test]
+fn loom_keyed_waiters_racing_an_event_and_a_drop() {
+    loom::model(|| {
+        let shared = harness::shared();
+        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
+        let reg =
+            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        let kernel = Arc::new(Kernel::default());
+        let read_one = |reg: &Registration<Source>,
+                        kernel: &Kernel,
+                        key: &mut Option<usize>,
+                        waker: &Waker| {
+            let mut cx = Context::from_waker(waker);
+            reg.poll_io(
+                &mut cx,
+                Direction::Read,
+                key,
+                |_| kernel.recv(1),
+                |_, _| false,
+            )
+            .map(|n| n.expect("the model's recv only fails with WouldBlock"))
+        };
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let (reg, kernel) = (reg.clone(), kernel.clone());
+                let flag = Flag::new();
+                let handle = thread::spawn({
+                    let flag = flag.clone();
+                    move || {
+                        let mut key = None;
+                        let done = read_one(&reg, &kernel, &mut key, &flag.waker()).is_ready();
+                        (done, key)
+                    }
+                });
+                (handle, flag)
+            })
+            .collect();
+        let dropped = thread::spawn({
+            let reg = reg.clone();
+            move || {
+                let mut key = None;
+                let mut cx = Context::from_waker(Waker::noop());
+                let _ = reg
+                    .entry
+                    .poll_ready_keyed(Direction::Read, &mut cx, &mut key);
+                if let Some(key) = key {
+                    reg.entry.forget(Direction::Read, key);
+                }
+            }
+        });
+        kernel.0.fetch_add(2, Ordering::AcqRel);
+        let mut wakers = Vec::new();
+        shared
+            .reactor
+            .record(iter::once((reg.token, READABLE)), &mut wakers);
+        wake_all(&mut wakers);
+
+        for (handle, flag) in readers {
+            let (mut done, mut key) = handle.join().unwrap();
+            while !done {
+                assert!(flag.take(), "a waiting reader was never woken");
+                done = read_one(&reg, &kernel, &mut key, &flag.waker()).is_ready();
+            }
+            if let Some(key) = key {
+                reg.entry.forget(Direction::Read, key);
+            }
+        }
+        dropped.join().unwrap();
+        assert_eq!(kernel.0.load(Ordering::Acquire), 0);
+        let mut parked = 0;
+        reg.entry
+            .waiters
+            .lock()
+            .readers
+            .for_each_data(|_| parked += 1);
+        assert_eq!(parked, 0, "a waker stayed after its place was given back");
+    });
+}
