@@ -100,6 +100,23 @@ pub fn threads() -> usize {
     proc_status_field("Threads:")
 }
 
+/// The runtime's own threads now: those named `ioloop-*` (blocking pool,
+/// stall detector, shutdown alarm). Unlike [`threads`], it does not count
+/// the test harness's threads, which come and go as tests start and end.
+pub fn runtime_threads() -> usize {
+    runtime_thread_names().len()
+}
+
+/// The names of [`runtime_threads`].
+pub fn runtime_thread_names() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim_end().to_owned())
+        .filter(|name| name.starts_with("ioloop"))
+        .collect()
+}
+
 /// Resident memory of the process now, in bytes (`VmRSS:` in
 /// `/proc/self/status`).
 pub fn rss_bytes() -> usize {
@@ -126,6 +143,14 @@ pub fn serial() -> MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// A runtime for a test that measures while it runs: one without the stall
+/// detector's thread. A thread names itself once it runs, so one started a
+/// moment before a [`Held::now`] may not yet be counted as the runtime's,
+/// and be counted after: the count would move with the scheduler's luck.
+pub fn runtime() -> std::io::Result<ioloop::Runtime> {
+    ioloop::Runtime::builder().slow_poll_threshold(None).build()
+}
+
 /// What the process holds at one moment: heap, descriptors, threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Held {
@@ -135,7 +160,8 @@ pub struct Held {
     pub allocations: isize,
     /// [`open_fds`].
     pub fds: usize,
-    /// [`threads`].
+    /// [`runtime_threads`]: the harness's own threads come and go with
+    /// the tests waiting on [`serial`], so the whole count would be noise.
     pub threads: usize,
 }
 
@@ -146,13 +172,13 @@ impl Held {
             bytes: live_bytes(),
             allocations: live_allocations(),
             fds: open_fds(),
-            threads: threads(),
+            threads: runtime_threads(),
         }
     }
 
     /// Panics, naming `what`, unless the process now holds no more
-    /// descriptors or threads than at `self`, and at most `slack_bytes`
-    /// more heap bytes.
+    /// descriptors or runtime threads than at `self`, and at most
+    /// `slack_bytes` more heap bytes.
     #[track_caller]
     pub fn assert_back(&self, what: &str, slack_bytes: isize) {
         let now = Held::now();
@@ -168,11 +194,22 @@ impl Held {
             self.fds,
             now.fds
         );
+        // A blocking thread exits on its own a moment after its last job,
+        // or after its runtime drops: waited for, on a safety net.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while runtime_threads() > self.threads && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let now = Held {
+            threads: runtime_threads(),
+            ..now
+        };
         assert!(
             now.threads <= self.threads,
-            "{what}: threads {} -> {}",
+            "{what}: runtime threads {} -> {} {:?}",
             self.threads,
-            now.threads
+            now.threads,
+            runtime_thread_names(),
         );
     }
 }

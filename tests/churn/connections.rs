@@ -26,29 +26,9 @@ where
 {
     let _serial = account::serial();
     within(Duration::from_secs(120), || {
-        let rt = ioloop::Runtime::new()?;
+        let rt = account::runtime()?;
         rt.block_on(test())
     })
-}
-
-/// `Held::assert_back` without its thread count: libtest starts the thread
-/// of the next test (which then waits for `serial`) whenever one ends, so
-/// the process's threads can grow by one during a test that starts none.
-#[track_caller]
-fn assert_back(before: Held, what: &str, slack: isize) {
-    let now = Held::now();
-    assert!(
-        now.bytes - before.bytes <= slack,
-        "{what}: {} heap bytes more than before ({} allocations), slack {slack}",
-        now.bytes - before.bytes,
-        now.allocations - before.allocations,
-    );
-    assert!(
-        now.fds <= before.fds,
-        "{what}: fds {} -> {}",
-        before.fds,
-        now.fds
-    );
 }
 
 /// One byte each way over a connected pair, then both dropped.
@@ -88,7 +68,7 @@ fn tcp_connect_accept_close_cycles_leave_nothing() -> io::Result<()> {
         for _ in 0..CYCLES {
             cycle().await?;
         }
-        assert_back(before, "10,000 TCP connections", SLACK);
+        before.assert_back("10,000 TCP connections", SLACK);
         Ok(())
     })
 }
@@ -113,7 +93,7 @@ fn unix_connect_accept_close_cycles_leave_nothing() -> io::Result<()> {
         for _ in 0..CYCLES {
             cycle().await?;
         }
-        assert_back(before, "10,000 Unix connections", SLACK);
+        before.assert_back("10,000 Unix connections", SLACK);
         Ok(())
     })
 }
@@ -133,7 +113,7 @@ fn unix_stream_pairs_made_and_dropped_leave_nothing() -> io::Result<()> {
         for _ in 0..CYCLES {
             cycle().await?;
         }
-        assert_back(before, "10,000 Unix stream pairs", SLACK);
+        before.assert_back("10,000 Unix stream pairs", SLACK);
         Ok(())
     })
 }

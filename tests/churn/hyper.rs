@@ -191,7 +191,7 @@ fn serve_releases_every_connection_however_it_ends() -> io::Result<()> {
     let _serial = account::serial();
     let _quiet = QuietPanics::new();
     util::within(SAFETY, || {
-        ioloop::block_on(async {
+        account::runtime()?.block_on(async {
             let (addr, stop, server) = start(Duration::from_secs(30)).await?;
             let base = ioloop::Handle::current().metrics().live_tasks;
             let rounds = [
@@ -230,7 +230,7 @@ fn serve_releases_every_connection_however_it_ends() -> io::Result<()> {
 fn serve_releases_the_connections_a_stop_ends_or_aborts() -> io::Result<()> {
     let _serial = account::serial();
     util::within(SAFETY, || {
-        ioloop::block_on(async {
+        account::runtime()?.block_on(async {
             let round = || async {
                 let (addr, stop, server) = start(Duration::from_millis(50)).await?;
                 let mut clients = Vec::new();

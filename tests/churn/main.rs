@@ -15,7 +15,6 @@ mod guards;
 #[cfg(feature = "hyper")]
 mod hyper;
 mod runtimes;
-mod runtimes;
 mod shutdown;
 mod tasks;
 mod timers;

@@ -31,7 +31,7 @@ fn runtimes_built_and_dropped_leave_nothing() -> io::Result<()> {
     // A blocking thread exits on its own after the runtime drops; give the
     // last ones a moment (a safety net, not what is measured).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while account::threads() > before.threads && std::time::Instant::now() < deadline {
+    while account::runtime_threads() > before.threads && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     before.assert_back("1,000 runtimes", 16 * 1024);

@@ -94,7 +94,7 @@ fn runtimes_shut_down_with_work_in_them_leave_nothing() -> io::Result<()> {
     // Each pool thread exits on its own once its last job is done; give
     // the last ones a moment (a safety net, not what is measured).
     let deadline = Instant::now() + Duration::from_secs(10);
-    while account::threads() > before.threads && Instant::now() < deadline {
+    while account::runtime_threads() > before.threads && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
     }
     before.assert_back("3,000 runtimes shut down with work in them", 16 * 1024);

@@ -53,7 +53,7 @@ where
 /// Runs `test` on a fresh runtime, holding the accounting lock.
 fn run<Fut: std::future::Future<Output = ()>>(test: impl FnOnce() -> Fut + Send + 'static) {
     let _serial = account::serial();
-    util::within(SAFETY, || ioloop::block_on(test()));
+    util::within(SAFETY, || account::runtime().unwrap().block_on(test()));
 }
 
 #[test]

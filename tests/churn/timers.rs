@@ -5,8 +5,8 @@
 use std::io;
 use std::time::Duration;
 
+use ioloop::Handle;
 use ioloop::time::{Instant, Sleep, sleep};
-use ioloop::{Handle, Runtime};
 use testkit::account::{self, Held};
 use testkit::time_poll::poll_once;
 use testkit::util::within;
@@ -51,7 +51,7 @@ fn armed(n: usize) -> Vec<Sleep> {
 fn a_hundred_thousand_sleeps_polled_once_and_dropped_leave_nothing() -> io::Result<()> {
     let _serial = account::serial();
     within(Duration::from_secs(120), || {
-        let rt = Runtime::new()?;
+        let rt = account::runtime()?;
         rt.block_on(async {
             // Warm: the tables' first growth, the metrics, the thread-locals.
             drop(armed(BATCH));
@@ -76,7 +76,7 @@ fn a_hundred_thousand_sleeps_reset_from_another_thread_and_dropped_leave_nothing
 {
     let _serial = account::serial();
     within(Duration::from_secs(120), || {
-        let rt = Runtime::new()?;
+        let rt = account::runtime()?;
         rt.block_on(async {
             let round = || async {
                 let sleeps = armed(BATCH);

@@ -22,26 +22,6 @@ const SLACK: isize = 1 << 20;
 /// Tasks per churn.
 const TASKS: usize = 64_000;
 
-/// `Held::assert_back` without its thread count: libtest starts the thread
-/// of the next test (which then waits for `serial`) whenever one ends, so
-/// the process's threads can grow by one during a test that starts none.
-#[track_caller]
-fn assert_back(before: Held, what: &str, slack: isize) {
-    let now = Held::now();
-    assert!(
-        now.bytes - before.bytes <= slack,
-        "{what}: {} heap bytes more than before ({} allocations), slack {slack}",
-        now.bytes - before.bytes,
-        now.allocations - before.allocations,
-    );
-    assert!(
-        now.fds <= before.fds,
-        "{what}: fds {} -> {}",
-        before.fds,
-        now.fds
-    );
-}
-
 /// Polls `fut` once, then drops it.
 async fn poll_once<F: Future>(fut: F) -> Poll<F::Output> {
     let mut fut = pin!(fut);
@@ -74,7 +54,7 @@ where
 {
     let _serial = account::serial();
     within(Duration::from_secs(120), || {
-        let rt = ioloop::Runtime::new()?;
+        let rt = account::runtime()?;
         rt.block_on(test())
     })
 }
@@ -97,11 +77,7 @@ fn waiters_of_futures_that_stopped_waiting_are_not_kept() -> io::Result<()> {
         churn(1_000, task).await;
         let before = Held::now();
         churn(TASKS, task).await;
-        assert_back(
-            before,
-            "64,000 recv_from futures polled once and dropped",
-            SLACK,
-        );
+        before.assert_back("64,000 recv_from futures polled once and dropped", SLACK);
         Ok(())
     })
 }
@@ -123,7 +99,7 @@ fn waiters_of_poll_recv_from_callers_that_moved_on_are_bounded() -> io::Result<(
         churn(1_000, task).await;
         let before = Held::now();
         churn(TASKS, task).await;
-        assert_back(before, "64,000 poll_recv_from calls left pending", SLACK);
+        before.assert_back("64,000 poll_recv_from calls left pending", SLACK);
         Ok(())
     })
 }
@@ -157,11 +133,7 @@ fn tcp_readable_futures_that_stopped_waiting_are_not_kept() -> io::Result<()> {
         churn(1_000, task).await;
         let before = Held::now();
         churn(TASKS, task).await;
-        assert_back(
-            before,
-            "64,000 readable() futures polled once and dropped",
-            SLACK,
-        );
+        before.assert_back("64,000 readable() futures polled once and dropped", SLACK);
         Ok(())
     })
 }
@@ -184,7 +156,7 @@ fn tcp_read_futures_that_stopped_waiting_are_not_kept() -> io::Result<()> {
         churn(1_000, task).await;
         let before = Held::now();
         churn(TASKS, task).await;
-        assert_back(before, "64,000 reads polled once and dropped", SLACK);
+        before.assert_back("64,000 reads polled once and dropped", SLACK);
         Ok(())
     })
 }
@@ -205,11 +177,7 @@ fn accept_futures_that_stopped_waiting_are_not_kept() -> io::Result<()> {
         churn(1_000, task).await;
         let before = Held::now();
         churn(TASKS, task).await;
-        assert_back(
-            before,
-            "64,000 accept futures polled once and dropped",
-            SLACK,
-        );
+        before.assert_back("64,000 accept futures polled once and dropped", SLACK);
         Ok(())
     })
 }
@@ -245,7 +213,7 @@ fn twenty_thousand_live_waiters_register_once_each() -> io::Result<()> {
         crowd().await?;
         let before = Held::now();
         crowd().await?;
-        assert_back(before, "20,000 waiters, all gone", SLACK);
+        before.assert_back("20,000 waiters, all gone", SLACK);
         Ok(())
     })
 }
