@@ -40,6 +40,7 @@ use crate::task::cell::wake_all;
 use crate::task::cell::{Schedule, Task, TaskCell, UNREGISTERED};
 use crate::task::join::{JoinError, JoinHandle};
 use crate::time::clock::ClockState;
+use crate::time::homes::Home;
 use crate::time::timers::{self, Timers};
 
 thread_local! {
@@ -257,11 +258,15 @@ pub(crate) struct Core {
     /// loop may run only there while any live (see `task/cell.rs`).
     local_tasks: Cell<usize>,
     local_home: Cell<Option<ThreadId>>,
+    /// This runtime's entry in the table of homes, which its timer keys
+    /// name; given back when the core drops, after its timers.
+    _home: Home,
 }
 
 impl Core {
     pub(crate) fn new(shared: Arc<Shared>, driver: Driver, event_interval: usize) -> Self {
-        let timers = Timers::for_runtime(&shared);
+        let home = Home::register(&shared);
+        let timers = Timers::with_home(home.number());
         Core {
             shared,
             run_queue: RefCell::new(VecDeque::new()),
@@ -270,6 +275,7 @@ impl Core {
             list_freed: Cell::new(false),
             publisher: Publisher::default(),
             timers: RefCell::new(timers),
+            _home: home,
             driver: RefCell::new(driver),
             wakers: Cell::new(Vec::new()),
             event_interval,

@@ -24,6 +24,7 @@
 
 pub(crate) mod clock;
 mod error;
+pub(crate) mod homes;
 mod instant;
 mod interval;
 mod pause;

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
+use super::homes;
 use super::instant::{Instant, now_ticks};
-use super::timers::{self, TimerKey, instant, ticks};
+use super::timers::{TimerKey, instant, ticks};
 use crate::core::{self, Core};
 use crate::handle::Handle;
 use crate::task::budget;
@@ -499,7 +500,7 @@ impl Sleep {
 /// allocation; a runtime already gone has no timers left to touch.
 #[cold]
 fn from_afar(timer: TimerKey, deadline: Option<u64>) {
-    let Some(shared) = timers::home(timer.home()) else {
+    let Some(shared) = homes::home(timer.home()) else {
         return;
     };
     let job = Waker::from(Arc::new(AfarJob { timer, deadline }));

@@ -54,25 +54,20 @@
 //! # Homes
 //!
 //! Each runtime's heap has a number, its home, in every key it hands out,
-//! and the runtime is entered (weakly) in a process-wide table under it.
-//! That is how a thread that is not the loop's reaches the heap of a timer
-//! it holds the key of: a `Sleep` moved earlier, or dropped, there hands the
-//! loop the move or the removal (see `Sleep::reset`). The table is touched
-//! when a runtime is built or dropped, and by such a hand-over; never by
-//! the loop's own timer work, which only compares a key's home with its
-//! heap's.
+//! and the runtime is entered (weakly) in a process-wide table under it
+//! (`time/homes.rs`, above this file). That is how a thread that is not
+//! the loop's reaches the heap of a timer it holds the key of: a `Sleep`
+//! moved earlier, or dropped, there hands the loop the move or the removal
+//! (see `Sleep::reset`). The loop's own timer work only compares a key's
+//! home with its heap's.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::num::NonZeroU32;
+use std::sync::OnceLock;
 use std::sync::atomic::{self, AtomicU32};
-use std::sync::{Arc, OnceLock, Weak};
 use std::task::Waker;
 use std::time::{Duration, Instant};
-
-use parking_lot::Mutex;
-
-use crate::shared::Shared;
 
 /// The instant timer ticks count from: a century before the first use, so
 /// any instant a program can name, past or future, is a tick.
@@ -189,7 +184,7 @@ const COMPACT_MIN: usize = 1024;
 /// Identifies one armed timer: its slot, a stamp no other timer armed
 /// recently, in any runtime, shares, so a key that outlived its timer (or
 /// was carried to another runtime) matches nothing, and the runtime whose
-/// heap holds it (its [home](Home)), so another thread can reach it.
+/// heap holds it (its home, `time/homes.rs`), so another thread can reach it.
 /// Stamps come from one global counter and wrap after four billion timers;
 /// 0 is never used. 12 bytes, which keeps a `Sleep` at 24.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,64 +195,10 @@ pub(crate) struct TimerKey {
 }
 
 impl TimerKey {
-    /// The runtime whose heap holds this timer; see [`home`].
+    /// The number of the runtime whose heap holds this timer.
     pub(crate) fn home(self) -> u32 {
         self.home
     }
-}
-
-/// The runtimes that hold timers, by home number (index plus one), weakly:
-/// how a thread that is not a loop's own reaches the loop of a timer it
-/// holds the key of (a `Sleep` moved earlier from there). Touched when a
-/// runtime is built or dropped, and by such a move; never by the loop.
-static HOMES: Mutex<Vec<Option<Weak<Shared>>>> = Mutex::new(Vec::new());
-
-/// A runtime's entry in [`HOMES`], for as long as its timers live; 0 for a
-/// heap with no runtime (unit tests).
-#[derive(Debug)]
-pub(crate) struct Home(u32);
-
-impl Home {
-    /// Enters `shared` in the table, in the first free entry.
-    pub(crate) fn register(shared: &Arc<Shared>) -> Home {
-        let mut homes = HOMES.lock();
-        let weak = Some(Arc::downgrade(shared));
-        let index = match homes.iter().position(Option::is_none) {
-            Some(index) => {
-                homes[index] = weak;
-                index
-            }
-            None => {
-                homes.push(weak);
-                homes.len() - 1
-            }
-        };
-        Home(u32::try_from(index + 1).expect("fewer than 4 billion runtimes"))
-    }
-}
-
-impl Drop for Home {
-    fn drop(&mut self) {
-        if self.0 == 0 {
-            return;
-        }
-        let mut homes = HOMES.lock();
-        homes[self.0 as usize - 1] = None;
-        // Give the table back once the last runtime is gone, so a process
-        // that builds runtimes one at a time keeps none of it.
-        while homes.last().is_some_and(Option::is_none) {
-            homes.pop();
-        }
-        if homes.is_empty() {
-            *homes = Vec::new();
-        }
-    }
-}
-
-/// The runtime numbered `home` (see [`TimerKey::home`]), if it still runs.
-pub(crate) fn home(home: u32) -> Option<Arc<Shared>> {
-    let index = usize::try_from(home).ok()?.checked_sub(1)?;
-    HOMES.lock().get(index)?.as_ref()?.upgrade()
 }
 
 fn next_stamp() -> NonZeroU32 {
@@ -334,8 +275,9 @@ pub(crate) struct Timers {
     armed: usize,
     /// Slots freed since the table was last checked for shrinking.
     freed: usize,
-    /// The runtime these timers belong to, named in every key.
-    home: Home,
+    /// The runtime these timers belong to, named in every key (its number
+    /// in the table of homes, `time/homes.rs`; 0 for no runtime).
+    home: u32,
 }
 
 impl Default for Timers {
@@ -346,16 +288,16 @@ impl Default for Timers {
             free: u32::MAX,
             armed: 0,
             freed: 0,
-            home: Home(0),
+            home: 0,
         }
     }
 }
 
 impl Timers {
-    /// The timers of the runtime `shared`, entered in the table of homes.
-    pub(crate) fn for_runtime(shared: &Arc<Shared>) -> Self {
+    /// The timers of the runtime numbered `home` in the table of homes.
+    pub(crate) fn with_home(home: u32) -> Self {
         Timers {
-            home: Home::register(shared),
+            home,
             ..Timers::default()
         }
     }
@@ -363,13 +305,13 @@ impl Timers {
     /// The number in this heap's keys; see [`TimerKey::home`].
     #[inline]
     pub(crate) fn home(&self) -> u32 {
-        self.home.0
+        self.home
     }
 
     /// The slot of `timer`, if it is armed in this heap. A key from another
     /// runtime's heap matches nothing, stamp or not.
     fn slot(&self, timer: TimerKey) -> Option<&Slot> {
-        if timer.home != self.home.0 {
+        if timer.home != self.home {
             return None;
         }
         self.slots
@@ -379,7 +321,7 @@ impl Timers {
 
     /// `slot`, mutably.
     fn slot_mut(&mut self, timer: TimerKey) -> Option<&mut Slot> {
-        if timer.home != self.home.0 {
+        if timer.home != self.home {
             return None;
         }
         self.slots
@@ -429,7 +371,7 @@ impl Timers {
         TimerKey {
             key,
             stamp,
-            home: self.home.0,
+            home: self.home,
         }
     }
 
@@ -491,7 +433,7 @@ impl Timers {
         TimerKey {
             key,
             stamp,
-            home: self.home.0,
+            home: self.home,
         }
     }
 
