@@ -127,3 +127,21 @@ pub fn fd_limit_at_least(n: u64) -> bool {
     // hard limit needs no privilege.
     unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 }
 }
+
+/// Names of the threads that panicked since this was first called (a
+/// panic hook records them; the previous hook still runs): how a test
+/// sees a panic on a thread it cannot join, such as a runtime's watchdog.
+pub fn panicked_threads() -> &'static std::sync::Mutex<Vec<String>> {
+    static PANICS: std::sync::OnceLock<std::sync::Mutex<Vec<String>>> = std::sync::OnceLock::new();
+    PANICS.get_or_init(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if let Some(panics) = PANICS.get() {
+                let name = std::thread::current().name().unwrap_or("").to_string();
+                panics.lock().unwrap_or_else(|e| e.into_inner()).push(name);
+            }
+            previous(info);
+        }));
+        std::sync::Mutex::new(Vec::new())
+    })
+}

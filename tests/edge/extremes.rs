@@ -11,7 +11,6 @@
 use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
-use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use ioloop::io::{StreamReader, StreamWriter};
@@ -26,27 +25,10 @@ use testkit::util::{panic_text, within};
 /// The safety net of every test here; never a measure.
 const SAFETY: Duration = Duration::from_secs(60);
 
-/// Names of the threads that panicked since this was first called; the
-/// previous hook still runs. A panic elsewhere later shows up here.
-fn panicked_threads() -> &'static Mutex<Vec<String>> {
-    static PANICS: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
-    PANICS.get_or_init(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if let Some(panics) = PANICS.get() {
-                let name = std::thread::current().name().unwrap_or("").to_string();
-                panics.lock().unwrap_or_else(|e| e.into_inner()).push(name);
-            }
-            previous(info);
-        }));
-        Mutex::new(Vec::new())
-    })
-}
-
 /// Panics if any thread of the runtime's (its watchdog, its blocking pool)
 /// panicked.
 fn assert_no_runtime_thread_panicked(what: &str) {
-    let panics = panicked_threads().lock().unwrap();
+    let panics = testkit::util::panicked_threads().lock().unwrap();
     let ours: Vec<_> = panics.iter().filter(|n| n.starts_with("ioloop-")).collect();
     assert!(
         ours.is_empty(),
@@ -63,7 +45,7 @@ fn panic_message(f: impl FnOnce()) -> String {
 /// Builds a runtime from `builder`, and runs a task, a sleep and a
 /// blocking job on it: what every setting must survive.
 fn exercise(what: &str, builder: &mut Builder) -> io::Result<()> {
-    panicked_threads();
+    testkit::util::panicked_threads();
     let rt = builder.build()?;
     rt.block_on(async {
         let task = ioloop::spawn(async { 1 });

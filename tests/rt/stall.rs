@@ -130,23 +130,6 @@ fn a_task_slow_across_many_short_polls_is_not_a_stall() {
     assert!(logs.seen(&location).is_empty());
 }
 
-/// Names of the threads that panicked since [`record_panics`] was first
-/// called; the previous hook still runs.
-fn record_panics() -> &'static Mutex<Vec<String>> {
-    static PANICS: std::sync::OnceLock<Mutex<Vec<String>>> = std::sync::OnceLock::new();
-    PANICS.get_or_init(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if let Some(panics) = PANICS.get() {
-                let name = std::thread::current().name().unwrap_or("").to_string();
-                panics.lock().unwrap_or_else(|e| e.into_inner()).push(name);
-            }
-            previous(info);
-        }));
-        Mutex::new(Vec::new())
-    })
-}
-
 /// Issue 28, item 9: `slow_poll_threshold(Some(Duration::MAX))` panicked
 /// the watchdog thread at once ("overflow when adding duration to
 /// instant"): the detector stopped silently, and under `panic = "abort"`
@@ -154,7 +137,7 @@ fn record_panics() -> &'static Mutex<Vec<String>> {
 /// any panic of it has been recorded.
 #[test]
 fn slow_poll_threshold_of_duration_max_does_not_panic_the_watchdog() {
-    let panics = record_panics();
+    let panics = testkit::util::panicked_threads();
     for threshold in [
         Duration::MAX,
         Duration::MAX / 2,
