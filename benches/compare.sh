@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The comparison against tokio in one command (see BENCHMARKS.md):
 #
-#   benches/compare.sh --quick      # under a minute
+#   benches/compare.sh --quick      # about 2 minutes
 #   benches/compare.sh              # the full run, a few minutes
 #
 # Installs what the harness needs if it is missing (wrk, strace, taskset),

@@ -2,7 +2,7 @@
 //! multi_thread runtimes, side by side in one run (issue 5).
 //!
 //! ```sh
-//! cargo run --release --example compare -- --quick     # under a minute
+//! cargo run --release --example compare -- --quick     # about 2 minutes
 //! cargo run --release --example compare                # the full run
 //! ```
 //!

@@ -18,8 +18,10 @@
 //! (default 100; a task that holds the loop longer is logged while it
 //! does, through `log`; 0 turns the stall detector off). Connects and
 //! disconnects are logged to stderr. SIGQUIT (Ctrl-\\) prints the tasks
-//! of loop 0 to stderr (`ioloop::Handle::dump`): the listener, each
-//! connection and what it waits on; the server goes on.
+//! of loop 0 to stderr (`ioloop::Handle::dump`): each connection and what
+//! it waits on (the accept loop is not a task but the `block_on` future,
+//! which the dump's first line only says is being polled); the server
+//! goes on.
 //!
 //! - `handler.rs`: the protocol, one task per connection.
 //! - `stop.rs`: the stop notice connections wait on.

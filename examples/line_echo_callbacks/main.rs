@@ -29,14 +29,17 @@
 //! | `reader.read_line().await` returns the next line | `on_data`: find each `\n` in `conn.inbuf()`, `conn.consume` it, keep the partial rest |
 //! | `writer.write(&reply); writer.drain().await` | `conn.queue_send(&reply)`; the layer sends it after `on_data` returns |
 //! | `set_max_line_length`, `InvalidData` from `read_line` | `Config::max_inbuf`, `on_inbuf_full` queues the `ERR` line |
-//! | `timeout(idle, read_line())` → `End::Idle` | `Config::idle_timeout` → `Disconnect::Idle` |
+//! | one idle `Sleep` raced against each `read_line` → `End::Idle` | `Config::idle_timeout` → `Disconnect::Idle` |
 //! | `Ok(None)` from `read_line` → `writer.close()` | `on_eof` (echo the unterminated rest), then the layer closes |
 //! | the `End` each task reports | `on_disconnect(conn, reason)` |
 //!
-//! One difference in timing, not in bytes: line_echo's idle timeout bounds
-//! each `read_line`, so a line trickling in for longer than the timeout is
-//! cut off; here it counts from the last byte moved either way (the
-//! lesson's `last_seen`).
+//! One difference in timing, not in bytes. Neither cuts off a line that
+//! trickles in slowly. line_echo's idle timer runs only while it waits for
+//! a line, and when it fires with more of the line arrived since it last
+//! fired, it waits another timeout: a client that falls silent is closed
+//! between one and two timeouts after its last byte. Here the timeout
+//! counts from the last byte moved either way (the lesson's `last_seen`),
+//! so a client that is slowly reading a reply is not idle either.
 
 #[path = "../common/args.rs"]
 mod args;
