@@ -27,6 +27,7 @@
 mod addr;
 pub mod callbacks;
 mod halves;
+mod impls;
 pub mod io;
 mod options;
 mod syscall;

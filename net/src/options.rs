@@ -1,13 +1,13 @@
-//! Socket option values checked or normalized before they reach
-//! `setsockopt(2)`, which takes a C `int`: a `u32` past `i32::MAX` arrives
-//! negative, and Linux reads -1 as "the default" for `IP_TTL`,
-//! `IP_MULTICAST_TTL` and `IPV6_TCLASS`, so `u32::MAX` would quietly set the
-//! default instead of failing.
+//! Socket options: the values checked before they reach `setsockopt(2)`,
+//! and the macros that write each option's setter and getter once for
+//! every socket type that has it.
 
 use std::io;
 use std::time::Duration;
 
-/// `ttl` if it is a valid `IP_TTL` (1..=255); else `InvalidInput`.
+/// `ttl` if it is a valid `IP_TTL` (1..=255); else `InvalidInput`. The
+/// OS takes a C `int`: `u32::MAX` would arrive as -1, which Linux reads as
+/// "the default" for `IP_TTL`, `IP_MULTICAST_TTL` and `IPV6_TCLASS`.
 pub(crate) fn ttl(ttl: u32) -> io::Result<u32> {
     in_range(ttl, 1, "IP_TTL")
 }
@@ -29,10 +29,9 @@ fn in_range(value: u32, min: u32, what: &str) -> io::Result<u32> {
     }
 }
 
-/// `SO_LINGER`'s time as the OS counts it, in whole seconds of a C `int`:
-/// a fraction of a second rounded up (rounded down, half a second would be
-/// zero, an abortive close), and past `i32::MAX` seconds (68 years) taken
-/// as that (cast, 2^32 seconds would wrap to zero as well).
+/// `SO_LINGER`'s time as the OS counts it, whole seconds of a C `int`: a
+/// fraction rounded up (down, half a second would be an abortive close),
+/// past `i32::MAX` seconds taken as that.
 pub(crate) fn linger(linger: Option<Duration>) -> Option<Duration> {
     linger.map(|time| {
         let secs = time
@@ -41,3 +40,132 @@ pub(crate) fn linger(linger: Option<Duration>) -> Option<Duration> {
         Duration::from_secs(secs.min(i32::MAX as u64))
     })
 }
+
+/// A buffer size from `getsockopt` as the `u32` the setters take.
+pub(crate) fn saturate(size: usize) -> u32 {
+    u32::try_from(size).unwrap_or(u32::MAX)
+}
+
+/// One option's setter and getter, inside an `impl` of a type whose `io`
+/// field is a `Registration`: `$set(value)` calls socket2's
+/// `SockRef::$sock_set($arg)` (`$arg` may check `value`), and `$get()`
+/// returns `SockRef::$sock_get()`, mapped through `$map` if given. The
+/// docs given are the setter's; the getter's points to it.
+macro_rules! sockopt {
+    (
+        $(#[$doc:meta])*
+        $set:ident($value:ident: $ty:ty) => $sock_set:ident($arg:expr);
+        $get:ident -> $out:ty => $sock_get:ident $(.map($map:expr))?;
+    ) => {
+        $(#[$doc])*
+        pub fn $set(&self, $value: $ty) -> std::io::Result<()> {
+            socket2::SockRef::from(self.io.get_ref()).$sock_set($arg)
+        }
+
+        #[doc = concat!("The value [`", stringify!($set), "`](Self::", stringify!($set), ") sets.")]
+        ///
+        /// # Errors
+        ///
+        /// The OS's error from `getsockopt(2)`.
+        pub fn $get(&self) -> std::io::Result<$out> {
+            socket2::SockRef::from(self.io.get_ref()).$sock_get()$(.map($map))?
+        }
+    };
+}
+pub(crate) use sockopt;
+
+/// `SO_SNDBUF` and `SO_RCVBUF`, for every socket with an `io` field.
+macro_rules! buffer_sizes {
+    () => {
+        $crate::options::sockopt! {
+            /// Sets `SO_SNDBUF`, the size of the kernel's send buffer (on a
+            /// Unix socket: how much sent from here may wait unread at the
+            /// peer). Linux doubles it and clamps it to `net.core.wmem_max`,
+            /// so [`send_buffer_size`](Self::send_buffer_size) rarely returns
+            /// what was set.
+            ///
+            /// # Errors
+            ///
+            /// The OS's error from `setsockopt(2)`.
+            set_send_buffer_size(size: u32) => set_send_buffer_size(size as usize);
+            send_buffer_size -> u32 => send_buffer_size.map($crate::options::saturate);
+        }
+
+        $crate::options::sockopt! {
+            /// Sets `SO_RCVBUF`, the size of the kernel's receive buffer,
+            /// doubled and clamped (to `net.core.rmem_max`) as `SO_SNDBUF`.
+            /// A Unix socket takes it but is bounded by the sender's send
+            /// buffer instead (and datagrams by `net.unix.max_dgram_qlen`).
+            ///
+            /// # Errors
+            ///
+            /// The OS's error from `setsockopt(2)`.
+            set_recv_buffer_size(size: u32) => set_recv_buffer_size(size as usize);
+            recv_buffer_size -> u32 => recv_buffer_size.map($crate::options::saturate);
+        }
+    };
+}
+pub(crate) use buffer_sizes;
+
+/// The IP options `TcpStream` and `UdpSocket` share: `IP_TTL`, `IP_TOS`,
+/// `IPV6_TCLASS`, and the buffer sizes.
+macro_rules! ip_options {
+    () => {
+        $crate::options::sockopt! {
+            /// Sets `IP_TTL`, how many routers the IPv4 packets this socket
+            /// sends may cross.
+            ///
+            /// # Errors
+            ///
+            /// `InvalidInput` outside 1..=255 (checked here: Linux would
+            /// read `u32::MAX` as "the default"); else the OS's error.
+            set_ttl(ttl: u32) => set_ttl_v4($crate::options::ttl(ttl)?);
+            ttl -> u32 => ttl_v4;
+        }
+
+        #[cfg(not(any(
+            target_os = "fuchsia",
+            target_os = "redox",
+            target_os = "solaris",
+            target_os = "haiku"
+        )))]
+        $crate::options::sockopt! {
+            /// Sets `IP_TOS`, the type-of-service byte (DSCP and ECN bits)
+            /// of the IPv4 packets this socket sends. Not on Fuchsia, Redox,
+            /// Solaris or Haiku.
+            ///
+            /// # Errors
+            ///
+            /// `InvalidInput` above 255 (checked here); else the OS's error.
+            set_tos(tos: u32) => set_tos_v4($crate::options::byte(tos, "IP_TOS")?);
+            tos -> u32 => tos_v4;
+        }
+
+        #[cfg(any(
+            target_os = "android",
+            target_os = "dragonfly",
+            target_os = "freebsd",
+            target_os = "fuchsia",
+            target_os = "illumos",
+            target_os = "linux",
+            target_os = "macos",
+            target_os = "netbsd",
+            target_os = "openbsd",
+        ))]
+        $crate::options::sockopt! {
+            /// Sets `IPV6_TCLASS`, the traffic class byte of the IPv6
+            /// packets this socket sends (IPv6's `IP_TOS`). Linux, Android,
+            /// the BSDs, macOS, illumos and Fuchsia.
+            ///
+            /// # Errors
+            ///
+            /// `InvalidInput` above 255 (checked here); else the OS's error
+            /// (on an IPv4 socket, say).
+            set_tclass_v6(tclass: u32) => set_tclass_v6($crate::options::byte(tclass, "IPV6_TCLASS")?);
+            tclass_v6 -> u32 => tclass_v6;
+        }
+
+        $crate::options::buffer_sizes!();
+    };
+}
+pub(crate) use ip_options;

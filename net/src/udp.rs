@@ -3,13 +3,14 @@
 
 use std::fmt;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::task::{Context, Poll};
 
 use ioloop_runtime::io::Registration;
+use socket2::SockRef;
 
 use crate::addr::{self, ToSocketAddrs};
-use crate::syscall;
+use crate::{impls, options, syscall};
 
 /// A UDP socket registered with the reactor.
 ///
@@ -51,6 +52,8 @@ use crate::syscall;
 pub struct UdpSocket {
     io: Registration<mio::net::UdpSocket>,
 }
+
+impls::readiness!(UdpSocket);
 
 impl UdpSocket {
     /// Binds a UDP socket to `addr`; port 0 picks a free port.
@@ -149,14 +152,8 @@ impl UdpSocket {
             .await
     }
 
-    /// [`send_to`](Self::send_to) as a poll function, for hand-written
-    /// futures.
-    ///
-    /// A poll function has no place of its own among the waiters: per
-    /// direction, the wakers of the latest 65 distinct tasks polling so are
-    /// kept, the oldest woken to make room for one more (see
-    /// [`Registration`]). Any number of
-    /// tasks may wait in the async methods.
+    /// [`send_to`](Self::send_to) as a poll function; a poll function
+    /// keeps its waker as [`poll_read_ready`](Self::poll_read_ready) does.
     ///
     /// # Errors
     ///
@@ -190,14 +187,8 @@ impl UdpSocket {
             .await
     }
 
-    /// [`recv_from`](Self::recv_from) as a poll function, for hand-written
-    /// futures.
-    ///
-    /// A poll function has no place of its own among the waiters: per
-    /// direction, the wakers of the latest 65 distinct tasks polling so are
-    /// kept, the oldest woken to make room for one more (see
-    /// [`Registration`]). Any number of
-    /// tasks may wait in the async methods.
+    /// [`recv_from`](Self::recv_from) as a poll function; a poll function
+    /// keeps its waker as [`poll_read_ready`](Self::poll_read_ready) does.
     ///
     /// # Errors
     ///
@@ -242,50 +233,6 @@ impl UdpSocket {
         self.io
             .read_io(|socket| syscall::recv_datagram(socket, buf))
             .await
-    }
-
-    /// Waits until a datagram can be received (or an error is pending).
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub async fn readable(&self) -> io::Result<()> {
-        self.io.readable().await.map(drop)
-    }
-
-    /// Waits until a datagram can be sent.
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub async fn writable(&self) -> io::Result<()> {
-        self.io.writable().await.map(drop)
-    }
-
-    /// Polls for read readiness, registering `cx` to be woken by it.
-    ///
-    /// As a poll function it keeps only the wakers of the latest 65
-    /// distinct tasks polling a direction (see [`Registration`]); any
-    /// number may wait in the async methods.
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_read_ready(cx).map_ok(drop)
-    }
-
-    /// Polls for write readiness, registering `cx` to be woken by it.
-    ///
-    /// As a poll function it keeps only the wakers of the latest 65
-    /// distinct tasks polling a direction (see [`Registration`]); any
-    /// number may wait in the async methods.
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_write_ready(cx).map_ok(drop)
     }
 
     /// Receives a datagram if one is queued, without waiting.
@@ -358,155 +305,78 @@ impl std::os::fd::AsFd for UdpSocket {
     }
 }
 
-// The options: their imports here, next to the one block that uses them.
-use std::net::{Ipv4Addr, Ipv6Addr};
-
-use socket2::SockRef;
-
 /// Socket options, through `socket2::SockRef`.
 impl UdpSocket {
-    /// Sets `IP_TTL`, the time-to-live of the IPv4 packets this socket sends:
-    /// how many routers they may cross.
-    ///
-    /// # Errors
-    ///
-    /// `InvalidInput` outside 1..=255, checked here: `u32::MAX` reaches the
-    /// OS as -1, which Linux takes as "the default" rather than refuse.
-    /// Else the OS's error from `setsockopt(2)`.
-    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_ttl_v4(crate::options::ttl(ttl)?)
+    options::ip_options!();
+
+    options::sockopt! {
+        /// Sets `SO_BROADCAST`: with `true`, the socket may send to a
+        /// broadcast address (`255.255.255.255`, a subnet's); without it
+        /// such a send fails with `PermissionDenied`.
+        ///
+        /// # Errors
+        ///
+        /// The OS's error from `setsockopt(2)`.
+        set_broadcast(on: bool) => set_broadcast(on);
+        broadcast -> bool => broadcast;
     }
 
-    /// `IP_TTL`; see [`set_ttl`](Self::set_ttl).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn ttl(&self) -> io::Result<u32> {
-        SockRef::from(self.io.get_ref()).ttl_v4()
+    options::sockopt! {
+        /// Sets `IP_MULTICAST_TTL`, the time-to-live of the IPv4 multicast
+        /// datagrams this socket sends (default 1: the local network).
+        ///
+        /// # Errors
+        ///
+        /// `InvalidInput` above 255 (checked here); else the OS's error.
+        set_multicast_ttl_v4(ttl: u32) =>
+            set_multicast_ttl_v4(options::byte(ttl, "IP_MULTICAST_TTL")?);
+        multicast_ttl_v4 -> u32 => multicast_ttl_v4;
     }
 
-    /// Sets `SO_BROADCAST`: with `true`, the socket may send to a broadcast
-    /// address (`255.255.255.255`, a subnet's); without it such a send
-    /// fails with `PermissionDenied`.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `setsockopt(2)`.
-    pub fn set_broadcast(&self, broadcast: bool) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_broadcast(broadcast)
+    options::sockopt! {
+        /// Sets `IP_MULTICAST_LOOP`: with `true` (the default), the IPv4
+        /// multicast datagrams this socket sends also reach this host's
+        /// members of the group, this socket included.
+        ///
+        /// # Errors
+        ///
+        /// The OS's error from `setsockopt(2)`.
+        set_multicast_loop_v4(on: bool) => set_multicast_loop_v4(on);
+        multicast_loop_v4 -> bool => multicast_loop_v4;
     }
 
-    /// `SO_BROADCAST`; see [`set_broadcast`](Self::set_broadcast).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn broadcast(&self) -> io::Result<bool> {
-        SockRef::from(self.io.get_ref()).broadcast()
+    options::sockopt! {
+        /// Sets `IPV6_MULTICAST_LOOP`, `IP_MULTICAST_LOOP` for an IPv6
+        /// socket.
+        ///
+        /// # Errors
+        ///
+        /// The OS's error from `setsockopt(2)` (on an IPv4 socket, say).
+        set_multicast_loop_v6(on: bool) => set_multicast_loop_v6(on);
+        multicast_loop_v6 -> bool => multicast_loop_v6;
     }
 
-    /// Sets `IP_MULTICAST_TTL`, the time-to-live of the IPv4 multicast
-    /// datagrams this socket sends (default 1: they stay on the local
-    /// network).
-    ///
-    /// # Errors
-    ///
-    /// `InvalidInput` above 255, checked here: `u32::MAX` reaches the OS
-    /// as -1, which Linux may read as "the default", or truncate, rather than
-    /// refuse.
-    /// Else the OS's error from `setsockopt(2)`.
-    pub fn set_multicast_ttl_v4(&self, ttl: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref())
-            .set_multicast_ttl_v4(crate::options::byte(ttl, "IP_MULTICAST_TTL")?)
-    }
-
-    /// `IP_MULTICAST_TTL`; see
-    /// [`set_multicast_ttl_v4`](Self::set_multicast_ttl_v4).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn multicast_ttl_v4(&self) -> io::Result<u32> {
-        SockRef::from(self.io.get_ref()).multicast_ttl_v4()
-    }
-
-    /// Sets `IP_MULTICAST_LOOP`: with `true` (the default), IPv4 multicast
-    /// datagrams this socket sends are also delivered to this host's
-    /// members of the group, this socket included.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `setsockopt(2)`.
-    pub fn set_multicast_loop_v4(&self, on: bool) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_multicast_loop_v4(on)
-    }
-
-    /// `IP_MULTICAST_LOOP`; see
-    /// [`set_multicast_loop_v4`](Self::set_multicast_loop_v4).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn multicast_loop_v4(&self) -> io::Result<bool> {
-        SockRef::from(self.io.get_ref()).multicast_loop_v4()
-    }
-
-    /// Sets `IPV6_MULTICAST_LOOP`, [`set_multicast_loop_v4`]'s IPv6 twin,
-    /// on an IPv6 socket.
-    ///
-    /// [`set_multicast_loop_v4`]: Self::set_multicast_loop_v4
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `setsockopt(2)` (on an IPv4 socket, say).
-    pub fn set_multicast_loop_v6(&self, on: bool) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_multicast_loop_v6(on)
-    }
-
-    /// `IPV6_MULTICAST_LOOP`; see
-    /// [`set_multicast_loop_v6`](Self::set_multicast_loop_v6).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn multicast_loop_v6(&self) -> io::Result<bool> {
-        SockRef::from(self.io.get_ref()).multicast_loop_v6()
-    }
-
-    /// Sets `IP_MULTICAST_IF`, the interface (named by one of its IPv4
-    /// addresses) IPv4 multicast datagrams leave by; `UNSPECIFIED`, the
-    /// default, lets the routing table choose. `127.0.0.1` keeps them on
-    /// this host.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `setsockopt(2)` (`AddrNotAvailable` for an
-    /// address no interface has).
-    pub fn set_multicast_if_v4(&self, interface: Ipv4Addr) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_multicast_if_v4(&interface)
-    }
-
-    /// `IP_MULTICAST_IF`; see
-    /// [`set_multicast_if_v4`](Self::set_multicast_if_v4).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn multicast_if_v4(&self) -> io::Result<Ipv4Addr> {
-        SockRef::from(self.io.get_ref()).multicast_if_v4()
+    options::sockopt! {
+        /// Sets `IP_MULTICAST_IF`, the interface (named by one of its IPv4
+        /// addresses) IPv4 multicast datagrams leave by; `UNSPECIFIED`, the
+        /// default, lets the routing table choose.
+        ///
+        /// # Errors
+        ///
+        /// The OS's error (`AddrNotAvailable` for an address no interface
+        /// has).
+        set_multicast_if_v4(interface: Ipv4Addr) => set_multicast_if_v4(&interface);
+        multicast_if_v4 -> Ipv4Addr => multicast_if_v4;
     }
 
     /// Joins the IPv4 multicast group `multiaddr` on the interface whose
-    /// address is `interface` (`UNSPECIFIED`: the one the routing table
-    /// picks for the group): datagrams sent to the group, at this socket's
-    /// port, are delivered here too.
+    /// address is `interface` (`UNSPECIFIED`: the routing table's pick).
     ///
     /// # Errors
     ///
-    /// The OS's error from `setsockopt(2)` (`InvalidInput` for an address
-    /// that is not multicast, `AddrInUse` for a group already joined,
-    /// `NoDevice` / `ENODEV` for an interface without a route to it).
+    /// The OS's error (`InvalidInput` for an address that is not
+    /// multicast, `AddrInUse` for a group already joined, `ENODEV` for an
+    /// interface without a route to it).
     ///
     /// # Examples
     ///
@@ -532,14 +402,13 @@ impl UdpSocket {
     ///
     /// # Errors
     ///
-    /// The OS's error from `setsockopt(2)` (`AddrNotAvailable` for a group
-    /// not joined).
+    /// The OS's error (`AddrNotAvailable` for a group not joined).
     pub fn leave_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
         SockRef::from(self.io.get_ref()).leave_multicast_v4(&multiaddr, &interface)
     }
 
     /// Joins the IPv6 multicast group `multiaddr` on the interface with
-    /// index `interface` (0: the one the routing table picks).
+    /// index `interface` (0: the routing table's pick).
     ///
     /// # Errors
     ///
@@ -556,130 +425,5 @@ impl UdpSocket {
     /// The OS's error from `setsockopt(2)`.
     pub fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
         SockRef::from(self.io.get_ref()).leave_multicast_v6(multiaddr, interface)
-    }
-
-    /// Sets `IP_TOS`, the type-of-service byte (DSCP and ECN bits) of the
-    /// IPv4 packets this socket sends. Not on Fuchsia, Redox, Solaris or
-    /// Haiku.
-    ///
-    /// # Errors
-    ///
-    /// `InvalidInput` above 255, checked here: `u32::MAX` reaches the OS
-    /// as -1, which Linux may read as "the default", or truncate, rather than
-    /// refuse.
-    /// Else the OS's error from `setsockopt(2)`.
-    #[cfg(not(any(
-        target_os = "fuchsia",
-        target_os = "redox",
-        target_os = "solaris",
-        target_os = "haiku"
-    )))]
-    pub fn set_tos(&self, tos: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_tos_v4(crate::options::byte(tos, "IP_TOS")?)
-    }
-
-    /// `IP_TOS`; see [`set_tos`](Self::set_tos).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    #[cfg(not(any(
-        target_os = "fuchsia",
-        target_os = "redox",
-        target_os = "solaris",
-        target_os = "haiku"
-    )))]
-    pub fn tos(&self) -> io::Result<u32> {
-        SockRef::from(self.io.get_ref()).tos_v4()
-    }
-
-    /// Sets `IPV6_TCLASS`, the traffic class byte of the IPv6 packets this
-    /// socket sends (IPv6's `IP_TOS`). Linux, Android, the BSDs, macOS,
-    /// illumos and Fuchsia.
-    ///
-    /// # Errors
-    ///
-    /// `InvalidInput` above 255, checked here: `u32::MAX` reaches the OS
-    /// as -1, which Linux may read as "the default", or truncate, rather than
-    /// refuse.
-    /// Else the OS's error from `setsockopt(2)` (on an IPv4 socket, say).
-    #[cfg(any(
-        target_os = "android",
-        target_os = "dragonfly",
-        target_os = "freebsd",
-        target_os = "fuchsia",
-        target_os = "illumos",
-        target_os = "linux",
-        target_os = "macos",
-        target_os = "netbsd",
-        target_os = "openbsd",
-    ))]
-    pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_tclass_v6(crate::options::byte(tclass, "IPV6_TCLASS")?)
-    }
-
-    /// `IPV6_TCLASS`; see [`set_tclass_v6`](Self::set_tclass_v6).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    #[cfg(any(
-        target_os = "android",
-        target_os = "dragonfly",
-        target_os = "freebsd",
-        target_os = "fuchsia",
-        target_os = "illumos",
-        target_os = "linux",
-        target_os = "macos",
-        target_os = "netbsd",
-        target_os = "openbsd",
-    ))]
-    pub fn tclass_v6(&self) -> io::Result<u32> {
-        SockRef::from(self.io.get_ref()).tclass_v6()
-    }
-
-    /// Sets `SO_SNDBUF`, the size of the kernel's send buffer for this
-    /// socket. Linux doubles the value (the other half is its bookkeeping)
-    /// and clamps it to `net.core.wmem_max`, so
-    /// [`send_buffer_size`](Self::send_buffer_size) rarely returns what was
-    /// set.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `setsockopt(2)`.
-    pub fn set_send_buffer_size(&self, size: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_send_buffer_size(size as usize)
-    }
-
-    /// The size of the kernel's send buffer (`SO_SNDBUF`).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn send_buffer_size(&self) -> io::Result<u32> {
-        let size = SockRef::from(self.io.get_ref()).send_buffer_size()?;
-        Ok(u32::try_from(size).unwrap_or(u32::MAX))
-    }
-
-    /// Sets `SO_RCVBUF`, the size of the kernel's receive buffer for this
-    /// socket; Linux doubles and clamps it as for
-    /// [`set_send_buffer_size`](Self::set_send_buffer_size), here to
-    /// `net.core.rmem_max`.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `setsockopt(2)`.
-    pub fn set_recv_buffer_size(&self, size: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_recv_buffer_size(size as usize)
-    }
-
-    /// The size of the kernel's receive buffer (`SO_RCVBUF`).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn recv_buffer_size(&self) -> io::Result<u32> {
-        let size = SockRef::from(self.io.get_ref()).recv_buffer_size()?;
-        Ok(u32::try_from(size).unwrap_or(u32::MAX))
     }
 }

@@ -1,20 +1,17 @@
 //! [`TcpListener`], whole, and [`Incoming`], its connections as a
 //! `futures_core::Stream`. How accept errors are handled is `accept.rs`.
 
-use std::fmt;
 use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
-use futures_core::Stream;
 use ioloop_runtime::io::Registration;
 use socket2::{Domain, Protocol, Socket, Type};
 
-use super::accept::Acceptor;
+use super::accept::{self, Accept, Acceptor};
 use super::stream::TcpStream;
 use crate::addr::{self, ToSocketAddrs};
+use crate::{impls, options};
 
 /// The listen backlog. std and mio use 128, which drops connections when
 /// a burst of clients arrives faster than one loop tick accepts them; the
@@ -148,89 +145,36 @@ impl TcpListener {
     /// .unwrap();
     /// ```
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        let mut acceptor = Acceptor::new(&self.io);
+        let mut acceptor = Acceptor::new(self);
         poll_fn(|cx| acceptor.poll_accept(cx)).await
     }
 
     /// The connections this listener accepts, as a `futures_core::Stream`:
     /// see [`Incoming`].
     pub fn incoming(&self) -> Incoming<'_> {
-        Incoming {
-            acceptor: Acceptor::new(&self.io),
-        }
+        Incoming::new(self)
     }
 }
 
-impl fmt::Debug for TcpListener {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TcpListener")
-            .field("local_addr", &self.local_addr().ok())
-            .finish()
-    }
-}
-
-#[cfg(unix)]
-impl std::os::fd::AsFd for TcpListener {
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.io.get_ref().as_fd()
-    }
-}
-
-#[cfg(unix)]
-impl std::os::fd::AsRawFd for TcpListener {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.io.get_ref().as_raw_fd()
-    }
-}
+impls::debug_and_fd!(TcpListener: local_addr);
 
 /// The stream of connections a [`TcpListener`] accepts, from
-/// [`TcpListener::incoming`].
-///
-/// It never ends, and yields `Err` only for errors of the listener itself:
-/// failed connections are skipped and resource shortages backed off, as in
-/// [`TcpListener::accept`]. The back-off state lives here, so it grows for
-/// as long as this stream keeps failing.
-///
-/// # Examples
-///
-/// ```
-/// use std::pin::Pin;
-/// use futures_core::Stream;
-/// use ioloop::net::{TcpListener, TcpStream};
-///
-/// ioloop::block_on(async {
-///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-///     let client = TcpStream::connect(listener.local_addr()?).await?;
-///     let mut incoming = listener.incoming();
-///     let next = std::future::poll_fn(|cx| Pin::new(&mut incoming).poll_next(cx)).await;
-///     let server = next.expect("the stream never ends")?;
-///     assert_eq!(server.peer_addr()?, client.local_addr()?);
-///     Ok::<_, std::io::Error>(())
-/// })
-/// .unwrap();
-/// ```
-#[must_use = "streams do nothing unless polled"]
-pub struct Incoming<'a> {
-    acceptor: Acceptor<'a, mio::net::TcpListener>,
-}
+/// [`TcpListener::incoming`]: see [`TcpListener::accept`] for the errors
+/// it skips and backs off.
+pub type Incoming<'a> = accept::Incoming<'a, TcpListener>;
 
-impl Stream for Incoming<'_> {
-    type Item = io::Result<TcpStream>;
+impl Accept for TcpListener {
+    type Io = mio::net::TcpListener;
+    type Stream = TcpStream;
+    type Addr = SocketAddr;
 
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        this.acceptor
-            .poll_accept(cx)
-            .map(|accepted| Some(accepted.map(|(stream, _)| stream)))
+    fn io(&self) -> &Registration<Self::Io> {
+        &self.io
     }
-}
 
-impl fmt::Debug for Incoming<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Incoming")
-            .field("listener", self.acceptor.listener().get_ref())
-            .field("acceptor", &self.acceptor)
-            .finish()
+    fn accept_registered(io: &Self::Io) -> io::Result<(TcpStream, SocketAddr)> {
+        let (stream, addr) = io.accept()?;
+        Ok((TcpStream::from_mio(stream)?, addr))
     }
 }
 
@@ -255,31 +199,17 @@ impl TcpListener {
     }
 }
 
-// The options: their imports here, next to the one block that uses them.
-use socket2::SockRef;
-
 /// Socket options, through `socket2::SockRef`.
 impl TcpListener {
-    /// Sets `IP_TTL`, the time-to-live of IPv4 packets (how many routers
-    /// they may cross) for the streams this listener accepts from now on:
-    /// each inherits it (and can change it with
-    /// [`TcpStream::set_ttl`]).
-    ///
-    /// # Errors
-    ///
-    /// `InvalidInput` outside 1..=255, checked here: `u32::MAX` reaches the
-    /// OS as -1, which Linux takes as "the default" rather than refuse.
-    /// Else the OS's error from `setsockopt(2)`.
-    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_ttl_v4(crate::options::ttl(ttl)?)
-    }
-
-    /// `IP_TTL`; see [`set_ttl`](Self::set_ttl).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn ttl(&self) -> io::Result<u32> {
-        SockRef::from(self.io.get_ref()).ttl_v4()
+    options::sockopt! {
+        /// Sets `IP_TTL`, how many routers IPv4 packets may cross, for the
+        /// streams this listener accepts from now on (each inherits it).
+        ///
+        /// # Errors
+        ///
+        /// `InvalidInput` outside 1..=255 (checked here); else the OS's
+        /// error.
+        set_ttl(ttl: u32) => set_ttl_v4(options::ttl(ttl)?);
+        ttl -> u32 => ttl_v4;
     }
 }

@@ -1,7 +1,6 @@
 //! [`UnixDatagram`], whole: binding, pairs, addresses, and sending and
 //! receiving datagrams.
 
-use std::fmt;
 use std::io;
 use std::net::Shutdown;
 use std::os::unix::net::SocketAddr;
@@ -13,6 +12,7 @@ use socket2::SockRef;
 
 use super::addr::ToUnixAddr;
 use super::sys;
+use crate::{impls, options};
 
 /// A Unix domain datagram socket registered with the reactor:
 /// [`UdpSocket`](crate::UdpSocket) between processes of one machine,
@@ -59,6 +59,9 @@ use super::sys;
 pub struct UnixDatagram {
     io: Registration<mio::net::UnixDatagram>,
 }
+
+impls::readiness!(UnixDatagram);
+impls::debug_and_fd!(UnixDatagram: local_addr, peer_addr);
 
 impl UnixDatagram {
     /// Binds a datagram socket to `path` (on Linux, `"\0name"` or an
@@ -177,51 +180,6 @@ impl UnixDatagram {
         self.io.get_ref().shutdown(how)
     }
 
-    /// Sets `SO_SNDBUF`, the size of the kernel's send buffer for this
-    /// socket: on Linux, how many bytes of datagrams sent from here may wait unread at the peer
-    /// before sends block. Linux doubles the value (the other half is its
-    /// bookkeeping) and clamps it to `net.core.wmem_max`, so
-    /// [`send_buffer_size`](Self::send_buffer_size) rarely returns what was
-    /// set.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `setsockopt(2)`.
-    pub fn set_send_buffer_size(&self, size: u32) -> io::Result<()> {
-        sys::set_send_buffer_size(self.io.get_ref(), size)
-    }
-
-    /// The size of the kernel's send buffer (`SO_SNDBUF`).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn send_buffer_size(&self) -> io::Result<u32> {
-        sys::send_buffer_size(self.io.get_ref())
-    }
-
-    /// Sets `SO_RCVBUF`. Linux accepts it, but bounds what waits unread
-    /// in a Unix socket by the sender's
-    /// [send buffer](Self::set_send_buffer_size) (and, for datagrams, by
-    /// `net.unix.max_dgram_qlen`) instead.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `setsockopt(2)`.
-    pub fn set_recv_buffer_size(&self, size: u32) -> io::Result<()> {
-        sys::set_recv_buffer_size(self.io.get_ref(), size)
-    }
-
-    /// The value of `SO_RCVBUF`; see
-    /// [`set_recv_buffer_size`](Self::set_recv_buffer_size).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn recv_buffer_size(&self) -> io::Result<u32> {
-        sys::recv_buffer_size(self.io.get_ref())
-    }
-
     /// Sends one datagram to `target`, waiting for room in the receiver's
     /// queue; returns the number of bytes sent (all of `buf`).
     ///
@@ -278,12 +236,8 @@ impl UnixDatagram {
         self.io.read_io(|socket| socket.recv_from(buf)).await
     }
 
-    /// [`recv_from`](Self::recv_from) as a poll function, for hand-written
-    /// futures.
-    ///
-    /// As a poll function it keeps only the wakers of the latest 65
-    /// distinct tasks polling a direction (see [`Registration`]); any
-    /// number may wait in the async methods.
+    /// [`recv_from`](Self::recv_from) as a poll function; a poll function
+    /// keeps its waker as [`poll_read_ready`](Self::poll_read_ready) does.
     ///
     /// # Errors
     ///
@@ -323,50 +277,6 @@ impl UnixDatagram {
     /// Cancel-safe: a datagram is either returned or left queued.
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io.read_io(|socket| socket.recv(buf)).await
-    }
-
-    /// Waits until a datagram can be received (or an error is pending).
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub async fn readable(&self) -> io::Result<()> {
-        self.io.readable().await.map(drop)
-    }
-
-    /// Waits until a datagram can be sent.
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub async fn writable(&self) -> io::Result<()> {
-        self.io.writable().await.map(drop)
-    }
-
-    /// Polls for read readiness, registering `cx` to be woken by it.
-    ///
-    /// As a poll function it keeps only the wakers of the latest 65
-    /// distinct tasks polling a direction (see [`Registration`]); any
-    /// number may wait in the async methods.
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_read_ready(cx).map_ok(drop)
-    }
-
-    /// Polls for write readiness, registering `cx` to be woken by it.
-    ///
-    /// As a poll function it keeps only the wakers of the latest 65
-    /// distinct tasks polling a direction (see [`Registration`]); any
-    /// number may wait in the async methods.
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_write_ready(cx).map_ok(drop)
     }
 
     /// Receives a datagram if one is queued, without waiting.
@@ -428,23 +338,7 @@ impl UnixDatagram {
     }
 }
 
-impl fmt::Debug for UnixDatagram {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("UnixDatagram")
-            .field("local_addr", &self.local_addr().ok())
-            .field("peer_addr", &self.peer_addr().ok())
-            .finish()
-    }
-}
-
-impl std::os::fd::AsFd for UnixDatagram {
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.io.get_ref().as_fd()
-    }
-}
-
-impl std::os::fd::AsRawFd for UnixDatagram {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.io.get_ref().as_raw_fd()
-    }
+/// Socket options, through `socket2::SockRef`.
+impl UnixDatagram {
+    options::buffer_sizes!();
 }

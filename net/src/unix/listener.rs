@@ -2,20 +2,17 @@
 //! `futures_core::Stream`. Accept errors are sorted, and `EMFILE` backed
 //! off, by the accept loop TCP uses (`tcp/accept.rs`).
 
-use std::fmt;
 use std::future::poll_fn;
 use std::io;
 use std::os::unix::net::SocketAddr;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
-use futures_core::Stream;
 use ioloop_runtime::io::Registration;
 
 use super::addr::ToUnixAddr;
 use super::stream::UnixStream;
 use super::sys;
-use crate::tcp::accept::{Accept, Acceptor};
+use crate::impls;
+use crate::tcp::accept::{self, Accept, Acceptor};
 
 /// A Unix domain socket listening for connections, registered with the
 /// reactor: [`TcpListener`](crate::TcpListener) for a path.
@@ -130,95 +127,35 @@ impl UnixListener {
     ///
     /// [`TcpListener::accept`]: crate::TcpListener::accept
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
-        let mut acceptor = Acceptor::new(&self.io);
+        let mut acceptor = Acceptor::new(self);
         poll_fn(|cx| acceptor.poll_accept(cx)).await
     }
 
     /// The connections this listener accepts, as a `futures_core::Stream`:
     /// see [`Incoming`].
     pub fn incoming(&self) -> Incoming<'_> {
-        Incoming {
-            acceptor: Acceptor::new(&self.io),
-        }
+        Incoming::new(self)
     }
 }
 
-impl Accept for mio::net::UnixListener {
-    type Accepted = (UnixStream, SocketAddr);
-
-    fn accept_registered(&self) -> io::Result<Self::Accepted> {
-        let (stream, addr) = self.accept()?;
-        Ok((UnixStream::from_mio(stream)?, addr))
-    }
-}
-
-impl fmt::Debug for UnixListener {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("UnixListener")
-            .field("local_addr", &self.local_addr().ok())
-            .finish()
-    }
-}
-
-impl std::os::fd::AsFd for UnixListener {
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.io.get_ref().as_fd()
-    }
-}
-
-impl std::os::fd::AsRawFd for UnixListener {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.io.get_ref().as_raw_fd()
-    }
-}
+impls::debug_and_fd!(UnixListener: local_addr);
 
 /// The stream of connections a [`UnixListener`] accepts, from
-/// [`UnixListener::incoming`].
-///
-/// It never ends, and yields `Err` only for errors of the listener itself:
-/// failed connections are skipped and resource shortages backed off, as in
-/// [`UnixListener::accept`].
-///
-/// # Examples
-///
-/// ```
-/// use std::pin::Pin;
-/// use futures_core::Stream;
-/// use ioloop::net::{UnixListener, UnixStream};
-///
-/// ioloop::block_on(async {
-///     let name = format!("\0ioloop-doc-incoming-{}", std::process::id());
-///     let listener = UnixListener::bind(&name)?;
-///     let _client = UnixStream::connect(&name).await?;
-///     let mut incoming = listener.incoming();
-///     let next = std::future::poll_fn(|cx| Pin::new(&mut incoming).poll_next(cx)).await;
-///     let server = next.expect("the stream never ends")?;
-///     assert!(server.peer_addr()?.is_unnamed());
-///     Ok::<_, std::io::Error>(())
-/// })
-/// .unwrap();
-/// ```
-#[must_use = "streams do nothing unless polled"]
-pub struct Incoming<'a> {
-    acceptor: Acceptor<'a, mio::net::UnixListener>,
-}
+/// [`UnixListener::incoming`]: see [`UnixListener::accept`] for the errors
+/// it skips and backs off.
+pub type Incoming<'a> = accept::Incoming<'a, UnixListener>;
 
-impl Stream for Incoming<'_> {
-    type Item = io::Result<UnixStream>;
+impl Accept for UnixListener {
+    type Io = mio::net::UnixListener;
+    type Stream = UnixStream;
+    type Addr = SocketAddr;
 
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        this.acceptor
-            .poll_accept(cx)
-            .map(|accepted| Some(accepted.map(|(stream, _)| stream)))
+    fn io(&self) -> &Registration<Self::Io> {
+        &self.io
     }
-}
 
-impl fmt::Debug for Incoming<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Incoming")
-            .field("listener", self.acceptor.listener().get_ref())
-            .field("acceptor", &self.acceptor)
-            .finish()
+    fn accept_registered(io: &Self::Io) -> io::Result<(UnixStream, SocketAddr)> {
+        let (stream, addr) = io.accept()?;
+        Ok((UnixStream::from_mio(stream)?, addr))
     }
 }

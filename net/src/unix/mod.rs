@@ -31,7 +31,6 @@
 mod addr;
 mod datagram;
 mod listener;
-mod split;
 mod stream;
 mod sys;
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -42,7 +41,6 @@ pub use std::os::unix::net::SocketAddr;
 pub use addr::ToUnixAddr;
 pub use datagram::UnixDatagram;
 pub use listener::{Incoming, UnixListener};
-pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
-pub use stream::UnixStream;
+pub use stream::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, UnixStream, WriteHalf};
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub use ucred::UCred;

@@ -1,21 +1,18 @@
 //! [`UnixStream`], whole: connecting, pairs, addresses and credentials,
-//! readiness and `try_*`, and `futures_io::AsyncRead` / `AsyncWrite`.
+//! and reads (its writes, readiness and `futures_io` impls are
+//! `impls.rs`'s, shared with `TcpStream`).
 
-use std::fmt;
-use std::io::{self, IoSlice, IoSliceMut, Read};
+use std::io;
 use std::mem::MaybeUninit;
-use std::net::Shutdown;
 use std::os::unix::net::SocketAddr;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use futures_io::{AsyncRead, AsyncWrite};
 use ioloop_runtime::io::Registration;
 use ioloop_runtime::time::sleep;
 
 use super::addr::ToUnixAddr;
 use super::sys;
-use crate::syscall;
+use crate::{impls, options, syscall};
 
 /// A Unix domain stream socket registered with the reactor: a
 /// [`TcpStream`](crate::TcpStream) between processes of one machine,
@@ -50,6 +47,11 @@ use crate::syscall;
 pub struct UnixStream {
     io: Registration<mio::net::UnixStream>,
 }
+
+// `send` with `MSG_NOSIGNAL`, not std's `write`: on a Unix socket that is
+// `write(2)`, which raises `SIGPIPE` once the peer is gone.
+impls::stream!(UnixStream, send: sys::send, send_vectored: sys::send_vectored);
+crate::halves::halves!(UnixStream);
 
 impl UnixStream {
     /// Connects to the listener at `path` (on Linux, a path starting with a
@@ -202,187 +204,6 @@ impl UnixStream {
         super::ucred::peer_cred(self.io.get_ref())
     }
 
-    /// Shuts down one or both directions: `Shutdown::Write` is a half-close
-    /// (the peer reads end of file once it has read what was sent, and this
-    /// side can still read).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `shutdown(2)`. A connection already gone is not
-    /// one: it is shut, and the call returns `Ok`.
-    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        match self.io.get_ref().shutdown(how) {
-            Err(err) if err.kind() == io::ErrorKind::NotConnected => Ok(()),
-            result => result,
-        }
-    }
-
-    /// Sets `SO_SNDBUF`, the size of the kernel's send buffer for this
-    /// stream: on Linux, how many bytes sent from here may wait unread at the peer
-    /// before sends block. Linux doubles the value (the other half is its
-    /// bookkeeping) and clamps it to `net.core.wmem_max`, so
-    /// [`send_buffer_size`](Self::send_buffer_size) rarely returns what was
-    /// set.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `setsockopt(2)`.
-    pub fn set_send_buffer_size(&self, size: u32) -> io::Result<()> {
-        sys::set_send_buffer_size(self.io.get_ref(), size)
-    }
-
-    /// The size of the kernel's send buffer (`SO_SNDBUF`).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn send_buffer_size(&self) -> io::Result<u32> {
-        sys::send_buffer_size(self.io.get_ref())
-    }
-
-    /// Sets `SO_RCVBUF`. Linux accepts it, but bounds what waits unread
-    /// in a Unix socket by the sender's
-    /// [send buffer](Self::set_send_buffer_size) (and, for datagrams, by
-    /// `net.unix.max_dgram_qlen`) instead.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `setsockopt(2)`.
-    pub fn set_recv_buffer_size(&self, size: u32) -> io::Result<()> {
-        sys::set_recv_buffer_size(self.io.get_ref(), size)
-    }
-
-    /// The value of `SO_RCVBUF`; see
-    /// [`set_recv_buffer_size`](Self::set_recv_buffer_size).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn recv_buffer_size(&self) -> io::Result<u32> {
-        sys::recv_buffer_size(self.io.get_ref())
-    }
-
-    /// Waits until the stream is readable (or the peer has hung up, or an
-    /// error is pending), without reading. Any number of tasks may wait.
-    ///
-    /// A new stream starts out ready, before any event from the poller: on
-    /// a fresh stream this returns at once, and only the read that follows
-    /// says whether anything is there (a [`try_read`](Self::try_read) that
-    /// finds nothing returns `WouldBlock` and clears the readiness, so the
-    /// next wait is for a real event). It saves every connection a trip
-    /// through the poller before its first read; tokio's streams start
-    /// not ready instead.
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub async fn readable(&self) -> io::Result<()> {
-        self.io.readable().await.map(drop)
-    }
-
-    /// Waits until the stream is writable (or closed, or in error).
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub async fn writable(&self) -> io::Result<()> {
-        self.io.writable().await.map(drop)
-    }
-
-    /// Polls for read readiness, registering `cx` to be woken by it. A new
-    /// stream starts out ready, as for [`readable`](Self::readable).
-    ///
-    /// As a poll function it has no place of its own among the waiters:
-    /// per direction, the wakers of the latest 65 distinct tasks polling so
-    /// are kept, the oldest woken to make room for one more (see
-    /// [`Registration`]); any number of tasks may wait in
-    /// [`readable`](Self::readable).
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_read_ready(cx).map_ok(drop)
-    }
-
-    /// Polls for write readiness, registering `cx` to be woken by it.
-    ///
-    /// As a poll function it keeps only the wakers of the latest 65
-    /// distinct tasks polling a direction (see [`Registration`]); any
-    /// number may wait in the async methods.
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_write_ready(cx).map_ok(drop)
-    }
-
-    /// Reads what is there now into `buf`, without waiting: `Ok(0)` is the
-    /// end of the stream.
-    ///
-    /// On a new stream the first call always makes the `recv`, since a
-    /// stream starts out ready (see [`readable`](Self::readable)): it says
-    /// `WouldBlock` if nothing has come, never a wrong answer.
-    ///
-    /// # Errors
-    ///
-    /// `WouldBlock` if nothing can be read now; any error of `recv`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::io::ErrorKind;
-    /// use ioloop::net::UnixStream;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, b) = UnixStream::pair()?;
-    ///     let mut buf = [0; 8];
-    ///     assert_eq!(a.try_read(&mut buf).unwrap_err().kind(), ErrorKind::WouldBlock);
-    ///     b.writable().await?;
-    ///     b.try_write(b"hi")?;
-    ///     a.readable().await?;
-    ///     assert_eq!(a.try_read(&mut buf)?, 2);
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
-    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.try_read_io(|socket| syscall::recv(socket, buf))
-    }
-
-    /// [`try_read`](Self::try_read) into several buffers, in one `readv`.
-    ///
-    /// # Errors
-    ///
-    /// As [`try_read`](Self::try_read).
-    pub fn try_read_vectored(&self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
-        self.io.try_read_io(|mut socket| socket.read_vectored(bufs))
-    }
-
-    /// Writes what the kernel takes now from `buf`, without waiting.
-    ///
-    /// # Errors
-    ///
-    /// `WouldBlock` if the send buffer is full; any error of `send`.
-    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io.try_write_io(|socket| sys::send(socket, buf))
-    }
-
-    /// [`try_write`](Self::try_write) from several buffers, in one
-    /// `sendmsg`. One call takes at most the first `IOV_MAX` (1,024)
-    /// buffers, as std's `write_vectored` does: with more, it writes from
-    /// those and returns how much it wrote, never `EMSGSIZE`. So do the
-    /// `AsyncWrite::poll_write_vectored` of the stream and its halves.
-    ///
-    /// # Errors
-    ///
-    /// As [`try_write`](Self::try_write).
-    pub fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        self.io
-            .try_write_io(|socket| sys::send_vectored(socket, bufs))
-    }
-
     /// Waits for data and copies it into `buf` without taking it from the
     /// stream: the next read returns the same bytes.
     ///
@@ -457,134 +278,9 @@ impl UnixStream {
         self.io
             .poll_read_io(cx, |socket| syscall::recv(socket, buf))
     }
-
-    /// Writes from `buf`, waiting for room; an empty `buf` returns `Ok(0)`
-    /// at once.
-    pub(crate) fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        if buf.is_empty() {
-            return Poll::Ready(Ok(0));
-        }
-        // `send` with `MSG_NOSIGNAL`, not std's `write`: on a Unix socket
-        // that is `write(2)`, which raises `SIGPIPE` once the peer is gone.
-        self.io
-            .poll_write_stream(cx, buf.len(), |socket| sys::send(socket, buf))
-    }
-
-    /// Writes from several buffers in one `sendmsg`, waiting for room: the
-    /// first `IOV_MAX` of them, so that a write shorter than those is what
-    /// says the send buffer is full.
-    pub(crate) fn poll_send_vectored(
-        &self,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let bufs = crate::syscall::at_most_max_slices(bufs);
-        let len = bufs.iter().map(|b| b.len()).sum();
-        if len == 0 {
-            return Poll::Ready(Ok(0));
-        }
-        self.io
-            .poll_write_stream(cx, len, |socket| sys::send_vectored(socket, bufs))
-    }
-
-    /// The write side's `poll_close`: a half-close, so the peer reads end
-    /// of file; nothing is buffered here to flush first.
-    pub(crate) fn poll_shutdown_write(&self) -> Poll<io::Result<()>> {
-        Poll::Ready(self.shutdown(Shutdown::Write))
-    }
 }
 
-impl AsyncRead for &UnixStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_recv(cx, buf)
-    }
-}
-
-/// `poll_flush` has nothing to do (bytes go straight to the kernel);
-/// `poll_close` shuts the write side down.
-impl AsyncWrite for &UnixStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_send(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_send_vectored(cx, bufs)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.poll_shutdown_write()
-    }
-}
-
-impl AsyncRead for UnixStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_recv(cx, buf)
-    }
-}
-
-impl AsyncWrite for UnixStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_send(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_send_vectored(cx, bufs)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.poll_shutdown_write()
-    }
-}
-
-impl fmt::Debug for UnixStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("UnixStream")
-            .field("local_addr", &self.local_addr().ok())
-            .field("peer_addr", &self.peer_addr().ok())
-            .finish()
-    }
-}
-
-impl std::os::fd::AsFd for UnixStream {
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.io.get_ref().as_fd()
-    }
-}
-
-impl std::os::fd::AsRawFd for UnixStream {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.io.get_ref().as_raw_fd()
-    }
+/// Socket options, through `socket2::SockRef`.
+impl UnixStream {
+    options::buffer_sizes!();
 }
