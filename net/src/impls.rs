@@ -62,17 +62,41 @@ macro_rules! readiness {
 }
 pub(crate) use readiness;
 
+/// `local_addr`, and `peer_addr` when named, returning `$Addr`.
+macro_rules! addresses {
+    ($T:ident: $Addr:ty $(, $peer_addr:ident)?) => {
+        impl $T {
+            /// The address this socket is bound to; a Unix socket that is
+            /// not (a client, either end of a `pair`) has an unnamed one.
+            ///
+            /// # Errors
+            ///
+            /// The OS's error from `getsockname(2)` (rare).
+            pub fn local_addr(&self) -> std::io::Result<$Addr> {
+                self.io.get_ref().local_addr()
+            }
+
+            $(
+                /// The address of the peer this socket is connected to
+                /// (unnamed for a Unix client that did not bind).
+                ///
+                /// # Errors
+                ///
+                    /// `NotConnected` if it is not connected, or no longer.
+                pub fn $peer_addr(&self) -> std::io::Result<$Addr> {
+                    self.io.get_ref().peer_addr()
+                }
+            )?
+        }
+    };
+}
+pub(crate) use addresses;
+
 /// `Debug` showing the named address methods' results, and `AsFd` and
 /// `AsRawFd` on Unix.
 macro_rules! debug_and_fd {
     ($T:ident: $($addr:ident),+) => {
-        impl std::fmt::Debug for $T {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.debug_struct(stringify!($T))
-                    $(.field(stringify!($addr), &self.$addr().ok()))+
-                    .finish()
-            }
-        }
+        $crate::impls::debug_and_fd!(@debug $T: $($addr),+);
 
         #[cfg(unix)]
         impl std::os::fd::AsFd for $T {
@@ -88,17 +112,29 @@ macro_rules! debug_and_fd {
             }
         }
     };
+
+    // `Debug` alone (`UdpSocket` and `TcpSocket` write their own `AsFd`).
+    (@debug $T:ident: $($addr:ident),+) => {
+        impl std::fmt::Debug for $T {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($T))
+                    $(.field(stringify!($addr), &self.$addr().ok()))+
+                    .finish()
+            }
+        }
+    };
 }
 pub(crate) use debug_and_fd;
 
-/// What `TcpStream` and `UnixStream` share, given the `send` and the
-/// vectored send that never raise `SIGPIPE`: `shutdown`, the `try_*`
-/// calls, readiness, `poll_send` and `poll_send_vectored`, the
-/// `futures_io` traits on the stream and on a reference to it, and the
-/// halves' [`Stream`](crate::halves::Stream). Each stream writes its own
+/// What `TcpStream` and `UnixStream` share, given their address type and
+/// the `send` and vectored send that never raise `SIGPIPE`: `shutdown`,
+/// the `try_*` calls, `poll_send` and `poll_send_vectored`, the
+/// `futures_io` traits on the stream and on a reference to it, the halves
+/// (`halves!`) and their [`Stream`](crate::halves::Stream); addresses,
+/// readiness, `Debug` and the descriptor traits. Each stream writes its own
 /// `poll_recv`, since their reads clear readiness differently.
 macro_rules! stream {
-    ($T:ident, send: $send:path, send_vectored: $send_vectored:path) => {
+    ($T:ident: $Addr:ty; send: $send:path, $send_vectored:path) => {
         impl $T {
             /// Shuts down one or both directions: `Shutdown::Write` is a
             /// half-close (the peer reads end of file once it has read what
@@ -202,8 +238,10 @@ macro_rules! stream {
             }
         }
 
+        $crate::impls::addresses!($T: $Addr, peer_addr);
         $crate::impls::readiness!($T);
         $crate::impls::debug_and_fd!($T: local_addr, peer_addr);
+        $crate::halves::halves!($T);
         $crate::impls::stream!(@futures_io $T);
         $crate::impls::stream!(@futures_io &$T);
 

@@ -1,7 +1,6 @@
 //! UDP: [`UdpSocket`], whole: binding, addresses, and sending and receiving
 //! datagrams.
 
-use std::fmt;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::task::{Context, Poll};
@@ -53,6 +52,8 @@ pub struct UdpSocket {
     io: Registration<mio::net::UdpSocket>,
 }
 
+impls::addresses!(UdpSocket: SocketAddr, peer_addr);
+
 impls::readiness!(UdpSocket);
 
 impl UdpSocket {
@@ -86,24 +87,6 @@ impl UdpSocket {
         Ok(UdpSocket {
             io: Registration::new(mio::net::UdpSocket::from_std(socket))?,
         })
-    }
-
-    /// The address this socket is bound to.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockname(2)` (rare).
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().local_addr()
-    }
-
-    /// The peer this socket is connected to.
-    ///
-    /// # Errors
-    ///
-    /// `NotConnected` before [`connect`](Self::connect).
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().peer_addr()
     }
 
     /// Sets the socket's default peer: [`send`](Self::send) goes there,
@@ -290,13 +273,7 @@ impl UdpSocket {
     }
 }
 
-impl fmt::Debug for UdpSocket {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("UdpSocket")
-            .field("local_addr", &self.local_addr().ok())
-            .finish()
-    }
-}
+impls::debug_and_fd!(@debug UdpSocket: local_addr);
 
 #[cfg(unix)]
 impl std::os::fd::AsFd for UdpSocket {

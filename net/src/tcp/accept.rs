@@ -193,6 +193,90 @@ impl<L: Accept + fmt::Debug> fmt::Debug for Incoming<'_, L> {
     }
 }
 
+/// What `TcpListener` and `UnixListener` share, given the mio listener
+/// `$Io`, std's `$Std`, and the accepted `$Stream` and peer `$Addr`:
+/// `from_std`, `accept`, `incoming` and their [`Incoming`] alias, the
+/// [`Accept`] impl, `local_addr`, `Debug` and the descriptor traits.
+macro_rules! listener {
+    ($T:ident { io: $Io:ty, std: $Std:ty, stream: $Stream:ident, addr: $Addr:ty }) => {
+        impl $T {
+            /// Wraps a listener made elsewhere (bound and listening),
+            /// switching it to non-blocking mode and registering it with
+            /// this thread's runtime.
+            ///
+            /// # Errors
+            ///
+            /// If the socket cannot be made non-blocking, or no ioloop
+            /// runtime runs on this thread.
+            pub fn from_std(listener: $Std) -> std::io::Result<$T> {
+                listener.set_nonblocking(true)?;
+                Self::from_mio(<$Io>::from_std(listener))
+            }
+
+            fn from_mio(listener: $Io) -> std::io::Result<$T> {
+                Ok($T {
+                    io: ioloop_runtime::io::Registration::new(listener)?,
+                })
+            }
+
+            /// Waits for the next connection and returns it, registered
+            /// with the runtime running this future, with the peer's
+            /// address: the lesson's `conn, addr = sock.accept()`.
+            ///
+            /// Connections that failed while queued (aborted, reset,
+            /// refused by a firewall) are skipped, logged at debug level.
+            /// Out of file descriptors (`EMFILE`, `ENFILE`), buffers or
+            /// memory, the connection stays queued and accepting pauses,
+            /// with a warning, for 10 ms, doubling up to 1 s.
+            ///
+            /// # Errors
+            ///
+            /// Only errors of the listener itself (or the runtime shut
+            /// down); per-connection and resource errors are handled here.
+            ///
+            /// # Cancellation
+            ///
+            /// Cancel-safe: a connection is either returned or left queued.
+            /// The back-off lives in the future: a new call starts again
+            /// from the shortest delay.
+            pub async fn accept(&self) -> std::io::Result<($Stream, $Addr)> {
+                let mut acceptor = $crate::tcp::accept::Acceptor::new(self);
+                std::future::poll_fn(|cx| acceptor.poll_accept(cx)).await
+            }
+
+            /// The connections this listener accepts, as a
+            /// `futures_core::Stream`: see [`Incoming`].
+            pub fn incoming(&self) -> Incoming<'_> {
+                $crate::tcp::accept::Incoming::new(self)
+            }
+        }
+
+        #[doc = concat!("The stream of connections a [`", stringify!($T), "`] accepts, from [`", stringify!($T), "::incoming`].")]
+        /// It never ends, and yields `Err` only for errors of the listener
+        /// itself, as `accept` does.
+        pub type Incoming<'a> = $crate::tcp::accept::Incoming<'a, $T>;
+
+        impl $crate::tcp::accept::Accept for $T {
+            type Io = $Io;
+            type Stream = $Stream;
+            type Addr = $Addr;
+
+            fn io(&self) -> &ioloop_runtime::io::Registration<$Io> {
+                &self.io
+            }
+
+            fn accept_registered(io: &$Io) -> std::io::Result<($Stream, $Addr)> {
+                let (stream, addr) = io.accept()?;
+                Ok(($Stream::from_mio(stream)?, addr))
+            }
+        }
+
+        $crate::impls::addresses!($T: $Addr);
+        $crate::impls::debug_and_fd!($T: local_addr);
+    };
+}
+pub(crate) use listener;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,17 +1,16 @@
-//! [`TcpListener`], whole, and [`Incoming`], its connections as a
-//! `futures_core::Stream`. How accept errors are handled is `accept.rs`.
+//! [`TcpListener`]: binding and options (accepting is `accept.rs`'s,
+//! shared with `UnixListener`).
 
-use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
 
 use ioloop_runtime::io::Registration;
 use socket2::{Domain, Protocol, Socket, Type};
 
-use super::accept::{self, Accept, Acceptor};
+use super::accept;
 use super::stream::TcpStream;
 use crate::addr::{self, ToSocketAddrs};
-use crate::{impls, options};
+use crate::options;
 
 /// The listen backlog. std and mio use 128, which drops connections when
 /// a burst of clients arrives faster than one loop tick accepts them; the
@@ -40,6 +39,13 @@ const BACKLOG: i32 = 1024;
 pub struct TcpListener {
     io: Registration<mio::net::TcpListener>,
 }
+
+accept::listener!(TcpListener {
+    io: mio::net::TcpListener,
+    std: std::net::TcpListener,
+    stream: TcpStream,
+    addr: SocketAddr
+});
 
 impl TcpListener {
     /// Binds a listener to `addr`, with `SO_REUSEADDR` (a restarted server
@@ -78,103 +84,6 @@ impl TcpListener {
     #[doc(alias = "start_server", alias = "create_server", alias = "listen")]
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
         addr::each_addr(addr::resolve(&addr).await?, Self::bind_one)
-    }
-
-    /// Wraps a listener made elsewhere (bound and listening), switching it
-    /// to non-blocking mode and registering it with the runtime running on
-    /// this thread.
-    ///
-    /// # Errors
-    ///
-    /// If the socket cannot be made non-blocking, or no ioloop runtime runs
-    /// on this thread.
-    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
-        listener.set_nonblocking(true)?;
-        Self::from_mio(mio::net::TcpListener::from_std(listener))
-    }
-
-    fn from_mio(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
-        Ok(TcpListener {
-            io: Registration::new(listener)?,
-        })
-    }
-
-    /// The address this listener is bound to.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockname(2)` (rare).
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().local_addr()
-    }
-
-    /// Waits for the next connection and returns it with the peer's
-    /// address: the lesson's `conn, addr = sock.accept()`. The stream is
-    /// registered with the runtime running this future.
-    ///
-    /// Connections that failed while queued (aborted, reset, refused by a
-    /// firewall) are skipped, logged at debug level. When the process is out
-    /// of file descriptors (`EMFILE`, `ENFILE`), buffers or memory, the
-    /// connection stays queued and accepting pauses, with a warning, for
-    /// 10 ms, doubling on each failure up to 1 s, instead of spinning on a
-    /// listener that stays readable.
-    ///
-    /// # Errors
-    ///
-    /// Only errors that say the listener itself is unusable (or the runtime
-    /// shut down); per-connection and resource errors are handled here.
-    ///
-    /// # Cancellation
-    ///
-    /// Cancel-safe: a connection is either returned or left in the queue.
-    /// The back-off delay lives in the future, so a new call starts again
-    /// from the shortest delay.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::net::{TcpListener, TcpStream};
-    ///
-    /// ioloop::block_on(async {
-    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-    ///     let client = TcpStream::connect(listener.local_addr()?).await?;
-    ///     let (_server, peer) = listener.accept().await?;
-    ///     assert_eq!(peer, client.local_addr()?);
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
-    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        let mut acceptor = Acceptor::new(self);
-        poll_fn(|cx| acceptor.poll_accept(cx)).await
-    }
-
-    /// The connections this listener accepts, as a `futures_core::Stream`:
-    /// see [`Incoming`].
-    pub fn incoming(&self) -> Incoming<'_> {
-        Incoming::new(self)
-    }
-}
-
-impls::debug_and_fd!(TcpListener: local_addr);
-
-/// The stream of connections a [`TcpListener`] accepts, from
-/// [`TcpListener::incoming`]: see [`TcpListener::accept`] for the errors
-/// it skips and backs off.
-pub type Incoming<'a> = accept::Incoming<'a, TcpListener>;
-
-impl Accept for TcpListener {
-    type Io = mio::net::TcpListener;
-    type Stream = TcpStream;
-    type Addr = SocketAddr;
-
-    fn io(&self) -> &Registration<Self::Io> {
-        &self.io
-    }
-
-    fn accept_registered(io: &Self::Io) -> io::Result<(TcpStream, SocketAddr)> {
-        let (stream, addr) = io.accept()?;
-        Ok((TcpStream::from_mio(stream)?, addr))
     }
 }
 

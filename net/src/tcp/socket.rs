@@ -1,7 +1,6 @@
 //! [`TcpSocket`]: a TCP socket not yet listening or connected, for the
 //! options that must be set before `bind`, `listen` or `connect`.
 
-use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -81,38 +80,10 @@ impl TcpSocket {
     }
 
     fn new(domain: Domain) -> io::Result<TcpSocket> {
-        // Where the OS takes the flags in `socket(2)`, non-blocking and
-        // close-on-exec come with the socket, in one syscall and with no
-        // window for a concurrent `fork` + `exec` to inherit it.
-        #[cfg(any(
-            target_os = "android",
-            target_os = "dragonfly",
-            target_os = "freebsd",
-            target_os = "illumos",
-            target_os = "linux",
-            target_os = "netbsd",
-            target_os = "openbsd",
-        ))]
-        let inner = Socket::new(
-            domain,
-            Type::STREAM.nonblocking().cloexec(),
-            Some(Protocol::TCP),
-        )?;
-        // Elsewhere socket2 sets close-on-exec right after `socket(2)`.
-        #[cfg(not(any(
-            target_os = "android",
-            target_os = "dragonfly",
-            target_os = "freebsd",
-            target_os = "illumos",
-            target_os = "linux",
-            target_os = "netbsd",
-            target_os = "openbsd",
-        )))]
-        let inner = {
-            let socket = Socket::new(domain, Type::STREAM, Some(Protocol::TCP))?;
-            socket.set_nonblocking(true)?;
-            socket
-        };
+        // socket2 sets close-on-exec in `socket(2)` itself where the OS
+        // takes the flag, so no concurrent `fork` + `exec` inherits it.
+        let inner = Socket::new(domain, Type::STREAM, Some(Protocol::TCP))?;
+        inner.set_nonblocking(true)?;
         Ok(TcpSocket { inner })
     }
 
@@ -343,13 +314,7 @@ fn saturate(size: usize) -> u32 {
     u32::try_from(size).unwrap_or(u32::MAX)
 }
 
-impl fmt::Debug for TcpSocket {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TcpSocket")
-            .field("local_addr", &self.local_addr().ok())
-            .finish()
-    }
-}
+crate::impls::debug_and_fd!(@debug TcpSocket: local_addr);
 
 #[cfg(unix)]
 impl std::os::fd::AsFd for TcpSocket {

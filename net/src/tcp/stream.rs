@@ -41,8 +41,7 @@ pub struct TcpStream {
     io: Registration<mio::net::TcpStream>,
 }
 
-impls::stream!(TcpStream, send: syscall::send, send_vectored: syscall::send_vectored);
-crate::halves::halves!(TcpStream);
+impls::stream!(TcpStream: SocketAddr; send: syscall::send, syscall::send_vectored);
 
 impl TcpStream {
     /// Opens a connection to `addr`, any [`ToSocketAddrs`] (a host name is
@@ -128,24 +127,6 @@ impl TcpStream {
         Ok(TcpStream {
             io: Registration::new(stream)?,
         })
-    }
-
-    /// The address of the peer this stream is connected to.
-    ///
-    /// # Errors
-    ///
-    /// `NotConnected` once the connection was reset.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().peer_addr()
-    }
-
-    /// The local address of this stream.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockname(2)` (rare).
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().local_addr()
     }
 
     /// Waits for data and copies it into `buf` without taking it from the

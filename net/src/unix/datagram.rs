@@ -60,6 +60,8 @@ pub struct UnixDatagram {
     io: Registration<mio::net::UnixDatagram>,
 }
 
+impls::addresses!(UnixDatagram: SocketAddr, peer_addr);
+
 impls::readiness!(UnixDatagram);
 impls::debug_and_fd!(UnixDatagram: local_addr, peer_addr);
 
@@ -148,25 +150,6 @@ impl UnixDatagram {
     pub fn connect(&self, path: impl ToUnixAddr) -> io::Result<()> {
         let addr = sys::sock_addr(&path.to_unix_addr()?)?;
         SockRef::from(self.io.get_ref()).connect(&addr)
-    }
-
-    /// The address this socket is bound to (unnamed if it is not).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockname(2)` (rare).
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().local_addr()
-    }
-
-    /// The peer this socket is connected to.
-    ///
-    /// # Errors
-    ///
-    /// `NotConnected` before [`connect`](Self::connect) (a socket of a
-    /// [`pair`](Self::pair) is connected from the start).
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().peer_addr()
     }
 
     /// Shuts down one or both directions: after `Shutdown::Write` a send

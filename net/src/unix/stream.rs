@@ -50,8 +50,7 @@ pub struct UnixStream {
 
 // `send` with `MSG_NOSIGNAL`, not std's `write`: on a Unix socket that is
 // `write(2)`, which raises `SIGPIPE` once the peer is gone.
-impls::stream!(UnixStream, send: sys::send, send_vectored: sys::send_vectored);
-crate::halves::halves!(UnixStream);
+impls::stream!(UnixStream: SocketAddr; send: sys::send, sys::send_vectored);
 
 impl UnixStream {
     /// Connects to the listener at `path` (on Linux, a path starting with a
@@ -151,27 +150,6 @@ impl UnixStream {
         Ok(UnixStream {
             io: Registration::new(stream)?,
         })
-    }
-
-    /// The address this stream is bound to: unnamed for a client (and for
-    /// both ends of a [`pair`](Self::pair)); the listener's path for a
-    /// stream it accepted.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockname(2)` (rare).
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().local_addr()
-    }
-
-    /// The address of the peer: the listener's path for a client; unnamed
-    /// for a stream a listener accepted, since clients rarely bind.
-    ///
-    /// # Errors
-    ///
-    /// `NotConnected` once the peer has closed, on some systems.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().peer_addr()
     }
 
     /// The credentials of the peer process, as the kernel recorded them
