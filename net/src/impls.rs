@@ -126,16 +126,56 @@ macro_rules! debug_and_fd {
 }
 pub(crate) use debug_and_fd;
 
-/// What `TcpStream` and `UnixStream` share, given their address type and
-/// the `send` and vectored send that never raise `SIGPIPE`: `shutdown`,
+/// What `TcpStream` and `UnixStream` share, given their address type, how
+/// reads clear readiness (`stream` or `io`, see `@read` below) and the
+/// `send` and vectored send that never raise `SIGPIPE`: reads, `shutdown`,
 /// the `try_*` calls, `poll_send` and `poll_send_vectored`, the
 /// `futures_io` traits on the stream and on a reference to it, the halves
 /// (`halves!`) and their [`Stream`](crate::halves::Stream); addresses,
 /// readiness, `Debug` and the descriptor traits. Each stream writes its own
 /// `poll_recv`, since their reads clear readiness differently.
 macro_rules! stream {
-    ($T:ident: $Addr:ty; send: $send:path, $send_vectored:path) => {
+    ($T:ident: $Addr:ty; reads: $reads:ident; send: $send:path, $send_vectored:path) => {
         impl $T {
+            /// Reads into `buf`, which need not be initialized (hyper's
+            /// `ReadBufCursor`), waiting for data: one `recv(2)`, readiness
+            /// handled as in `AsyncRead`. `Ok(n)`: the first `n` bytes of
+            /// `buf` are initialized; `Ok(0)` is the end of the stream (or
+            /// an empty `buf`).
+            ///
+            /// # Errors
+            ///
+            /// Any error of `recv`; fails once the runtime has shut down.
+            pub fn poll_read_uninit(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut [std::mem::MaybeUninit<u8>],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                if buf.is_empty() {
+                    return std::task::Poll::Ready(Ok(0));
+                }
+                let len = buf.len();
+                $crate::impls::stream!(@read $reads, self, cx, len, |socket| {
+                    $crate::syscall::recv_uninit(socket, buf)
+                })
+            }
+
+            /// Reads into `buf`, waiting for data; an empty `buf` returns
+            /// `Ok(0)` at once, without a syscall.
+            pub(crate) fn poll_recv(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut [u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                if buf.is_empty() {
+                    return std::task::Poll::Ready(Ok(0));
+                }
+                let len = buf.len();
+                $crate::impls::stream!(@read $reads, self, cx, len, |socket| {
+                    $crate::syscall::recv(socket, buf)
+                })
+            }
+
             /// Shuts down one or both directions: `Shutdown::Write` is a
             /// half-close (the peer reads end of file once it has read what
             /// was sent, and this side can still read).
@@ -279,6 +319,21 @@ macro_rules! stream {
             }
         }
     };
+
+    // `reads: stream`: a short read clears readiness too, since on a TCP
+    // stream the receive buffer is then empty, and the next read waits for
+    // an edge instead of spending a `recv` on `EAGAIN` (one `recv` and one
+    // `send` per echoed message).
+    (@read stream, $this:expr, $cx:expr, $len:expr, $recv:expr) => {
+        $this.io.poll_read_stream($cx, $len, $recv)
+    };
+    // `reads: io`: only `WouldBlock` clears readiness, since a Unix stream
+    // also stops short at a message that carried descriptors or
+    // credentials, with bytes still queued and no new edge coming.
+    (@read io, $this:expr, $cx:expr, $len:expr, $recv:expr) => {{
+        let _ = $len;
+        $this.io.poll_read_io($cx, $recv)
+    }};
 
     // `AsyncRead` and `AsyncWrite` on `$S` (the stream, or `&` it):
     // `poll_flush` has nothing to do (bytes go straight to the kernel),

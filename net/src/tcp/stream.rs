@@ -4,7 +4,6 @@
 
 use std::future::poll_fn;
 use std::io;
-use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
@@ -41,7 +40,7 @@ pub struct TcpStream {
     io: Registration<mio::net::TcpStream>,
 }
 
-impls::stream!(TcpStream: SocketAddr; send: syscall::send, syscall::send_vectored);
+impls::stream!(TcpStream: SocketAddr; reads: stream; send: syscall::send, syscall::send_vectored);
 
 impl TcpStream {
     /// Opens a connection to `addr`, any [`ToSocketAddrs`] (a host name is
@@ -141,46 +140,6 @@ impl TcpStream {
     /// Cancel-safe: nothing is consumed.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io.read_io(|socket| socket.peek(buf)).await
-    }
-
-    /// Reads into `buf`, which need not be initialized (hyper's
-    /// `ReadBufCursor`), waiting for data: one `recv(2)`, readiness handled
-    /// as in `AsyncRead`. `Ok(n)`: the first `n` bytes of `buf` are
-    /// initialized; `Ok(0)` is the end of the stream (or an empty `buf`).
-    ///
-    /// # Errors
-    ///
-    /// Any error of `recv`; fails once the runtime has shut down.
-    pub fn poll_read_uninit(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [MaybeUninit<u8>],
-    ) -> Poll<io::Result<usize>> {
-        if buf.is_empty() {
-            return Poll::Ready(Ok(0));
-        }
-        let len = buf.len();
-        self.io
-            .poll_read_stream(cx, len, |socket| syscall::recv_uninit(socket, buf))
-    }
-
-    /// Reads into `buf`, waiting for data; an empty `buf` returns `Ok(0)`
-    /// at once, without a syscall.
-    pub(crate) fn poll_recv(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        if buf.is_empty() {
-            return Poll::Ready(Ok(0));
-        }
-        // The stream variant also clears readiness after a short read: on a
-        // byte stream the kernel buffer is then empty, and the next call
-        // waits for an edge instead of spending a `recv` on `EAGAIN`. That
-        // keeps an echo at one `recv` and one `send` per message.
-        let len = buf.len();
-        self.io
-            .poll_read_stream(cx, len, |socket| syscall::recv(socket, buf))
     }
 }
 

@@ -3,16 +3,14 @@
 //! `impls.rs`'s, shared with `TcpStream`).
 
 use std::io;
-use std::mem::MaybeUninit;
 use std::os::unix::net::SocketAddr;
-use std::task::{Context, Poll};
 
 use ioloop_runtime::io::Registration;
 use ioloop_runtime::time::sleep;
 
 use super::addr::ToUnixAddr;
 use super::sys;
-use crate::{impls, options, syscall};
+use crate::{impls, options};
 
 /// A Unix domain stream socket registered with the reactor: a
 /// [`TcpStream`](crate::TcpStream) between processes of one machine,
@@ -50,7 +48,7 @@ pub struct UnixStream {
 
 // `send` with `MSG_NOSIGNAL`, not std's `write`: on a Unix socket that is
 // `write(2)`, which raises `SIGPIPE` once the peer is gone.
-impls::stream!(UnixStream: SocketAddr; send: sys::send, sys::send_vectored);
+impls::stream!(UnixStream: SocketAddr; reads: io; send: sys::send, sys::send_vectored);
 
 impl UnixStream {
     /// Connects to the listener at `path` (on Linux, a path starting with a
@@ -194,67 +192,6 @@ impl UnixStream {
     /// Cancel-safe: nothing is consumed.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io.read_io(|socket| sys::peek(socket, buf)).await
-    }
-
-    /// Reads into `buf`, which need not be initialized, waiting for data:
-    /// one `recv(2)` straight into the caller's memory, for adapters whose
-    /// buffers are uninitialized (hyper's `ReadBufCursor`). `Ok(n)`: the
-    /// first `n` bytes of `buf` are initialized; `Ok(0)` is the end of the
-    /// stream (or an empty `buf`). Readiness is cleared only by
-    /// `WouldBlock`, as in the stream's `AsyncRead`.
-    ///
-    /// # Errors
-    ///
-    /// Any error of `recv`; fails once the runtime has shut down.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    /// use std::mem::MaybeUninit;
-    /// use futures_util::AsyncWriteExt;
-    /// use ioloop::net::UnixStream;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (mut a, b) = UnixStream::pair()?;
-    ///     a.write_all(b"hi").await?;
-    ///     let mut buf = [MaybeUninit::<u8>::uninit(); 16];
-    ///     let n = poll_fn(|cx| b.poll_read_uninit(cx, &mut buf)).await?;
-    ///     assert_eq!(n, 2);
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
-    pub fn poll_read_uninit(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [MaybeUninit<u8>],
-    ) -> Poll<io::Result<usize>> {
-        if buf.is_empty() {
-            return Poll::Ready(Ok(0));
-        }
-        // As `poll_recv`: a Unix stream may stop short with bytes queued.
-        self.io
-            .poll_read_io(cx, |socket| syscall::recv_uninit(socket, buf))
-    }
-
-    /// Reads into `buf`, waiting for data; an empty `buf` returns `Ok(0)`
-    /// at once, without a syscall.
-    pub(crate) fn poll_recv(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        if buf.is_empty() {
-            return Poll::Ready(Ok(0));
-        }
-        // Not `poll_read_stream`, as TCP: there a short read means the
-        // receive buffer is empty, but a Unix stream also stops short at
-        // a message that carried descriptors or, with `SO_PASSCRED`, other
-        // credentials, with bytes still queued and no new edge coming.
-        // So readiness is cleared only by `WouldBlock`.
-        self.io
-            .poll_read_io(cx, |socket| syscall::recv(socket, buf))
     }
 }
 
