@@ -383,3 +383,120 @@ macro_rules! stream {
     };
 }
 pub(crate) use stream;
+
+/// What `UdpSocket` and `UnixDatagram` share, given the calls on their mio
+/// socket: receiving (from anyone, or the connected peer), peeking, and
+/// sending to the connected peer. Each writes its own `send_to`.
+macro_rules! datagram {
+    ($T:ident: $Addr:ty; recv: $recv:path, recv_from: $recv_from:path, peek_from: $peek_from:path, send: $send:path) => {
+        impl $T {
+            /// Receives one datagram into `buf`, waiting for one; returns
+            /// its length (at most `buf.len()`: the rest of a longer one is
+            /// discarded) and its sender (unnamed for an unbound Unix one).
+            ///
+            /// # Errors
+            ///
+            /// The OS's error; on a connected UDP socket,
+            /// `ConnectionRefused` after an earlier datagram found no one
+            /// listening at the peer.
+            ///
+            /// # Cancellation
+            ///
+            /// Cancel-safe: a datagram is either returned or left queued.
+            #[doc(alias = "recvfrom")]
+            pub async fn recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $Addr)> {
+                self.io.read_io(|socket| $recv_from(socket, buf)).await
+            }
+
+            /// [`recv_from`](Self::recv_from) as a poll function, which
+            /// keeps its waker as [`poll_read_ready`](Self::poll_read_ready)
+            /// does.
+            ///
+            /// # Errors
+            ///
+            /// As [`recv_from`](Self::recv_from).
+            pub fn poll_recv_from(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut [u8],
+            ) -> std::task::Poll<std::io::Result<(usize, $Addr)>> {
+                self.io.poll_read_io(cx, |socket| $recv_from(socket, buf))
+            }
+
+            /// [`recv_from`](Self::recv_from) without waiting.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if no datagram is queued; as `recv_from`.
+            pub fn try_recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $Addr)> {
+                self.io.try_read_io(|socket| $recv_from(socket, buf))
+            }
+
+            /// Receives one datagram from the connected peer; a longer one
+            /// is truncated, as in [`recv_from`](Self::recv_from).
+            ///
+            /// # Errors
+            ///
+            /// As [`send`](Self::send).
+            ///
+            /// # Cancellation
+            ///
+            /// Cancel-safe: a datagram is either returned or left queued.
+            pub async fn recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.io.read_io(|socket| $recv(socket, buf)).await
+            }
+
+            /// [`recv`](Self::recv) without waiting.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if no datagram is queued; as `recv`.
+            pub fn try_recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.io.try_read_io(|socket| $recv(socket, buf))
+            }
+
+            /// Sends one datagram to the connected peer, waiting for room.
+            ///
+            /// # Errors
+            ///
+            /// `NotConnected` before [`connect`](Self::connect);
+            /// `ConnectionRefused` once no one receives at the peer; on a
+            /// Unix socket, `BrokenPipe` after `shutdown`; the OS's error.
+            ///
+            /// # Cancellation
+            ///
+            /// Cancel-safe: the datagram is sent whole or not at all.
+            pub async fn send(&self, buf: &[u8]) -> std::io::Result<usize> {
+                self.io.write_io(|socket| $send(socket, buf)).await
+            }
+
+            /// [`send`](Self::send) without waiting.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if there is no room now (in the send buffer, or
+            /// in a Unix peer's queue); as `send`.
+            pub fn try_send(&self, buf: &[u8]) -> std::io::Result<usize> {
+                self.io.try_write_io(|socket| $send(socket, buf))
+            }
+
+            /// Waits for a datagram and copies it into `buf` without taking
+            /// it off the queue: the next receive returns it again.
+            ///
+            /// # Errors
+            ///
+            /// As [`recv_from`](Self::recv_from).
+            ///
+            /// # Cancellation
+            ///
+            /// Cancel-safe: nothing is consumed.
+            pub async fn peek_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $Addr)> {
+                self.io.read_io(|socket| $peek_from(socket, buf)).await
+            }
+        }
+
+        $crate::impls::addresses!($T: $Addr, peer_addr);
+        $crate::impls::readiness!($T);
+    };
+}
+pub(crate) use datagram;

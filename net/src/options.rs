@@ -48,16 +48,25 @@ pub(crate) fn saturate(size: usize) -> u32 {
 
 /// One option's setter and getter, inside an `impl` of a type whose `io`
 /// field is a `Registration`: `$set(value)` calls socket2's
-/// `SockRef::$sock_set($arg)` (`$arg` may check `value`), and `$get()`
-/// returns `SockRef::$sock_get()`, mapped through `$map` if given. The
-/// docs given are the setter's; the getter's points to it.
+/// `SockRef::$sock_set($arg)` (`$arg` may check `value`, which `checks`
+/// then describes for the docs), and `$get()` returns
+/// `SockRef::$sock_get()`, mapped through `$map` if given. The docs given
+/// are the setter's, without its `# Errors`, which this adds.
 macro_rules! sockopt {
     (
         $(#[$doc:meta])*
-        $set:ident($value:ident: $ty:ty) => $sock_set:ident($arg:expr);
+        $set:ident($value:ident: $ty:ty) => $sock_set:ident($arg:expr) $(, checks $range:literal)?;
         $get:ident -> $out:ty => $sock_get:ident $(.map($map:expr))?;
     ) => {
         $(#[$doc])*
+        ///
+        /// # Errors
+        ///
+        #[doc = concat!(
+            $("`InvalidInput` outside ", $range, " (checked here: Linux reads a `u32::MAX`, ",
+              "-1 as a C `int`, as \"the default\"); else ",)?
+            "the OS's error from `setsockopt(2)`."
+        )]
         pub fn $set(&self, $value: $ty) -> std::io::Result<()> {
             socket2::SockRef::from(self.io.get_ref()).$sock_set($arg)
         }
@@ -83,10 +92,6 @@ macro_rules! buffer_sizes {
             /// peer). Linux doubles it and clamps it to `net.core.wmem_max`,
             /// so [`send_buffer_size`](Self::send_buffer_size) rarely returns
             /// what was set.
-            ///
-            /// # Errors
-            ///
-            /// The OS's error from `setsockopt(2)`.
             set_send_buffer_size(size: u32) => set_send_buffer_size(size as usize);
             send_buffer_size -> u32 => send_buffer_size.map($crate::options::saturate);
         }
@@ -96,10 +101,6 @@ macro_rules! buffer_sizes {
             /// doubled and clamped (to `net.core.rmem_max`) as `SO_SNDBUF`.
             /// A Unix socket takes it but is bounded by the sender's send
             /// buffer instead (and datagrams by `net.unix.max_dgram_qlen`).
-            ///
-            /// # Errors
-            ///
-            /// The OS's error from `setsockopt(2)`.
             set_recv_buffer_size(size: u32) => set_recv_buffer_size(size as usize);
             recv_buffer_size -> u32 => recv_buffer_size.map($crate::options::saturate);
         }
@@ -114,12 +115,7 @@ macro_rules! ip_options {
         $crate::options::sockopt! {
             /// Sets `IP_TTL`, how many routers the IPv4 packets this socket
             /// sends may cross.
-            ///
-            /// # Errors
-            ///
-            /// `InvalidInput` outside 1..=255 (checked here: Linux would
-            /// read `u32::MAX` as "the default"); else the OS's error.
-            set_ttl(ttl: u32) => set_ttl_v4($crate::options::ttl(ttl)?);
+            set_ttl(ttl: u32) => set_ttl_v4($crate::options::ttl(ttl)?), checks "1..=255";
             ttl -> u32 => ttl_v4;
         }
 
@@ -133,11 +129,7 @@ macro_rules! ip_options {
             /// Sets `IP_TOS`, the type-of-service byte (DSCP and ECN bits)
             /// of the IPv4 packets this socket sends. Not on Fuchsia, Redox,
             /// Solaris or Haiku.
-            ///
-            /// # Errors
-            ///
-            /// `InvalidInput` above 255 (checked here); else the OS's error.
-            set_tos(tos: u32) => set_tos_v4($crate::options::byte(tos, "IP_TOS")?);
+            set_tos(tos: u32) => set_tos_v4($crate::options::byte(tos, "IP_TOS")?), checks "0..=255";
             tos -> u32 => tos_v4;
         }
 
@@ -156,12 +148,7 @@ macro_rules! ip_options {
             /// Sets `IPV6_TCLASS`, the traffic class byte of the IPv6
             /// packets this socket sends (IPv6's `IP_TOS`). Linux, Android,
             /// the BSDs, macOS, illumos and Fuchsia.
-            ///
-            /// # Errors
-            ///
-            /// `InvalidInput` above 255 (checked here); else the OS's error
-            /// (on an IPv4 socket, say).
-            set_tclass_v6(tclass: u32) => set_tclass_v6($crate::options::byte(tclass, "IPV6_TCLASS")?);
+            set_tclass_v6(tclass: u32) => set_tclass_v6($crate::options::byte(tclass, "IPV6_TCLASS")?), checks "0..=255";
             tclass_v6 -> u32 => tclass_v6;
         }
 

@@ -149,10 +149,6 @@ impl TcpStream {
         /// Sets `TCP_NODELAY`: with `true`, small writes go out at once
         /// instead of waiting (Nagle's algorithm) to be merged with later
         /// ones. Off by default.
-        ///
-        /// # Errors
-        ///
-        /// The OS's error from `setsockopt(2)`.
         set_nodelay(nodelay: bool) => set_tcp_nodelay(nodelay);
         nodelay -> bool => tcp_nodelay;
     }
@@ -162,31 +158,8 @@ impl TcpStream {
         /// `None` (the default): the kernel sends it, then an end of file.
         /// `Some(ZERO)`: it is dropped and the connection reset, leaving no
         /// `TIME_WAIT`. A non-zero time changes nothing (the socket is
-        /// non-blocking); a fraction of a second is rounded up.
-        ///
-        /// # Errors
-        ///
-        /// The OS's error from `setsockopt(2)`.
-        ///
-        /// # Examples
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// use futures_util::AsyncReadExt;
-        /// use ioloop::net::{TcpListener, TcpStream};
-        ///
-        /// ioloop::block_on(async {
-        ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-        ///     let mut client = TcpStream::connect(listener.local_addr()?).await?;
-        ///     let (server, _) = listener.accept().await?;
-        ///     server.set_linger(Some(Duration::ZERO))?;
-        ///     drop(server); // a reset, not an end of file
-        ///     let err = client.read(&mut [0; 8]).await.unwrap_err();
-        ///     assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset);
-        ///     Ok::<_, std::io::Error>(())
-        /// })
-        /// .unwrap();
-        /// ```
+        /// non-blocking); a fraction of a second is rounded up, and past
+        /// `i32::MAX` seconds taken as that.
         set_linger(linger: Option<Duration>) => set_linger(options::linger(linger));
         linger -> Option<Duration> => linger;
     }
