@@ -135,8 +135,22 @@ pub(crate) use debug_and_fd;
 /// readiness, `Debug` and the descriptor traits. Each stream writes its own
 /// `poll_recv`, since their reads clear readiness differently.
 macro_rules! stream {
-    ($T:ident: $Addr:ty; reads: $reads:ident; send: $send:path, $send_vectored:path) => {
+    ($T:ident: $Addr:ty; reads: $reads:ident, peek: $peek:path; send: $send:path, $send_vectored:path) => {
         impl $T {
+            /// Waits for data and copies it into `buf` without taking it
+            /// from the stream: the next read returns the same bytes.
+            ///
+            /// # Errors
+            ///
+            /// Any error of `recv`; fails once the runtime has shut down.
+            ///
+            /// # Cancellation
+            ///
+            /// Cancel-safe: nothing is consumed.
+            pub async fn peek(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.io.read_io(|socket| $peek(socket, buf)).await
+            }
+
             /// Reads into `buf`, which need not be initialized (hyper's
             /// `ReadBufCursor`), waiting for data: one `recv(2)`, readiness
             /// handled as in `AsyncRead`. `Ok(n)`: the first `n` bytes of

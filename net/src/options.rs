@@ -5,6 +5,9 @@
 use std::io;
 use std::time::Duration;
 
+use ioloop_runtime::io::Registration;
+use socket2::SockRef;
+
 /// `ttl` if it is a valid `IP_TTL` (1..=255); else `InvalidInput`. The
 /// OS takes a C `int`: `u32::MAX` would arrive as -1, which Linux reads as
 /// "the default" for `IP_TTL`, `IP_MULTICAST_TTL` and `IPV6_TCLASS`.
@@ -46,8 +49,28 @@ pub(crate) fn saturate(size: usize) -> u32 {
     u32::try_from(size).unwrap_or(u32::MAX)
 }
 
+/// What an option is set on: a registered socket, or a socket2 `Socket`.
+pub(crate) trait Sock {
+    fn sock(&self) -> SockRef<'_>;
+}
+
+impl<T: mio::event::Source> Sock for Registration<T>
+where
+    for<'a> SockRef<'a>: From<&'a T>,
+{
+    fn sock(&self) -> SockRef<'_> {
+        SockRef::from(self.get_ref())
+    }
+}
+
+impl Sock for socket2::Socket {
+    fn sock(&self) -> SockRef<'_> {
+        SockRef::from(self)
+    }
+}
+
 /// One option's setter and getter, inside an `impl` of a type whose `io`
-/// field is a `Registration`: `$set(value)` calls socket2's
+/// field is a [`Sock`]: `$set(value)` calls socket2's
 /// `SockRef::$sock_set($arg)` (`$arg` may check `value`, which `checks`
 /// then describes for the docs), and `$get()` returns
 /// `SockRef::$sock_get()`, mapped through `$map` if given. The docs given
@@ -68,7 +91,7 @@ macro_rules! sockopt {
             "the OS's error from `setsockopt(2)`."
         )]
         pub fn $set(&self, $value: $ty) -> std::io::Result<()> {
-            socket2::SockRef::from(self.io.get_ref()).$sock_set($arg)
+            $crate::options::Sock::sock(&self.io).$sock_set($arg)
         }
 
         #[doc = concat!("The value [`", stringify!($set), "`](Self::", stringify!($set), ") sets.")]
@@ -77,7 +100,7 @@ macro_rules! sockopt {
         ///
         /// The OS's error from `getsockopt(2)`.
         pub fn $get(&self) -> std::io::Result<$out> {
-            socket2::SockRef::from(self.io.get_ref()).$sock_get()$(.map($map))?
+            $crate::options::Sock::sock(&self.io).$sock_get()$(.map($map))?
         }
     };
 }
@@ -107,6 +130,31 @@ macro_rules! buffer_sizes {
     };
 }
 pub(crate) use buffer_sizes;
+
+/// `TCP_NODELAY` and `SO_LINGER`, for `TcpStream` and `TcpSocket`.
+macro_rules! tcp_options {
+    () => {
+        $crate::options::sockopt! {
+            /// Sets `TCP_NODELAY`: with `true`, small writes go out at once
+            /// instead of waiting (Nagle's algorithm) to be merged with later
+            /// ones. Off by default.
+            set_nodelay(nodelay: bool) => set_tcp_nodelay(nodelay);
+            nodelay -> bool => tcp_nodelay;
+        }
+
+        $crate::options::sockopt! {
+            /// Sets `SO_LINGER`, what closing the stream does with unsent data.
+            /// `None` (the default): the kernel sends it, then an end of file.
+            /// `Some(ZERO)`: it is dropped and the connection reset, leaving no
+            /// `TIME_WAIT`. A non-zero time changes nothing (the socket is
+            /// non-blocking); a fraction of a second is rounded up, and past
+            /// `i32::MAX` seconds taken as that.
+            set_linger(linger: Option<std::time::Duration>) => set_linger($crate::options::linger(linger));
+            linger -> Option<std::time::Duration> => linger;
+        }
+    };
+}
+pub(crate) use tcp_options;
 
 /// The IP options `TcpStream` and `UdpSocket` share: `IP_TTL`, `IP_TOS`,
 /// `IPV6_TCLASS`, and the buffer sizes.

@@ -6,7 +6,6 @@ use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
 use std::task::{Context, Poll, ready};
-use std::time::Duration;
 
 use ioloop_runtime::io::Registration;
 
@@ -40,7 +39,9 @@ pub struct TcpStream {
     io: Registration<mio::net::TcpStream>,
 }
 
-impls::stream!(TcpStream: SocketAddr; reads: stream; send: syscall::send, syscall::send_vectored);
+impls::stream!(TcpStream: SocketAddr;
+    reads: stream, peek: mio::net::TcpStream::peek;
+    send: syscall::send, syscall::send_vectored);
 
 impl TcpStream {
     /// Opens a connection to `addr`, any [`ToSocketAddrs`] (a host name is
@@ -127,42 +128,10 @@ impl TcpStream {
             io: Registration::new(stream)?,
         })
     }
-
-    /// Waits for data and copies it into `buf` without taking it from the
-    /// stream: the next read returns the same bytes.
-    ///
-    /// # Errors
-    ///
-    /// Any error of `recv`; fails once the runtime has shut down.
-    ///
-    /// # Cancellation
-    ///
-    /// Cancel-safe: nothing is consumed.
-    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.read_io(|socket| socket.peek(buf)).await
-    }
 }
 
 /// Socket options, through `socket2::SockRef`.
 impl TcpStream {
-    options::sockopt! {
-        /// Sets `TCP_NODELAY`: with `true`, small writes go out at once
-        /// instead of waiting (Nagle's algorithm) to be merged with later
-        /// ones. Off by default.
-        set_nodelay(nodelay: bool) => set_tcp_nodelay(nodelay);
-        nodelay -> bool => tcp_nodelay;
-    }
-
-    options::sockopt! {
-        /// Sets `SO_LINGER`, what closing the stream does with unsent data.
-        /// `None` (the default): the kernel sends it, then an end of file.
-        /// `Some(ZERO)`: it is dropped and the connection reset, leaving no
-        /// `TIME_WAIT`. A non-zero time changes nothing (the socket is
-        /// non-blocking); a fraction of a second is rounded up, and past
-        /// `i32::MAX` seconds taken as that.
-        set_linger(linger: Option<Duration>) => set_linger(options::linger(linger));
-        linger -> Option<Duration> => linger;
-    }
-
+    options::tcp_options!();
     options::ip_options!();
 }
