@@ -117,8 +117,7 @@ impl TcpSocket {
         TcpListener::from_socket(self.io)
     }
 
-    /// Connects to `addr` from this socket, as [`TcpStream::connect`] for
-    /// one address.
+    /// Connects to `addr`, as [`TcpStream::connect`] for one address.
     ///
     /// # Errors
     ///
