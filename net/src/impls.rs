@@ -127,13 +127,12 @@ macro_rules! debug_and_fd {
 pub(crate) use debug_and_fd;
 
 /// What `TcpStream` and `UnixStream` share, given their address type, how
-/// reads clear readiness (`stream` or `io`, see `@read` below) and the
-/// `send` and vectored send that never raise `SIGPIPE`: reads, `shutdown`,
-/// the `try_*` calls, `poll_send` and `poll_send_vectored`, the
+/// reads clear readiness (`stream` or `io`, see `@read` below), their peek,
+/// and the `send` and vectored send that never raise `SIGPIPE`: reads,
+/// `shutdown`, the `try_*` calls, `poll_send` and `poll_send_vectored`, the
 /// `futures_io` traits on the stream and on a reference to it, the halves
 /// (`halves!`) and their [`Stream`](crate::halves::Stream); addresses,
-/// readiness, `Debug` and the descriptor traits. Each stream writes its own
-/// `poll_recv`, since their reads clear readiness differently.
+/// readiness, `Debug` and the descriptor traits.
 macro_rules! stream {
     ($T:ident: $Addr:ty; reads: $reads:ident, peek: $peek:path; send: $send:path, $send_vectored:path) => {
         impl $T {
