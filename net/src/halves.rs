@@ -1,13 +1,12 @@
-//! A stream's halves, one reading task and one writing task, for TCP and
-//! Unix streams alike: the borrowed [`ReadHalf`] and [`WriteHalf`] from
-//! `split`, and the owned [`OwnedReadHalf`] and [`OwnedWriteHalf`] from
-//! `into_split`. Each stream's module names them for its own type
-//! (`tcp::ReadHalf<'a>` is `ReadHalf<'a, TcpStream>`).
+//! A stream's halves, for TCP and Unix streams alike: the borrowed
+//! [`ReadHalf`] and [`WriteHalf`] from `split`, the owned
+//! [`OwnedReadHalf`] and [`OwnedWriteHalf`] from `into_split`, and the
+//! `halves!` macro that names them for each stream type and writes its
+//! `split` and `into_split`.
 //!
 //! `&TcpStream` and `&UnixStream` already read and write, so a half is a
-//! reference (or an `Arc`) with one direction's trait; the reactor keeps
-//! the waiters of each direction apart, which is exactly what two halves
-//! need.
+//! reference (or an `Arc`) with one direction's trait. Any number of tasks
+//! may wait on each direction; halves only make the ownership plain.
 
 use std::io::{self, IoSlice};
 use std::net::Shutdown;
@@ -17,7 +16,7 @@ use std::task::{Context, Poll};
 
 use futures_io::{AsyncRead, AsyncWrite};
 
-/// What a stream lends its halves: one read, one send, one shutdown.
+/// What a stream lends its halves (`impls::stream!` implements it).
 /// Sealed: public only so that the halves' trait impls may name it.
 pub trait Stream {
     /// One read, or waits for readability.
@@ -196,3 +195,48 @@ impl<S: Stream> AsRef<S> for OwnedWriteHalf<S> {
         &self.stream
     }
 }
+
+/// The halves' names for the stream type `$T` (`ReadHalf<'a>` is
+/// `halves::ReadHalf<'a, $T>`), and its `split` and `into_split`.
+macro_rules! halves {
+    ($T:ident) => {
+        #[doc = concat!("The reading half of a [`", stringify!($T), "`], from [`", stringify!($T), "::split`].")]
+        pub type ReadHalf<'a> = $crate::halves::ReadHalf<'a, $T>;
+
+        #[doc = concat!("The writing half of a [`", stringify!($T), "`], from [`", stringify!($T), "::split`].")]
+        /// Closing it (`poll_close`) shuts the stream's write side down;
+        /// dropping it does nothing.
+        pub type WriteHalf<'a> = $crate::halves::WriteHalf<'a, $T>;
+
+        #[doc = concat!("The reading half of a [`", stringify!($T), "`], from [`", stringify!($T), "::into_split`].")]
+        pub type OwnedReadHalf = $crate::halves::OwnedReadHalf<$T>;
+
+        #[doc = concat!("The writing half of a [`", stringify!($T), "`], from [`", stringify!($T), "::into_split`].")]
+        /// Dropping it (or `poll_close`) shuts the stream's write side
+        /// down, so the peer reads end of file. The socket closes when both
+        /// halves are gone.
+        pub type OwnedWriteHalf = $crate::halves::OwnedWriteHalf<$T>;
+
+        impl $T {
+            /// Splits the stream into a read half and a write half
+            /// borrowing it, for one task (or one `select`) reading while
+            /// another writes.
+            ///
+            /// With `futures_util::AsyncReadExt` in scope, `stream.split()`
+            /// is that trait's `split(self)`:
+            #[doc = concat!("write `", stringify!($T), "::split(&stream)` for this one.")]
+            pub fn split(&self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+                $crate::halves::split(self)
+            }
+
+            /// Splits the stream into halves that own it together, to move
+            /// into two tasks. Dropping the write half shuts the write side
+            /// down (the peer reads end of file); the socket closes when
+            /// both halves are dropped.
+            pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+                $crate::halves::into_split(self)
+            }
+        }
+    };
+}
+pub(crate) use halves;

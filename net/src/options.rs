@@ -1,13 +1,16 @@
-//! Socket option values checked or normalized before they reach
-//! `setsockopt(2)`, which takes a C `int`: a `u32` past `i32::MAX` arrives
-//! negative, and Linux reads -1 as "the default" for `IP_TTL`,
-//! `IP_MULTICAST_TTL` and `IPV6_TCLASS`, so `u32::MAX` would quietly set the
-//! default instead of failing.
+//! Socket options: the values checked before they reach `setsockopt(2)`,
+//! and the macros that write each option's setter and getter once for
+//! every socket type that has it.
 
 use std::io;
 use std::time::Duration;
 
-/// `ttl` if it is a valid `IP_TTL` (1..=255); else `InvalidInput`.
+use ioloop_runtime::io::Registration;
+use socket2::SockRef;
+
+/// `ttl` if it is a valid `IP_TTL` (1..=255); else `InvalidInput`. The
+/// OS takes a C `int`: `u32::MAX` would arrive as -1, which Linux reads as
+/// "the default" for `IP_TTL`, `IP_MULTICAST_TTL` and `IPV6_TCLASS`.
 pub(crate) fn ttl(ttl: u32) -> io::Result<u32> {
     in_range(ttl, 1, "IP_TTL")
 }
@@ -29,10 +32,9 @@ fn in_range(value: u32, min: u32, what: &str) -> io::Result<u32> {
     }
 }
 
-/// `SO_LINGER`'s time as the OS counts it, in whole seconds of a C `int`:
-/// a fraction of a second rounded up (rounded down, half a second would be
-/// zero, an abortive close), and past `i32::MAX` seconds (68 years) taken
-/// as that (cast, 2^32 seconds would wrap to zero as well).
+/// `SO_LINGER`'s time as the OS counts it, whole seconds of a C `int`: a
+/// fraction rounded up (down, half a second would be an abortive close),
+/// past `i32::MAX` seconds taken as that.
 pub(crate) fn linger(linger: Option<Duration>) -> Option<Duration> {
     linger.map(|time| {
         let secs = time
@@ -41,3 +43,164 @@ pub(crate) fn linger(linger: Option<Duration>) -> Option<Duration> {
         Duration::from_secs(secs.min(i32::MAX as u64))
     })
 }
+
+/// A buffer size from `getsockopt` as the `u32` the setters take.
+pub(crate) fn saturate(size: usize) -> u32 {
+    u32::try_from(size).unwrap_or(u32::MAX)
+}
+
+/// What an option is set on: a registered socket, or a socket2 `Socket`.
+pub(crate) trait Sock {
+    fn sock(&self) -> SockRef<'_>;
+}
+
+impl<T: mio::event::Source> Sock for Registration<T>
+where
+    for<'a> SockRef<'a>: From<&'a T>,
+{
+    fn sock(&self) -> SockRef<'_> {
+        SockRef::from(self.get_ref())
+    }
+}
+
+impl Sock for socket2::Socket {
+    fn sock(&self) -> SockRef<'_> {
+        SockRef::from(self)
+    }
+}
+
+/// One option's setter and getter, inside an `impl` of a type whose `io`
+/// field is a [`Sock`]: `$set(value)` calls socket2's
+/// `SockRef::$sock_set($arg)` (`$arg` may check `value`, which `checks`
+/// then describes for the docs), and `$get()` returns
+/// `SockRef::$sock_get()`, mapped through `$map` if given. The docs given
+/// are the setter's, without its `# Errors`, which this adds.
+macro_rules! sockopt {
+    (
+        $(#[$doc:meta])*
+        $set:ident($value:ident: $ty:ty) => $sock_set:ident($arg:expr) $(, checks $range:literal)?;
+        $get:ident -> $out:ty => $sock_get:ident $(.map($map:expr))?;
+    ) => {
+        $(#[$doc])*
+        ///
+        /// # Errors
+        ///
+        #[doc = concat!(
+            $("`InvalidInput` outside ", $range, " (checked here: Linux reads a `u32::MAX`, ",
+              "-1 as a C `int`, as \"the default\"); else ",)?
+            "the OS's error from `setsockopt(2)`."
+        )]
+        pub fn $set(&self, $value: $ty) -> std::io::Result<()> {
+            $crate::options::Sock::sock(&self.io).$sock_set($arg)
+        }
+
+        #[doc = concat!("The value [`", stringify!($set), "`](Self::", stringify!($set), ") sets.")]
+        ///
+        /// # Errors
+        ///
+        /// The OS's error from `getsockopt(2)`.
+        pub fn $get(&self) -> std::io::Result<$out> {
+            $crate::options::Sock::sock(&self.io).$sock_get()$(.map($map))?
+        }
+    };
+}
+pub(crate) use sockopt;
+
+/// `SO_SNDBUF` and `SO_RCVBUF`, for every socket with an `io` field.
+macro_rules! buffer_sizes {
+    () => {
+        $crate::options::sockopt! {
+            /// Sets `SO_SNDBUF`, the size of the kernel's send buffer (on a
+            /// Unix socket: how much sent from here may wait unread at the
+            /// peer). Linux doubles it and clamps it to `net.core.wmem_max`,
+            /// so [`send_buffer_size`](Self::send_buffer_size) rarely returns
+            /// what was set.
+            set_send_buffer_size(size: u32) => set_send_buffer_size(size as usize);
+            send_buffer_size -> u32 => send_buffer_size.map($crate::options::saturate);
+        }
+
+        $crate::options::sockopt! {
+            /// Sets `SO_RCVBUF`, the size of the kernel's receive buffer,
+            /// doubled and clamped (to `net.core.rmem_max`) as `SO_SNDBUF`.
+            /// A Unix socket takes it but is bounded by the sender's send
+            /// buffer instead (and datagrams by `net.unix.max_dgram_qlen`).
+            set_recv_buffer_size(size: u32) => set_recv_buffer_size(size as usize);
+            recv_buffer_size -> u32 => recv_buffer_size.map($crate::options::saturate);
+        }
+    };
+}
+pub(crate) use buffer_sizes;
+
+/// `TCP_NODELAY` and `SO_LINGER`, for `TcpStream` and `TcpSocket`.
+macro_rules! tcp_options {
+    () => {
+        $crate::options::sockopt! {
+            /// Sets `TCP_NODELAY`: with `true`, small writes go out at once
+            /// instead of waiting (Nagle's algorithm) to be merged with later
+            /// ones. Off by default.
+            set_nodelay(nodelay: bool) => set_tcp_nodelay(nodelay);
+            nodelay -> bool => tcp_nodelay;
+        }
+
+        $crate::options::sockopt! {
+            /// Sets `SO_LINGER`, what closing the stream does with unsent data.
+            /// `None` (the default): the kernel sends it, then an end of file.
+            /// `Some(ZERO)`: it is dropped and the connection reset, leaving no
+            /// `TIME_WAIT`. A non-zero time changes nothing (the socket is
+            /// non-blocking); a fraction of a second is rounded up, and past
+            /// `i32::MAX` seconds taken as that.
+            set_linger(linger: Option<std::time::Duration>) => set_linger($crate::options::linger(linger));
+            linger -> Option<std::time::Duration> => linger;
+        }
+    };
+}
+pub(crate) use tcp_options;
+
+/// The IP options `TcpStream` and `UdpSocket` share: `IP_TTL`, `IP_TOS`,
+/// `IPV6_TCLASS`, and the buffer sizes.
+macro_rules! ip_options {
+    () => {
+        $crate::options::sockopt! {
+            /// Sets `IP_TTL`, how many routers the IPv4 packets this socket
+            /// sends may cross.
+            set_ttl(ttl: u32) => set_ttl_v4($crate::options::ttl(ttl)?), checks "1..=255";
+            ttl -> u32 => ttl_v4;
+        }
+
+        #[cfg(not(any(
+            target_os = "fuchsia",
+            target_os = "redox",
+            target_os = "solaris",
+            target_os = "haiku"
+        )))]
+        $crate::options::sockopt! {
+            /// Sets `IP_TOS`, the type-of-service byte (DSCP and ECN bits)
+            /// of the IPv4 packets this socket sends. Not on Fuchsia, Redox,
+            /// Solaris or Haiku.
+            set_tos(tos: u32) => set_tos_v4($crate::options::byte(tos, "IP_TOS")?), checks "0..=255";
+            tos -> u32 => tos_v4;
+        }
+
+        #[cfg(any(
+            target_os = "android",
+            target_os = "dragonfly",
+            target_os = "freebsd",
+            target_os = "fuchsia",
+            target_os = "illumos",
+            target_os = "linux",
+            target_os = "macos",
+            target_os = "netbsd",
+            target_os = "openbsd",
+        ))]
+        $crate::options::sockopt! {
+            /// Sets `IPV6_TCLASS`, the traffic class byte of the IPv6
+            /// packets this socket sends (IPv6's `IP_TOS`). Linux, Android,
+            /// the BSDs, macOS, illumos and Fuchsia.
+            set_tclass_v6(tclass: u32) => set_tclass_v6($crate::options::byte(tclass, "IPV6_TCLASS")?), checks "0..=255";
+            tclass_v6 -> u32 => tclass_v6;
+        }
+
+        $crate::options::buffer_sizes!();
+    };
+}
+pub(crate) use ip_options;

@@ -1,13 +1,7 @@
-//! The lesson's callback `Reactor`, on ioloop: a [`Handler`] whose
-//! `on_connect`, `on_data` and `on_disconnect` are called as things happen,
-//! a [`Connection`] with its inbuf, outbuf and
-//! [`queue_send`](Connection::queue_send), and [`serve`], which runs one
-//! handler per connection, each on a task of its own.
-//!
-//! It is the other way of writing what [`StreamReader`](crate::io::StreamReader)
-//! and [`StreamWriter`](crate::io::StreamWriter) write as `async fn` code,
-//! on the same runtime and the same buffers: here the library calls the
-//! handler when bytes arrive, there the code calls the library and waits.
+//! The lesson's callback `Reactor` on ioloop: a [`Handler`] called as
+//! things happen, a [`Connection`] with its inbuf and outbuf, and
+//! [`serve`], one handler per connection, each on its own task (where
+//! [`StreamReader`](crate::io::StreamReader) code calls and waits).
 
 mod connection;
 mod handler;

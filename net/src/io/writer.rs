@@ -202,6 +202,19 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
         Poll::Ready(Ok(()))
     }
 
+    /// Before queueing more: above the high-water mark, sends down to the
+    /// low one; else returns the error a partial write kept, if any.
+    #[inline]
+    fn poll_room(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.buf.len() > self.high {
+            self.poll_send_down_to(cx, self.low)
+        } else if let Some(err) = self.error.take() {
+            Poll::Ready(Err(err))
+        } else {
+            Poll::Ready(Ok(()))
+        }
+    }
+
     /// Sends until at most `target` bytes are queued, after returning a
     /// kept error if there is one.
     fn poll_send_down_to(&mut self, cx: &mut Context<'_>, target: usize) -> Poll<io::Result<()>> {
@@ -288,11 +301,7 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for StreamWriter<W> {
         data: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        if this.buf.len() > this.high {
-            ready!(this.poll_send_down_to(cx, this.low))?;
-        } else if let Some(err) = this.error.take() {
-            return Poll::Ready(Err(err));
-        }
+        ready!(this.poll_room(cx))?;
         if this.buf.len() > 0 || data.is_empty() {
             this.buf.push(data);
             return Poll::Ready(Ok(data.len()));
@@ -322,11 +331,7 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for StreamWriter<W> {
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        if this.buf.len() > this.high {
-            ready!(this.poll_send_down_to(cx, this.low))?;
-        } else if let Some(err) = this.error.take() {
-            return Poll::Ready(Err(err));
-        }
+        ready!(this.poll_room(cx))?;
         let total = bufs.iter().map(|b| b.len()).sum();
         let mut sent = 0;
         if this.buf.len() == 0 && total > 0 {

@@ -1,7 +1,8 @@
-//! Accepting, for [`TcpListener::accept`], [`Incoming`] and
-//! [`UnixListener::accept`]: sorting `accept(2)` errors, and backing off
-//! when the process runs out of file descriptors. The guide's "Streams and
-//! sockets in depth" says why each rule is what it is.
+//! The accept loop of both listeners ([`TcpListener`] and
+//! [`UnixListener`]), and their [`Incoming`] stream: sorting `accept(2)`
+//! errors, and backing off when the process runs out of file descriptors.
+//! The guide's "Streams and sockets in depth" says why each rule is what
+//! it is.
 //!
 //! - A failed *connection* (aborted or reset while queued, refused by a
 //!   firewall, its network gone) is skipped, logged at debug.
@@ -10,22 +11,20 @@
 //!   with a warning, for 10 ms, doubling up to 1 s while it lasts.
 //! - Anything else is the *listener*'s error, and goes to the caller.
 //!
-//! [`TcpListener::accept`]: super::TcpListener::accept
-//! [`Incoming`]: super::Incoming
-//! [`UnixListener::accept`]: crate::unix::UnixListener::accept
+//! [`TcpListener`]: super::TcpListener
+//! [`UnixListener`]: crate::unix::UnixListener
 
+use std::fmt;
 use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
+use futures_core::Stream;
 use ioloop_runtime::io::{Registration, Waiter};
 use ioloop_runtime::time::{Sleep, sleep};
 use mio::event::Source;
-
-use super::stream::TcpStream;
 
 /// The first back-off delay after a resource error.
 const FIRST_DELAY: Duration = Duration::from_millis(10);
@@ -72,23 +71,22 @@ fn connection_errno(code: i32) -> bool {
     matches!(code, libc::EPROTO | libc::ENOPROTOOPT | libc::EHOSTDOWN)
 }
 
-/// A listener the [`Acceptor`] drives: mio's TCP and Unix listeners.
-pub(crate) trait Accept: Source {
-    /// A connection: its stream, registered, and the peer's address.
-    type Accepted;
+/// A listener the [`Acceptor`] drives: `TcpListener` and `UnixListener`.
+/// Sealed: public only so that [`Incoming`] may name it.
+pub trait Accept {
+    /// The mio listener.
+    type Io: Source + fmt::Debug;
+    /// A connection's stream.
+    type Stream;
+    /// A peer's address.
+    type Addr;
+
+    /// The listener's registration.
+    fn io(&self) -> &Registration<Self::Io>;
 
     /// One `accept(2)`, then registering the new stream with the runtime
     /// running on this thread.
-    fn accept_registered(&self) -> io::Result<Self::Accepted>;
-}
-
-impl Accept for mio::net::TcpListener {
-    type Accepted = (TcpStream, SocketAddr);
-
-    fn accept_registered(&self) -> io::Result<Self::Accepted> {
-        let (stream, addr) = self.accept()?;
-        Ok((TcpStream::from_mio(stream)?, addr))
-    }
+    fn accept_registered(io: &Self::Io) -> io::Result<(Self::Stream, Self::Addr)>;
 }
 
 /// The state of one accept loop: its place among the listener's waiters,
@@ -98,30 +96,28 @@ impl Accept for mio::net::TcpListener {
 /// the listener's waiters.
 #[derive(Debug)]
 pub(crate) struct Acceptor<'a, L: Accept> {
-    waiter: Waiter<'a, L>,
+    waiter: Waiter<'a, L::Io>,
     backoff: Option<Sleep>,
     next_delay: Duration,
     skips_in_a_row: u32,
 }
 
 impl<'a, L: Accept> Acceptor<'a, L> {
-    pub(crate) fn new(listener: &'a Registration<L>) -> Self {
+    pub(crate) fn new(listener: &'a L) -> Self {
         Acceptor {
-            waiter: listener.read_waiter(),
+            waiter: listener.io().read_waiter(),
             backoff: None,
             next_delay: FIRST_DELAY,
             skips_in_a_row: 0,
         }
     }
 
-    /// The listener accepted from.
-    pub(crate) fn listener(&self) -> &'a Registration<L> {
-        self.waiter.registration()
-    }
-
     /// Accepts the next connection: the one pattern (try, clear readiness
     /// on `WouldBlock`, wait), plus the error sorting.
-    pub(crate) fn poll_accept(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<L::Accepted>> {
+    pub(crate) fn poll_accept(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<(L::Stream, L::Addr)>> {
         loop {
             // Readiness is not cleared while backing off: the connections
             // are still queued, and no new edge may come for them.
@@ -157,6 +153,129 @@ impl<'a, L: Accept> Acceptor<'a, L> {
         }
     }
 }
+
+/// The stream of connections a listener accepts, from its `incoming`.
+///
+/// It never ends, and yields `Err` only for errors of the listener itself:
+/// failed connections are skipped and resource shortages backed off, as in
+/// the listener's `accept`. The back-off state lives here, so it grows for
+/// as long as this stream keeps failing.
+#[must_use = "streams do nothing unless polled"]
+pub struct Incoming<'a, L: Accept> {
+    acceptor: Acceptor<'a, L>,
+}
+
+impl<'a, L: Accept> Incoming<'a, L> {
+    pub(crate) fn new(listener: &'a L) -> Self {
+        Incoming {
+            acceptor: Acceptor::new(listener),
+        }
+    }
+}
+
+impl<L: Accept> Stream for Incoming<'_, L> {
+    type Item = io::Result<L::Stream>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        this.acceptor
+            .poll_accept(cx)
+            .map(|accepted| Some(accepted.map(|(stream, _)| stream)))
+    }
+}
+
+impl<L: Accept + fmt::Debug> fmt::Debug for Incoming<'_, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Incoming")
+            .field("listener", self.acceptor.waiter.registration().get_ref())
+            .field("acceptor", &self.acceptor)
+            .finish()
+    }
+}
+
+/// What `TcpListener` and `UnixListener` share, given the mio listener
+/// `$Io`, std's `$Std`, and the accepted `$Stream` and peer `$Addr`:
+/// `from_std`, `accept`, `incoming` and their [`Incoming`] alias, the
+/// [`Accept`] impl, `local_addr`, `Debug` and the descriptor traits.
+macro_rules! listener {
+    ($T:ident { io: $Io:ty, std: $Std:ty, stream: $Stream:ident, addr: $Addr:ty }) => {
+        impl $T {
+            /// Wraps a listener made elsewhere (bound and listening),
+            /// switching it to non-blocking mode and registering it with
+            /// this thread's runtime.
+            ///
+            /// # Errors
+            ///
+            /// If the socket cannot be made non-blocking, or no ioloop
+            /// runtime runs on this thread.
+            pub fn from_std(listener: $Std) -> std::io::Result<$T> {
+                listener.set_nonblocking(true)?;
+                Self::from_mio(<$Io>::from_std(listener))
+            }
+
+            fn from_mio(listener: $Io) -> std::io::Result<$T> {
+                Ok($T {
+                    io: ioloop_runtime::io::Registration::new(listener)?,
+                })
+            }
+
+            /// Waits for the next connection and returns it, registered
+            /// with the runtime running this future, with the peer's
+            /// address: the lesson's `conn, addr = sock.accept()`.
+            ///
+            /// Connections that failed while queued (aborted, reset,
+            /// refused by a firewall) are skipped, logged at debug level.
+            /// Out of file descriptors (`EMFILE`, `ENFILE`), buffers or
+            /// memory, the connection stays queued and accepting pauses,
+            /// with a warning, for 10 ms, doubling up to 1 s.
+            ///
+            /// # Errors
+            ///
+            /// Only errors of the listener itself (or the runtime shut
+            /// down); per-connection and resource errors are handled here.
+            ///
+            /// # Cancellation
+            ///
+            /// Cancel-safe: a connection is either returned or left queued.
+            /// The back-off lives in the future: a new call starts again
+            /// from the shortest delay.
+            pub async fn accept(&self) -> std::io::Result<($Stream, $Addr)> {
+                let mut acceptor = $crate::tcp::accept::Acceptor::new(self);
+                std::future::poll_fn(|cx| acceptor.poll_accept(cx)).await
+            }
+
+            /// The connections this listener accepts, as a
+            /// `futures_core::Stream`: see [`Incoming`].
+            pub fn incoming(&self) -> Incoming<'_> {
+                $crate::tcp::accept::Incoming::new(self)
+            }
+        }
+
+        #[doc = concat!("The stream of connections a [`", stringify!($T), "`] accepts, from [`", stringify!($T), "::incoming`].")]
+        /// It never ends, and yields `Err` only for errors of the listener
+        /// itself, as `accept` does.
+        pub type Incoming<'a> = $crate::tcp::accept::Incoming<'a, $T>;
+
+        impl $crate::tcp::accept::Accept for $T {
+            type Io = $Io;
+            type Stream = $Stream;
+            type Addr = $Addr;
+
+            fn io(&self) -> &ioloop_runtime::io::Registration<$Io> {
+                &self.io
+            }
+
+            fn accept_registered(io: &$Io) -> std::io::Result<($Stream, $Addr)> {
+                let (stream, addr) = io.accept()?;
+                Ok(($Stream::from_mio(stream)?, addr))
+            }
+        }
+
+        $crate::impls::addresses!($T: $Addr);
+        $crate::impls::debug_and_fd!($T: local_addr);
+    };
+}
+pub(crate) use listener;
 
 #[cfg(test)]
 mod tests {

@@ -1,28 +1,22 @@
-//! [`TcpListener`], whole, and [`Incoming`], its connections as a
-//! `futures_core::Stream`. How accept errors are handled is `accept.rs`.
+//! [`TcpListener`]: binding and options (accepting is `accept.rs`'s,
+//! shared with `UnixListener`).
 
-use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
-use futures_core::Stream;
 use ioloop_runtime::io::Registration;
 use socket2::{Domain, Protocol, Socket, Type};
 
-use super::accept::Acceptor;
+use super::accept;
 use super::stream::TcpStream;
 use crate::addr::{self, ToSocketAddrs};
+use crate::options;
 
-/// The listen backlog. std and mio use 128, which drops connections when
-/// a burst of clients arrives faster than one loop tick accepts them; the
-/// kernel caps it at `net.core.somaxconn` (4096 on Linux since 5.4).
+/// The listen backlog: std's and mio's 128 drops connections in a burst
+/// (the kernel caps it at `net.core.somaxconn`, 4096 on Linux since 5.4).
 const BACKLOG: i32 = 1024;
 
-/// A TCP socket listening for connections: the lesson's listening socket,
-/// registered with the reactor.
+/// A TCP socket listening for connections, registered with the reactor.
 ///
 /// # Examples
 ///
@@ -31,11 +25,9 @@ const BACKLOG: i32 = 1024;
 ///
 /// ioloop::block_on(async {
 ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-///     let addr = listener.local_addr()?;
-///     let client = TcpStream::connect(addr).await?;
-///     let (server, peer) = listener.accept().await?;
+///     let client = TcpStream::connect(listener.local_addr()?).await?;
+///     let (_server, peer) = listener.accept().await?;
 ///     assert_eq!(peer, client.local_addr()?);
-///     assert_eq!(server.peer_addr()?, client.local_addr()?);
 ///     Ok::<_, std::io::Error>(())
 /// })
 /// .unwrap();
@@ -44,193 +36,27 @@ pub struct TcpListener {
     io: Registration<mio::net::TcpListener>,
 }
 
+accept::listener!(TcpListener {
+    io: mio::net::TcpListener,
+    std: std::net::TcpListener,
+    stream: TcpStream,
+    addr: SocketAddr
+});
+
 impl TcpListener {
-    /// Binds a listener to `addr`, with `SO_REUSEADDR` (a restarted server
-    /// can bind the port its previous run left in `TIME_WAIT`) and a listen
-    /// backlog of 1024. Port 0 picks a free port; see
-    /// [`local_addr`](Self::local_addr).
-    ///
-    /// `addr` is any [`ToSocketAddrs`]. A host name (`"localhost:8080"`) is
-    /// resolved on the blocking pool, the only time this waits; a literal
-    /// binds at once. The first address that binds is used. For other
-    /// options before binding (`SO_REUSEPORT`, a backlog of your own), see
-    /// [`TcpSocket`](crate::TcpSocket).
+    /// Binds a listener to the first address of `addr` that binds (a host
+    /// name is resolved on the blocking pool), with `SO_REUSEADDR` and a
+    /// backlog of 1024 (see [`TcpSocket`](crate::TcpSocket) for others);
+    /// port 0 picks a free port.
     ///
     /// # Errors
     ///
-    /// The OS's error if the socket cannot be created or bound (`AddrInUse`,
-    /// `PermissionDenied`, ...), the last address's if `addr` stands for
-    /// several and none binds; the lookup's error for a host name that does
-    /// not resolve; `InvalidInput` for a malformed address string or an
-    /// empty slice; an error if no ioloop runtime runs on this thread.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::net::TcpListener;
-    ///
-    /// ioloop::block_on(async {
-    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-    ///     assert_ne!(listener.local_addr()?.port(), 0);
-    ///     let taken = TcpListener::bind(listener.local_addr()?).await.unwrap_err();
-    ///     assert_eq!(taken.kind(), std::io::ErrorKind::AddrInUse);
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
+    /// The last address's error (`AddrInUse`, `PermissionDenied`, ...); the
+    /// lookup's; `InvalidInput` for a malformed address or an empty slice;
+    /// an error if no ioloop runtime runs on this thread.
     #[doc(alias = "start_server", alias = "create_server", alias = "listen")]
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
         addr::each_addr(addr::resolve(&addr).await?, Self::bind_one)
-    }
-
-    /// Wraps a listener made elsewhere (bound and listening), switching it
-    /// to non-blocking mode and registering it with the runtime running on
-    /// this thread.
-    ///
-    /// # Errors
-    ///
-    /// If the socket cannot be made non-blocking, or no ioloop runtime runs
-    /// on this thread.
-    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
-        listener.set_nonblocking(true)?;
-        Self::from_mio(mio::net::TcpListener::from_std(listener))
-    }
-
-    fn from_mio(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
-        Ok(TcpListener {
-            io: Registration::new(listener)?,
-        })
-    }
-
-    /// The address this listener is bound to.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockname(2)` (rare).
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().local_addr()
-    }
-
-    /// Waits for the next connection and returns it with the peer's
-    /// address: the lesson's `conn, addr = sock.accept()`. The stream is
-    /// registered with the runtime running this future.
-    ///
-    /// Connections that failed while queued (aborted, reset, refused by a
-    /// firewall) are skipped, logged at debug level. When the process is out
-    /// of file descriptors (`EMFILE`, `ENFILE`), buffers or memory, the
-    /// connection stays queued and accepting pauses, with a warning, for
-    /// 10 ms, doubling on each failure up to 1 s, instead of spinning on a
-    /// listener that stays readable.
-    ///
-    /// # Errors
-    ///
-    /// Only errors that say the listener itself is unusable (or the runtime
-    /// shut down); per-connection and resource errors are handled here.
-    ///
-    /// # Cancellation
-    ///
-    /// Cancel-safe: a connection is either returned or left in the queue.
-    /// The back-off delay lives in the future, so a new call starts again
-    /// from the shortest delay.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::net::{TcpListener, TcpStream};
-    ///
-    /// ioloop::block_on(async {
-    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-    ///     let client = TcpStream::connect(listener.local_addr()?).await?;
-    ///     let (_server, peer) = listener.accept().await?;
-    ///     assert_eq!(peer, client.local_addr()?);
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
-    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        let mut acceptor = Acceptor::new(&self.io);
-        poll_fn(|cx| acceptor.poll_accept(cx)).await
-    }
-
-    /// The connections this listener accepts, as a `futures_core::Stream`:
-    /// see [`Incoming`].
-    pub fn incoming(&self) -> Incoming<'_> {
-        Incoming {
-            acceptor: Acceptor::new(&self.io),
-        }
-    }
-}
-
-impl fmt::Debug for TcpListener {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TcpListener")
-            .field("local_addr", &self.local_addr().ok())
-            .finish()
-    }
-}
-
-#[cfg(unix)]
-impl std::os::fd::AsFd for TcpListener {
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.io.get_ref().as_fd()
-    }
-}
-
-#[cfg(unix)]
-impl std::os::fd::AsRawFd for TcpListener {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.io.get_ref().as_raw_fd()
-    }
-}
-
-/// The stream of connections a [`TcpListener`] accepts, from
-/// [`TcpListener::incoming`].
-///
-/// It never ends, and yields `Err` only for errors of the listener itself:
-/// failed connections are skipped and resource shortages backed off, as in
-/// [`TcpListener::accept`]. The back-off state lives here, so it grows for
-/// as long as this stream keeps failing.
-///
-/// # Examples
-///
-/// ```
-/// use std::pin::Pin;
-/// use futures_core::Stream;
-/// use ioloop::net::{TcpListener, TcpStream};
-///
-/// ioloop::block_on(async {
-///     let listener = TcpListener::bind("127.0.0.1:0").await?;
-///     let client = TcpStream::connect(listener.local_addr()?).await?;
-///     let mut incoming = listener.incoming();
-///     let next = std::future::poll_fn(|cx| Pin::new(&mut incoming).poll_next(cx)).await;
-///     let server = next.expect("the stream never ends")?;
-///     assert_eq!(server.peer_addr()?, client.local_addr()?);
-///     Ok::<_, std::io::Error>(())
-/// })
-/// .unwrap();
-/// ```
-#[must_use = "streams do nothing unless polled"]
-pub struct Incoming<'a> {
-    acceptor: Acceptor<'a, mio::net::TcpListener>,
-}
-
-impl Stream for Incoming<'_> {
-    type Item = io::Result<TcpStream>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        this.acceptor
-            .poll_accept(cx)
-            .map(|accepted| Some(accepted.map(|(stream, _)| stream)))
-    }
-}
-
-impl fmt::Debug for Incoming<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Incoming")
-            .field("listener", self.acceptor.listener().get_ref())
-            .field("acceptor", &self.acceptor)
-            .finish()
     }
 }
 
@@ -255,31 +81,12 @@ impl TcpListener {
     }
 }
 
-// The options: their imports here, next to the one block that uses them.
-use socket2::SockRef;
-
 /// Socket options, through `socket2::SockRef`.
 impl TcpListener {
-    /// Sets `IP_TTL`, the time-to-live of IPv4 packets (how many routers
-    /// they may cross) for the streams this listener accepts from now on:
-    /// each inherits it (and can change it with
-    /// [`TcpStream::set_ttl`]).
-    ///
-    /// # Errors
-    ///
-    /// `InvalidInput` outside 1..=255, checked here: `u32::MAX` reaches the
-    /// OS as -1, which Linux takes as "the default" rather than refuse.
-    /// Else the OS's error from `setsockopt(2)`.
-    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).set_ttl_v4(crate::options::ttl(ttl)?)
-    }
-
-    /// `IP_TTL`; see [`set_ttl`](Self::set_ttl).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn ttl(&self) -> io::Result<u32> {
-        SockRef::from(self.io.get_ref()).ttl_v4()
+    options::sockopt! {
+        /// Sets `IP_TTL`, how many routers IPv4 packets may cross, for the
+        /// streams this listener accepts from now on (each inherits it).
+        set_ttl(ttl: u32) => set_ttl_v4(options::ttl(ttl)?), checks "1..=255";
+        ttl -> u32 => ttl_v4;
     }
 }

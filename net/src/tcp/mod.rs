@@ -6,10 +6,8 @@
 pub(crate) mod accept;
 mod listener;
 mod socket;
-mod split;
 mod stream;
 
 pub use listener::{Incoming, TcpListener};
 pub use socket::TcpSocket;
-pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
-pub use stream::TcpStream;
+pub use stream::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, TcpStream, WriteHalf};

@@ -1,11 +1,8 @@
-//! [`UnixDatagram`], whole: binding, pairs, addresses, and sending and
-//! receiving datagrams.
+//! [`UnixDatagram`] (what it shares with `UdpSocket` is `impls.rs`).
 
-use std::fmt;
 use std::io;
 use std::net::Shutdown;
 use std::os::unix::net::SocketAddr;
-use std::task::{Context, Poll};
 
 use ioloop_runtime::io::Registration;
 use ioloop_runtime::time::sleep;
@@ -13,25 +10,12 @@ use socket2::SockRef;
 
 use super::addr::ToUnixAddr;
 use super::sys;
+use crate::{impls, options};
 
-/// A Unix domain datagram socket registered with the reactor:
-/// [`UdpSocket`](crate::UdpSocket) between processes of one machine,
-/// named by a path.
-///
-/// Unconnected, it sends to and receives from anyone
-/// ([`send_to`](Self::send_to), [`recv_from`](Self::recv_from));
-/// [`connect`](Self::connect)ed, it talks to one peer
-/// ([`send`](Self::send), [`recv`](Self::recv)). Unlike UDP, delivery is
-/// reliable and in order: a send waits while the receiver's queue is
-/// full. Each send is one datagram, each receive takes one whole datagram;
-/// a receive buffer shorter than the datagram gets its first bytes and the
-/// rest is discarded.
-///
-/// A socket that is to receive replies must be bound: a datagram from an
-/// [`unbound`](Self::unbound) socket comes from an unnamed address, which
-/// cannot be answered. Binding creates a socket file, which stays after
-/// the socket is dropped (remove it yourself); abstract names (Linux)
-/// leave none. Sends never raise `SIGPIPE`.
+/// A Unix domain datagram socket: a [`UdpSocket`](crate::UdpSocket) for a
+/// path, reliable and in order (a send waits while the receiver's queue is
+/// full). Only a bound socket can be answered; binding makes a socket
+/// file, which outlives the socket (abstract names leave none).
 ///
 /// # Examples
 ///
@@ -39,19 +23,10 @@ use super::sys;
 /// use ioloop::net::UnixDatagram;
 ///
 /// ioloop::block_on(async {
-///     let dir = std::env::temp_dir().join(format!("ioloop-doc-datagram-{}", std::process::id()));
-///     std::fs::create_dir_all(&dir)?;
-///     let server = UnixDatagram::bind(dir.join("server.sock"))?;
-///     let client = UnixDatagram::bind(dir.join("client.sock"))?;
-///     client.send_to(b"what time is it?", dir.join("server.sock")).await?;
-///     let mut buf = [0; 64];
-///     let (n, from) = server.recv_from(&mut buf).await?;
-///     assert_eq!(&buf[..n], b"what time is it?");
-///     let reply_to = from.as_pathname().expect("the client is bound");
-///     server.send_to(b"noon", reply_to).await?;
-///     let n = client.recv(&mut buf).await?;
-///     assert_eq!(&buf[..n], b"noon");
-///     std::fs::remove_dir_all(&dir)?;
+///     let (a, b) = UnixDatagram::pair()?;
+///     a.send(b"one").await?;
+///     a.send(b"two").await?;
+///     assert_eq!(b.recv(&mut [0; 8]).await?, 3, "datagrams keep their bounds");
 ///     Ok::<_, std::io::Error>(())
 /// })
 /// .unwrap();
@@ -60,64 +35,47 @@ pub struct UnixDatagram {
     io: Registration<mio::net::UnixDatagram>,
 }
 
+impls::datagram!(UnixDatagram: SocketAddr;
+    recv: mio::net::UnixDatagram::recv,
+    recv_from: mio::net::UnixDatagram::recv_from,
+    peek_from: sys::peek_from,
+    send: sys::send);
+impls::debug_and_fd!(UnixDatagram: local_addr, peer_addr);
+
 impl UnixDatagram {
-    /// Binds a datagram socket to `path` (on Linux, `"\0name"` or an
-    /// abstract `SocketAddr` binds an abstract name: see [`ToUnixAddr`]).
-    /// Not `async`, as in tokio: binding never waits.
+    /// Binds a datagram socket to `path` (see [`ToUnixAddr`]).
     ///
     /// # Errors
     ///
-    /// `AddrInUse` if a file is at `path`; `NotFound` if its directory
-    /// does not exist; `InvalidInput` if the path is too long; an error if
-    /// no ioloop runtime runs on this thread.
+    /// `AddrInUse` if a file is at `path`, `NotFound` without its
+    /// directory, `InvalidInput` for a path too long; no runtime here.
     pub fn bind(path: impl ToUnixAddr) -> io::Result<UnixDatagram> {
         let addr = path.to_unix_addr()?;
         let socket = mio::net::UnixDatagram::bind_addr(&addr)?;
         Self::from_mio(socket).inspect_err(|_| sys::remove_socket_file(&addr))
     }
 
-    /// A socket bound to no address: it can send, and receive replies only
-    /// from a peer it is [`connect`](Self::connect)ed to.
+    /// A socket bound to no address: it sends, and receives only from a
+    /// peer it is [`connect`](Self::connect)ed to.
     ///
     /// # Errors
     ///
-    /// The OS's error from `socket(2)`; an error if no ioloop runtime runs
-    /// on this thread.
+    /// The OS's error from `socket(2)`; no ioloop runtime on this thread.
     pub fn unbound() -> io::Result<UnixDatagram> {
         Self::from_mio(mio::net::UnixDatagram::unbound()?)
     }
 
-    /// A pair of connected, unnamed datagram sockets, each registered with
-    /// the runtime running on this thread.
+    /// A pair of connected, unnamed datagram sockets.
     ///
     /// # Errors
     ///
-    /// The OS's error from `socketpair(2)`; an error if no ioloop runtime
-    /// runs on this thread.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::net::UnixDatagram;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, b) = UnixDatagram::pair()?;
-    ///     a.send(b"one").await?;
-    ///     a.send(b"two").await?;
-    ///     let mut buf = [0; 8];
-    ///     let n = b.recv(&mut buf).await?;
-    ///     assert_eq!(&buf[..n], b"one", "datagrams keep their bounds");
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
+    /// As [`unbound`](Self::unbound), from `socketpair(2)`.
     pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
         let (a, b) = mio::net::UnixDatagram::pair()?;
         Ok((Self::from_mio(a)?, Self::from_mio(b)?))
     }
 
-    /// Wraps a socket made elsewhere, switching it to non-blocking mode and
-    /// registering it with the runtime running on this thread.
+    /// Wraps a socket made elsewhere, made non-blocking and registered.
     ///
     /// # Errors
     ///
@@ -134,9 +92,8 @@ impl UnixDatagram {
         })
     }
 
-    /// Sets the socket's default peer: [`send`](Self::send) goes there,
-    /// and only datagrams from there are received. Not `async`, as in
-    /// tokio: it sends nothing.
+    /// Sets the default peer (sending nothing): [`send`](Self::send) goes
+    /// there, and only its datagrams are received.
     ///
     /// # Errors
     ///
@@ -147,28 +104,8 @@ impl UnixDatagram {
         SockRef::from(self.io.get_ref()).connect(&addr)
     }
 
-    /// The address this socket is bound to (unnamed if it is not).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockname(2)` (rare).
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().local_addr()
-    }
-
-    /// The peer this socket is connected to.
-    ///
-    /// # Errors
-    ///
-    /// `NotConnected` before [`connect`](Self::connect) (a socket of a
-    /// [`pair`](Self::pair) is connected from the start).
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().peer_addr()
-    }
-
-    /// Shuts down one or both directions: after `Shutdown::Write` a send
-    /// fails with `BrokenPipe`; after `Shutdown::Read` a receive returns
-    /// `Ok(0)` once the queue is empty.
+    /// Shuts down one or both directions (a send then fails with
+    /// `BrokenPipe`; a receive returns `Ok(0)` once the queue is empty).
     ///
     /// # Errors
     ///
@@ -177,66 +114,13 @@ impl UnixDatagram {
         self.io.get_ref().shutdown(how)
     }
 
-    /// Sets `SO_SNDBUF`, the size of the kernel's send buffer for this
-    /// socket: on Linux, how many bytes of datagrams sent from here may wait unread at the peer
-    /// before sends block. Linux doubles the value (the other half is its
-    /// bookkeeping) and clamps it to `net.core.wmem_max`, so
-    /// [`send_buffer_size`](Self::send_buffer_size) rarely returns what was
-    /// set.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `setsockopt(2)`.
-    pub fn set_send_buffer_size(&self, size: u32) -> io::Result<()> {
-        sys::set_send_buffer_size(self.io.get_ref(), size)
-    }
-
-    /// The size of the kernel's send buffer (`SO_SNDBUF`).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn send_buffer_size(&self) -> io::Result<u32> {
-        sys::send_buffer_size(self.io.get_ref())
-    }
-
-    /// Sets `SO_RCVBUF`. Linux accepts it, but bounds what waits unread
-    /// in a Unix socket by the sender's
-    /// [send buffer](Self::set_send_buffer_size) (and, for datagrams, by
-    /// `net.unix.max_dgram_qlen`) instead.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `setsockopt(2)`.
-    pub fn set_recv_buffer_size(&self, size: u32) -> io::Result<()> {
-        sys::set_recv_buffer_size(self.io.get_ref(), size)
-    }
-
-    /// The value of `SO_RCVBUF`; see
-    /// [`set_recv_buffer_size`](Self::set_recv_buffer_size).
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockopt(2)`.
-    pub fn recv_buffer_size(&self) -> io::Result<u32> {
-        sys::recv_buffer_size(self.io.get_ref())
-    }
-
-    /// Sends one datagram to `target`, waiting for room in the receiver's
-    /// queue; returns the number of bytes sent (all of `buf`).
-    ///
-    /// Readiness cannot say when a receiver's full queue has room: an
-    /// unconnected socket stays writable all along, and every failed send
-    /// even raises a write event on it. So a send that finds the queue
-    /// full is tried again on a timer, after 1 ms, doubling up to 100 ms,
-    /// which never spins; [`send`](Self::send) on a connected socket
-    /// waits for the kernel's event instead.
+    /// Sends one datagram to `target`, waiting for room in its queue (no
+    /// event says when: tried again after 1 ms, doubling up to 100 ms).
     ///
     /// # Errors
     ///
     /// `NotFound` or `ConnectionRefused` if no socket receives at
-    /// `target`; `InvalidInput` for a bad path; the OS's error (a datagram
-    /// larger than the send buffer is `EMSGSIZE`).
+    /// `target`; `InvalidInput` for a bad path; the OS's error (`EMSGSIZE`).
     ///
     /// # Cancellation
     ///
@@ -245,7 +129,7 @@ impl UnixDatagram {
     pub async fn send_to(&self, buf: &[u8], target: impl ToUnixAddr) -> io::Result<usize> {
         let target = sys::sock_addr(&target.to_unix_addr()?)?;
         // Write readiness says nothing about the receiver's queue (see the
-        // module docs), so the first try waits for nothing; it only spends
+        // docs above), so the first try waits for nothing; it only spends
         // the task's budget, so that a loop of sends still yields.
         ioloop_runtime::task::consume_budget().await;
         let mut delay = sys::FIRST_RETRY;
@@ -262,189 +146,21 @@ impl UnixDatagram {
         }
     }
 
-    /// Receives one datagram into `buf`, waiting for one to arrive; returns
-    /// its length (at most `buf.len()`: the rest of a longer datagram is
-    /// discarded) and its sender (unnamed if the sender is not bound).
+    /// [`send_to`](Self::send_to) without waiting. A loop of `writable`
+    /// and this spins while the receiver's queue is full (the socket stays
+    /// writable): prefer `send_to`.
     ///
     /// # Errors
     ///
-    /// The OS's error.
-    ///
-    /// # Cancellation
-    ///
-    /// Cancel-safe: a datagram is either returned or left queued.
-    #[doc(alias = "recvfrom")]
-    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.io.read_io(|socket| socket.recv_from(buf)).await
-    }
-
-    /// [`recv_from`](Self::recv_from) as a poll function, for hand-written
-    /// futures.
-    ///
-    /// As a poll function it keeps only the wakers of the latest 65
-    /// distinct tasks polling a direction (see [`Registration`]); any
-    /// number may wait in the async methods.
-    ///
-    /// # Errors
-    ///
-    /// As [`recv_from`](Self::recv_from).
-    pub fn poll_recv_from(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<(usize, SocketAddr)>> {
-        self.io.poll_read_io(cx, |socket| socket.recv_from(buf))
-    }
-
-    /// Sends one datagram to the connected peer.
-    ///
-    /// # Errors
-    ///
-    /// `NotConnected` before [`connect`](Self::connect); `BrokenPipe`
-    /// after [`shutdown`](Self::shutdown); `ConnectionRefused` once the
-    /// peer has closed; the OS's error.
-    ///
-    /// # Cancellation
-    ///
-    /// Cancel-safe: the datagram is sent whole or not at all.
-    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io.write_io(|socket| sys::send(socket, buf)).await
-    }
-
-    /// Receives one datagram from the connected peer into `buf`; as
-    /// [`recv_from`](Self::recv_from), a longer datagram is truncated.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error.
-    ///
-    /// # Cancellation
-    ///
-    /// Cancel-safe: a datagram is either returned or left queued.
-    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.read_io(|socket| socket.recv(buf)).await
-    }
-
-    /// Waits until a datagram can be received (or an error is pending).
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub async fn readable(&self) -> io::Result<()> {
-        self.io.readable().await.map(drop)
-    }
-
-    /// Waits until a datagram can be sent.
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub async fn writable(&self) -> io::Result<()> {
-        self.io.writable().await.map(drop)
-    }
-
-    /// Polls for read readiness, registering `cx` to be woken by it.
-    ///
-    /// As a poll function it keeps only the wakers of the latest 65
-    /// distinct tasks polling a direction (see [`Registration`]); any
-    /// number may wait in the async methods.
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_read_ready(cx).map_ok(drop)
-    }
-
-    /// Polls for write readiness, registering `cx` to be woken by it.
-    ///
-    /// As a poll function it keeps only the wakers of the latest 65
-    /// distinct tasks polling a direction (see [`Registration`]); any
-    /// number may wait in the async methods.
-    ///
-    /// # Errors
-    ///
-    /// Fails once the runtime has shut down.
-    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_write_ready(cx).map_ok(drop)
-    }
-
-    /// Receives a datagram if one is queued, without waiting.
-    ///
-    /// # Errors
-    ///
-    /// `WouldBlock` if none is; as [`recv_from`](Self::recv_from).
-    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.io.try_read_io(|socket| socket.recv_from(buf))
-    }
-
-    /// Sends a datagram to `target` if there is room now, without waiting.
-    ///
-    /// Prefer [`send_to`](Self::send_to): a `WouldBlock` here usually means
-    /// the receiver's queue is full, which readiness does not show (this
-    /// socket stays writable), so a loop of [`writable`](Self::writable)
-    /// and `try_send_to` would spin until the receiver catches up.
-    ///
-    /// # Errors
-    ///
-    /// `WouldBlock` if the receiver's queue is full; as
-    /// [`send_to`](Self::send_to).
+    /// `WouldBlock` if the receiver's queue is full; as `send_to`.
     pub fn try_send_to(&self, buf: &[u8], target: impl ToUnixAddr) -> io::Result<usize> {
         let target = sys::sock_addr(&target.to_unix_addr()?)?;
         self.io
             .try_write_io(|socket| sys::send_to(socket, buf, &target))
     }
-
-    /// Receives a datagram from the connected peer if one is queued.
-    ///
-    /// # Errors
-    ///
-    /// `WouldBlock` if none is; as [`recv`](Self::recv).
-    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.try_read_io(|socket| socket.recv(buf))
-    }
-
-    /// Sends a datagram to the connected peer if there is room now.
-    ///
-    /// # Errors
-    ///
-    /// `WouldBlock` if the peer's queue is full; as [`send`](Self::send).
-    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io.try_write_io(|socket| sys::send(socket, buf))
-    }
-
-    /// Waits for a datagram and copies it into `buf` without taking it off
-    /// the queue: the next receive returns it again.
-    ///
-    /// # Errors
-    ///
-    /// As [`recv_from`](Self::recv_from).
-    ///
-    /// # Cancellation
-    ///
-    /// Cancel-safe: nothing is consumed.
-    pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.io.read_io(|socket| sys::peek_from(socket, buf)).await
-    }
 }
 
-impl fmt::Debug for UnixDatagram {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("UnixDatagram")
-            .field("local_addr", &self.local_addr().ok())
-            .field("peer_addr", &self.peer_addr().ok())
-            .finish()
-    }
-}
-
-impl std::os::fd::AsFd for UnixDatagram {
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.io.get_ref().as_fd()
-    }
-}
-
-impl std::os::fd::AsRawFd for UnixDatagram {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.io.get_ref().as_raw_fd()
-    }
+/// Socket options, through `socket2::SockRef`.
+impl UnixDatagram {
+    options::buffer_sizes!();
 }

@@ -103,28 +103,6 @@ fn std_addr(addr: &SockAddr) -> io::Result<SocketAddr> {
     SocketAddr::from_pathname("")
 }
 
-/// Sets `SO_SNDBUF`.
-pub(crate) fn set_send_buffer_size(socket: &impl AsFd, size: u32) -> io::Result<()> {
-    SockRef::from(socket).set_send_buffer_size(size as usize)
-}
-
-/// Reads `SO_SNDBUF`.
-pub(crate) fn send_buffer_size(socket: &impl AsFd) -> io::Result<u32> {
-    let size = SockRef::from(socket).send_buffer_size()?;
-    Ok(u32::try_from(size).unwrap_or(u32::MAX))
-}
-
-/// Sets `SO_RCVBUF`.
-pub(crate) fn set_recv_buffer_size(socket: &impl AsFd, size: u32) -> io::Result<()> {
-    SockRef::from(socket).set_recv_buffer_size(size as usize)
-}
-
-/// Reads `SO_RCVBUF`.
-pub(crate) fn recv_buffer_size(socket: &impl AsFd) -> io::Result<u32> {
-    let size = SockRef::from(socket).recv_buffer_size()?;
-    Ok(u32::try_from(size).unwrap_or(u32::MAX))
-}
-
 /// The address `path` names: a file, or on Linux and Android, when it
 /// starts with a NUL byte, the abstract name after that byte (Python's
 /// `sock.bind("\0name")`).

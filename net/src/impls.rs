@@ -1,0 +1,515 @@
+//! What the socket types share, written once as macros. Each expands, for
+//! the type it is given, to methods or trait impls that use its `io` field
+//! (a `Registration` of the mio socket).
+
+/// `readable`, `writable`, `poll_read_ready` and `poll_write_ready`, for
+/// every socket type.
+macro_rules! readiness {
+    ($T:ident) => {
+        impl $T {
+            /// Waits until the socket is readable (or the peer has hung
+            /// up, or an error is pending), without reading. Any number of
+            /// tasks may wait. A new socket starts out ready: the first
+            /// wait returns at once, and a `try_` read then says
+            /// `WouldBlock` if nothing is there (clearing the readiness).
+            ///
+            /// # Errors
+            ///
+            /// Fails once the runtime has shut down.
+            pub async fn readable(&self) -> std::io::Result<()> {
+                self.io.readable().await.map(drop)
+            }
+
+            /// Waits until the socket is writable (or closed, or in error).
+            ///
+            /// # Errors
+            ///
+            /// Fails once the runtime has shut down.
+            pub async fn writable(&self) -> std::io::Result<()> {
+                self.io.writable().await.map(drop)
+            }
+
+            /// Polls for read readiness, registering `cx` to be woken by
+            /// it. A poll function has no place of its own among the
+            /// waiters: per direction, the wakers of the latest 65 distinct
+            /// tasks are kept (see
+            /// [`Registration`](ioloop_runtime::io::Registration)).
+            ///
+            /// # Errors
+            ///
+            /// Fails once the runtime has shut down.
+            pub fn poll_read_ready(
+                &self,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                self.io.poll_read_ready(cx).map_ok(drop)
+            }
+
+            /// Polls for write readiness, as
+            /// [`poll_read_ready`](Self::poll_read_ready).
+            ///
+            /// # Errors
+            ///
+            /// Fails once the runtime has shut down.
+            pub fn poll_write_ready(
+                &self,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                self.io.poll_write_ready(cx).map_ok(drop)
+            }
+        }
+    };
+}
+pub(crate) use readiness;
+
+/// `local_addr`, and `peer_addr` when named, returning `$Addr`.
+macro_rules! addresses {
+    ($T:ident: $Addr:ty $(, $peer_addr:ident)?) => {
+        impl $T {
+            /// The address this socket is bound to; a Unix socket that is
+            /// not (a client, either end of a `pair`) has an unnamed one.
+            ///
+            /// # Errors
+            ///
+            /// The OS's error from `getsockname(2)` (rare).
+            pub fn local_addr(&self) -> std::io::Result<$Addr> {
+                self.io.get_ref().local_addr()
+            }
+
+            $(
+                /// The address of the peer this socket is connected to
+                /// (unnamed for a Unix client that did not bind).
+                ///
+                /// # Errors
+                ///
+                    /// `NotConnected` if it is not connected, or no longer.
+                pub fn $peer_addr(&self) -> std::io::Result<$Addr> {
+                    self.io.get_ref().peer_addr()
+                }
+            )?
+        }
+    };
+}
+pub(crate) use addresses;
+
+/// `Debug` showing the named address methods' results, and `AsFd` and
+/// `AsRawFd` on Unix.
+macro_rules! debug_and_fd {
+    ($T:ident: $($addr:ident),+) => {
+        $crate::impls::debug_and_fd!(@debug $T: $($addr),+);
+
+        #[cfg(unix)]
+        impl std::os::fd::AsFd for $T {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                self.io.get_ref().as_fd()
+            }
+        }
+
+        #[cfg(unix)]
+        impl std::os::fd::AsRawFd for $T {
+            fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                std::os::fd::AsRawFd::as_raw_fd(self.io.get_ref())
+            }
+        }
+    };
+
+    // `Debug` alone (`UdpSocket` and `TcpSocket` write their own `AsFd`).
+    (@debug $T:ident: $($addr:ident),+) => {
+        impl std::fmt::Debug for $T {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($T))
+                    $(.field(stringify!($addr), &self.$addr().ok()))+
+                    .finish()
+            }
+        }
+    };
+}
+pub(crate) use debug_and_fd;
+
+/// What `TcpStream` and `UnixStream` share, given their address type, how
+/// reads clear readiness (`stream` or `io`, see `@read` below), their peek,
+/// and the `send` and vectored send that never raise `SIGPIPE`: reads,
+/// `shutdown`, the `try_*` calls, `poll_send` and `poll_send_vectored`, the
+/// `futures_io` traits on the stream and on a reference to it, the halves
+/// (`halves!`) and their [`Stream`](crate::halves::Stream); addresses,
+/// readiness, `Debug` and the descriptor traits.
+macro_rules! stream {
+    ($T:ident: $Addr:ty; reads: $reads:ident, peek: $peek:path; send: $send:path, $send_vectored:path) => {
+        impl $T {
+            /// Waits for data and copies it into `buf` without taking it
+            /// from the stream: the next read returns the same bytes.
+            ///
+            /// # Errors
+            ///
+            /// Any error of `recv`; fails once the runtime has shut down.
+            ///
+            /// # Cancellation
+            ///
+            /// Cancel-safe: nothing is consumed.
+            pub async fn peek(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.io.read_io(|socket| $peek(socket, buf)).await
+            }
+
+            /// Reads into `buf`, which need not be initialized (hyper's
+            /// `ReadBufCursor`), waiting for data: one `recv(2)`, readiness
+            /// handled as in `AsyncRead`. `Ok(n)`: the first `n` bytes of
+            /// `buf` are initialized; `Ok(0)` is the end of the stream (or
+            /// an empty `buf`).
+            ///
+            /// # Errors
+            ///
+            /// Any error of `recv`; fails once the runtime has shut down.
+            pub fn poll_read_uninit(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut [std::mem::MaybeUninit<u8>],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                if buf.is_empty() {
+                    return std::task::Poll::Ready(Ok(0));
+                }
+                let len = buf.len();
+                $crate::impls::stream!(@read $reads, self, cx, len, |socket| {
+                    $crate::syscall::recv_uninit(socket, buf)
+                })
+            }
+
+            /// Reads into `buf`, waiting for data; an empty `buf` returns
+            /// `Ok(0)` at once, without a syscall.
+            pub(crate) fn poll_recv(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut [u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                if buf.is_empty() {
+                    return std::task::Poll::Ready(Ok(0));
+                }
+                let len = buf.len();
+                $crate::impls::stream!(@read $reads, self, cx, len, |socket| {
+                    $crate::syscall::recv(socket, buf)
+                })
+            }
+
+            /// Shuts down one or both directions: `Shutdown::Write` is a
+            /// half-close (the peer reads end of file once it has read what
+            /// was sent, and this side can still read).
+            ///
+            /// # Errors
+            ///
+            /// The OS's error from `shutdown(2)`. A connection already
+            /// gone (reset) is not one: it is shut, and this returns `Ok`.
+            pub fn shutdown(&self, how: std::net::Shutdown) -> std::io::Result<()> {
+                match self.io.get_ref().shutdown(how) {
+                    // A reset got there first: nothing left to shut.
+                    Err(err) if err.kind() == std::io::ErrorKind::NotConnected => Ok(()),
+                    result => result,
+                }
+            }
+
+            /// Reads what is there now into `buf`, without waiting: `Ok(0)`
+            /// is the end of the stream.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if nothing can be read now; any error of `recv`.
+            pub fn try_read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.io.try_read_io(|socket| $crate::syscall::recv(socket, buf))
+            }
+
+            /// [`try_read`](Self::try_read) into several buffers, in one
+            /// `readv`.
+            ///
+            /// # Errors
+            ///
+            /// As [`try_read`](Self::try_read).
+            pub fn try_read_vectored(
+                &self,
+                bufs: &mut [std::io::IoSliceMut<'_>],
+            ) -> std::io::Result<usize> {
+                self.io
+                    .try_read_io(|mut socket| std::io::Read::read_vectored(&mut socket, bufs))
+            }
+
+            /// Writes what the kernel takes now from `buf`, without waiting.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if the send buffer is full; any error of `send`.
+            pub fn try_write(&self, buf: &[u8]) -> std::io::Result<usize> {
+                self.io.try_write_io(|socket| $send(socket, buf))
+            }
+
+            /// [`try_write`](Self::try_write) from several buffers, in one
+            /// `sendmsg`: at most the first `IOV_MAX` (1,024), as std's
+            /// `write_vectored` (so do `poll_write_vectored` and the
+            /// halves'), never `EMSGSIZE`.
+            ///
+            /// # Errors
+            ///
+            /// As [`try_write`](Self::try_write).
+            pub fn try_write_vectored(
+                &self,
+                bufs: &[std::io::IoSlice<'_>],
+            ) -> std::io::Result<usize> {
+                self.io.try_write_io(|socket| $send_vectored(socket, bufs))
+            }
+
+            /// Writes from `buf`, waiting for room; an empty `buf` returns
+            /// `Ok(0)` at once.
+            pub(crate) fn poll_send(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                buf: &[u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                if buf.is_empty() {
+                    return std::task::Poll::Ready(Ok(0));
+                }
+                self.io
+                    .poll_write_stream(cx, buf.len(), |socket| $send(socket, buf))
+            }
+
+            /// Writes from the first `IOV_MAX` buffers in one `sendmsg`,
+            /// waiting for room: a write shorter than those is what says
+            /// the send buffer is full.
+            pub(crate) fn poll_send_vectored(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                bufs: &[std::io::IoSlice<'_>],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                let bufs = $crate::syscall::at_most_max_slices(bufs);
+                let len = bufs.iter().map(|b| b.len()).sum();
+                if len == 0 {
+                    return std::task::Poll::Ready(Ok(0));
+                }
+                self.io
+                    .poll_write_stream(cx, len, |socket| $send_vectored(socket, bufs))
+            }
+
+            /// The write side's `poll_close`: a half-close; nothing is
+            /// buffered here to flush first.
+            pub(crate) fn poll_shutdown_write(&self) -> std::task::Poll<std::io::Result<()>> {
+                std::task::Poll::Ready(self.shutdown(std::net::Shutdown::Write))
+            }
+        }
+
+        $crate::impls::addresses!($T: $Addr, peer_addr);
+        $crate::impls::readiness!($T);
+        $crate::impls::debug_and_fd!($T: local_addr, peer_addr);
+        $crate::halves::halves!($T);
+        $crate::impls::stream!(@futures_io $T);
+        $crate::impls::stream!(@futures_io &$T);
+
+        impl $crate::halves::Stream for $T {
+            fn poll_recv(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut [u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                $T::poll_recv(self, cx, buf)
+            }
+
+            fn poll_send(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                buf: &[u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                $T::poll_send(self, cx, buf)
+            }
+
+            fn poll_send_vectored(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                bufs: &[std::io::IoSlice<'_>],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                $T::poll_send_vectored(self, cx, bufs)
+            }
+
+            fn poll_shutdown_write(&self) -> std::task::Poll<std::io::Result<()>> {
+                $T::poll_shutdown_write(self)
+            }
+
+            fn shutdown(&self, how: std::net::Shutdown) -> std::io::Result<()> {
+                $T::shutdown(self, how)
+            }
+        }
+    };
+
+    // `reads: stream`: a short read clears readiness too, since on a TCP
+    // stream the receive buffer is then empty, and the next read waits for
+    // an edge instead of spending a `recv` on `EAGAIN` (one `recv` and one
+    // `send` per echoed message).
+    (@read stream, $this:expr, $cx:expr, $len:expr, $recv:expr) => {
+        $this.io.poll_read_stream($cx, $len, $recv)
+    };
+    // `reads: io`: only `WouldBlock` clears readiness, since a Unix stream
+    // also stops short at a message that carried descriptors or
+    // credentials, with bytes still queued and no new edge coming.
+    (@read io, $this:expr, $cx:expr, $len:expr, $recv:expr) => {{
+        let _ = $len;
+        $this.io.poll_read_io($cx, $recv)
+    }};
+
+    // `AsyncRead` and `AsyncWrite` on `$S` (the stream, or `&` it):
+    // `poll_flush` has nothing to do (bytes go straight to the kernel),
+    // `poll_close` shuts the write side down.
+    (@futures_io $S:ty) => {
+        impl futures_io::AsyncRead for $S {
+            fn poll_read(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut [u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                self.poll_recv(cx, buf)
+            }
+        }
+
+        impl futures_io::AsyncWrite for $S {
+            fn poll_write(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &[u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                self.poll_send(cx, buf)
+            }
+
+            fn poll_write_vectored(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                bufs: &[std::io::IoSlice<'_>],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                self.poll_send_vectored(cx, bufs)
+            }
+
+            fn poll_flush(
+                self: std::pin::Pin<&mut Self>,
+                _cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::task::Poll::Ready(Ok(()))
+            }
+
+            fn poll_close(
+                self: std::pin::Pin<&mut Self>,
+                _cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                self.poll_shutdown_write()
+            }
+        }
+    };
+}
+pub(crate) use stream;
+
+/// What `UdpSocket` and `UnixDatagram` share, given the calls on their mio
+/// socket: receiving (from anyone, or the connected peer), peeking, and
+/// sending to the connected peer. Each writes its own `send_to`.
+macro_rules! datagram {
+    ($T:ident: $Addr:ty; recv: $recv:path, recv_from: $recv_from:path, peek_from: $peek_from:path, send: $send:path) => {
+        impl $T {
+            /// Receives one datagram into `buf`, waiting for one; returns
+            /// its length (at most `buf.len()`: the rest of a longer one is
+            /// discarded) and its sender (unnamed for an unbound Unix one).
+            ///
+            /// # Errors
+            ///
+            /// The OS's error; on a connected UDP socket,
+            /// `ConnectionRefused` after an earlier datagram found no one
+            /// listening at the peer.
+            ///
+            /// # Cancellation
+            ///
+            /// Cancel-safe: a datagram is either returned or left queued.
+            #[doc(alias = "recvfrom")]
+            pub async fn recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $Addr)> {
+                self.io.read_io(|socket| $recv_from(socket, buf)).await
+            }
+
+            /// [`recv_from`](Self::recv_from) as a poll function, which
+            /// keeps its waker as [`poll_read_ready`](Self::poll_read_ready)
+            /// does.
+            ///
+            /// # Errors
+            ///
+            /// As [`recv_from`](Self::recv_from).
+            pub fn poll_recv_from(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut [u8],
+            ) -> std::task::Poll<std::io::Result<(usize, $Addr)>> {
+                self.io.poll_read_io(cx, |socket| $recv_from(socket, buf))
+            }
+
+            /// [`recv_from`](Self::recv_from) without waiting.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if no datagram is queued; as `recv_from`.
+            pub fn try_recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $Addr)> {
+                self.io.try_read_io(|socket| $recv_from(socket, buf))
+            }
+
+            /// Receives one datagram from the connected peer; a longer one
+            /// is truncated, as in [`recv_from`](Self::recv_from).
+            ///
+            /// # Errors
+            ///
+            /// As [`send`](Self::send).
+            ///
+            /// # Cancellation
+            ///
+            /// Cancel-safe: a datagram is either returned or left queued.
+            pub async fn recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.io.read_io(|socket| $recv(socket, buf)).await
+            }
+
+            /// [`recv`](Self::recv) without waiting.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if no datagram is queued; as `recv`.
+            pub fn try_recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.io.try_read_io(|socket| $recv(socket, buf))
+            }
+
+            /// Sends one datagram to the connected peer, waiting for room.
+            ///
+            /// # Errors
+            ///
+            /// `NotConnected` before [`connect`](Self::connect);
+            /// `ConnectionRefused` once no one receives at the peer; on a
+            /// Unix socket, `BrokenPipe` after `shutdown`; the OS's error.
+            ///
+            /// # Cancellation
+            ///
+            /// Cancel-safe: the datagram is sent whole or not at all.
+            pub async fn send(&self, buf: &[u8]) -> std::io::Result<usize> {
+                self.io.write_io(|socket| $send(socket, buf)).await
+            }
+
+            /// [`send`](Self::send) without waiting.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if there is no room now (in the send buffer, or
+            /// in a Unix peer's queue); as `send`.
+            pub fn try_send(&self, buf: &[u8]) -> std::io::Result<usize> {
+                self.io.try_write_io(|socket| $send(socket, buf))
+            }
+
+            /// Waits for a datagram and copies it into `buf` without taking
+            /// it off the queue: the next receive returns it again.
+            ///
+            /// # Errors
+            ///
+            /// As [`recv_from`](Self::recv_from).
+            ///
+            /// # Cancellation
+            ///
+            /// Cancel-safe: nothing is consumed.
+            pub async fn peek_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $Addr)> {
+                self.io.read_io(|socket| $peek_from(socket, buf)).await
+            }
+        }
+
+        $crate::impls::addresses!($T: $Addr, peer_addr);
+        $crate::impls::readiness!($T);
+    };
+}
+pub(crate) use datagram;
