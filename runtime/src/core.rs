@@ -34,7 +34,6 @@ use std::time::Duration;
 use mio::{Events, Poll as Poller};
 
 use crate::shared::{Inject, Job, Listed, Shared};
-use crate::stall::{self, Publisher};
 use crate::task::budget;
 use crate::task::cell::wake_all;
 use crate::task::cell::{Schedule, Task, TaskCell, UNREGISTERED};
@@ -42,6 +41,7 @@ use crate::task::join::{JoinError, JoinHandle};
 use crate::time::clock::ClockState;
 use crate::time::homes::Home;
 use crate::time::timers::{self, Timers};
+use crate::watch::{self, Publisher};
 
 thread_local! {
     static CURRENT: Current = const {
@@ -228,7 +228,7 @@ pub(crate) struct Core {
     /// If none did, the list cannot have become sparse (entering only
     /// fills it), so the look, and its lock, are skipped.
     list_freed: Cell<bool>,
-    /// Tells other threads what is being polled (see `stall.rs`).
+    /// Tells other threads what is being polled (see `watch.rs`).
     publisher: Publisher,
     pub(crate) timers: RefCell<Timers>,
     driver: RefCell<Driver>,
@@ -359,7 +359,7 @@ impl Core {
                 budget::reset();
                 match job {
                     Some(Job::Main) => {
-                        self.publisher.start(&self.shared.watch, stall::MAIN);
+                        self.publisher.start(&self.shared.watch, watch::MAIN);
                         let poll = poll_main();
                         self.publisher.end(&self.shared.watch);
                         if let Poll::Ready(output) = poll {

@@ -41,6 +41,7 @@
 //! | `blocking` | the thread pool behind [`spawn_blocking`] |
 //! | [`signal`] | [`signal::ctrl_c`] and other Unix signals, through the reactor |
 //! | `metrics` | [`Metrics`]: what the loop did, for tests and benchmarks |
+//! | `watch` | what the loop is polling, published for the stall detector and a dump |
 //! | `stall` | the stall detector: a watchdog thread that reports a poll running past [`Builder::slow_poll_threshold`] while it runs |
 //! | `sync` | the atomics and locks, swapped for loom's under `--cfg loom` |
 
@@ -59,6 +60,7 @@ mod stall;
 mod sync;
 pub mod task;
 pub mod time;
+mod watch;
 
 pub use handle::{Handle, spawn, spawn_blocking, spawn_local};
 pub use metrics::Metrics;

@@ -33,11 +33,11 @@ use slab::Slab;
 use crate::blocking::Pool;
 use crate::metrics::Counters;
 use crate::reactor::Reactor;
-use crate::stall::Watch;
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
 use crate::task::cell::Task;
 use crate::task::join::JoinError;
 use crate::time::clock::Clock;
+use crate::watch::Watch;
 
 const AWAKE: u8 = 0;
 const PARKED: u8 = 1;

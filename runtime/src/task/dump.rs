@@ -200,7 +200,7 @@ pub(crate) fn take(shared: &Arc<Shared>) -> Dump {
     dumps.sort_by_key(|task| task.id);
     Dump {
         tasks: dumps,
-        main_running: running.is_some_and(|(_, key)| key == crate::stall::MAIN),
+        main_running: running.is_some_and(|(_, key)| key == crate::watch::MAIN),
     }
 }
 
