@@ -137,7 +137,7 @@ impl Handle {
     {
         let task = TaskCell::new(future, self.shared.clone(), location);
         let handle = JoinHandle::new(task.clone());
-        core::schedule(&self.shared, Job::Task(task));
+        core::schedule((&*self.shared, Job::Task(task)));
         handle
     }
 

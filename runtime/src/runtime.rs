@@ -624,7 +624,7 @@ impl Wake for MainWaker {
 
     fn wake_by_ref(self: &Arc<Self>) {
         if !self.woken.swap(true, Ordering::AcqRel) {
-            core::schedule(&self.shared, Job::Main);
+            core::schedule((&*self.shared, Job::Main));
         }
     }
 }

@@ -79,7 +79,7 @@ fn foreign_wakes(wakers: usize, script: &'static [Tick]) {
         let threads: Vec<_> = (0..wakers)
             .map(|_| {
                 let shared = shared.clone();
-                thread::spawn(move || crate::core::schedule(&shared, Job::Main))
+                thread::spawn(move || crate::core::schedule((&*shared, Job::Main)))
             })
             .collect();
         let parks = run_loop(&shared, wakers, script);
