@@ -19,10 +19,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
-use crate::core;
+use crate::event_loop::cell::TaskCell;
+use crate::event_loop::core::{self, Core};
+use crate::event_loop::shared::{Job, Shared};
 use crate::metrics::Metrics;
-use crate::shared::{Job, Shared};
-use crate::task::cell::TaskCell;
 use crate::task::dump::Dump;
 use crate::task::join::JoinHandle;
 
@@ -152,7 +152,7 @@ impl Handle {
         let job = Blocking(Some((f, self.shared.clone())));
         let task = TaskCell::new(job, self.shared.clone(), Location::caller());
         let handle = JoinHandle::new(task.clone());
-        self.shared.pool.spawn(task);
+        self.shared.pool.clone().spawn(task);
         handle
     }
 
@@ -246,9 +246,7 @@ impl Handle {
     /// ```
     pub fn metrics(&self) -> Metrics {
         let pool = self.shared.pool.stats();
-        self.shared
-            .counters
-            .snapshot(self.shared.reactor.len(), &pool)
+        crate::metrics::snapshot(&self.shared.counters, self.shared.reactor.len(), &pool)
     }
 }
 
@@ -305,7 +303,7 @@ where
     // `Handle` made and dropped (two reference-count updates), no second
     // look for the loop.
     let on_loop = core::with_core(|core| match core {
-        Some(core) => Ok(core.spawn(future, location)),
+        Some(core) => Ok(spawn_on(core, future, location)),
         None => Err(future),
     });
     match on_loop {
@@ -313,6 +311,23 @@ where
         // A blocking job working for a runtime.
         Err(future) => current("spawn").spawn_at(future, location),
     }
+}
+
+/// Spawns `future` on `core`, the loop running on this thread: `spawn`'s
+/// path when it finds a loop running.
+fn spawn_on<F>(
+    core: &Core,
+    future: F,
+    location: &'static Location<'static>,
+) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let task = TaskCell::new(future, core.shared.clone(), location);
+    let handle = JoinHandle::new(task.clone());
+    core.enter(task);
+    handle
 }
 
 /// Runs `future`, which need not be `Send`, as a new task on the loop
@@ -368,7 +383,13 @@ where
     let mut future = Some(future);
     let location = Location::caller();
     core::with_core(|core| {
-        core.map(|core| core.spawn_local(future.take().expect("once"), location))
+        core.map(|core| {
+            let task =
+                TaskCell::new_local(future.take().expect("once"), core.shared.clone(), location);
+            let handle = JoinHandle::new(task.clone());
+            core.enter_local(task);
+            handle
+        })
     })
     .unwrap_or_else(|| {
         panic!(

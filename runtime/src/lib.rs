@@ -49,26 +49,18 @@
 #![warn(missing_docs)]
 
 mod blocking;
-mod core;
+mod event_loop;
 mod handle;
+pub mod io;
 mod metrics;
-mod reactor;
 mod runtime;
-mod shared;
 pub mod signal;
 mod stall;
 mod sync;
 pub mod task;
 pub mod time;
-mod watch;
 
 pub use handle::{Handle, spawn, spawn_blocking, spawn_local};
 pub use metrics::Metrics;
 pub use runtime::{Builder, EnterGuard, Runtime, ShutdownReport, block_on};
 pub use task::{JoinError, JoinHandle, YieldNow, yield_now};
-
-/// Registering I/O sources with the reactor: what sockets are built on.
-pub mod io {
-    pub use crate::reactor::ReadyEvent;
-    pub use crate::reactor::registration::{Registration, Waiter};
-}

@@ -14,11 +14,11 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::blocking::{self, Pool};
-use crate::core::{self, Core, Driver};
+use crate::event_loop::core::{self, Core, Driver};
+use crate::event_loop::reactor::Reactor;
+use crate::event_loop::reactor::token;
+use crate::event_loop::shared::{Job, Shared};
 use crate::handle::{self, Handle};
-use crate::reactor::Reactor;
-use crate::reactor::token;
-use crate::shared::{Job, Shared};
 use crate::stall::Watchdog;
 use crate::sync::{AtomicBool, Ordering, PollWaker};
 use crate::task::dump::Dump;

@@ -4,9 +4,9 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Sub, SubAssign};
 use std::time::Duration;
 
-use super::clock::{self, ClockState};
-use super::timers::{self, instant};
-use crate::core;
+use crate::event_loop::clock::{self, ClockState};
+use crate::event_loop::core;
+use crate::event_loop::timers::{self, instant};
 use crate::handle::Handle;
 
 /// A point in time, read from the clock of the current runtime: the same

@@ -22,15 +22,12 @@
 //! the current runtime's clock; [`Instant`] is the type it tells the time
 //! in.
 
-pub(crate) mod clock;
 mod error;
-pub(crate) mod homes;
 mod instant;
 mod interval;
 mod pause;
 mod sleep;
 mod timeout;
-pub(crate) mod timers;
 
 pub use error::Elapsed;
 pub use instant::Instant;

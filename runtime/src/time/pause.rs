@@ -15,9 +15,9 @@ use std::sync::{Arc, Weak};
 use std::task::{Wake, Waker};
 use std::time::Duration;
 
-use super::clock::ClockState;
-use crate::core::{self, Core};
-use crate::shared::Shared;
+use crate::event_loop::clock::ClockState;
+use crate::event_loop::core::{self, Core};
+use crate::event_loop::shared::Shared;
 
 /// Stops the clock of the current runtime: from now on it moves only by
 /// [`advance`], or by auto-advance when the runtime has nothing else to

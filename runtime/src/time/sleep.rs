@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use super::homes;
 use super::instant::{Instant, now_ticks};
-use super::timers::{TimerKey, instant, ticks};
-use crate::core::{self, Core};
+use crate::event_loop::core::{self, Core};
+use crate::event_loop::homes;
+use crate::event_loop::timers::{TimerKey, instant, ticks};
 use crate::handle::Handle;
 use crate::task::budget;
 
@@ -63,7 +63,7 @@ pub fn sleep(duration: Duration) -> Sleep {
         // reads the clock to see (see `Sleep::poll_local`). A longer one
         // is never read for, first poll or not.
         timer: if (MADE_MIN..=CLOCK_SLACK).contains(&nanos) {
-            Timer::Made(budget::job())
+            Timer::Made(crate::event_loop::budget::job())
         } else {
             Timer::Unarmed
         },
@@ -379,7 +379,7 @@ impl Sleep {
         let now = core.now();
         if now >= self.deadline
             || (self.deadline - now <= CLOCK_SLACK
-                && !matches!(self.timer, Timer::Made(job) if job == budget::job())
+                && !matches!(self.timer, Timer::Made(job) if job == crate::event_loop::budget::job())
                 && core.read_now() >= self.deadline)
         {
             // Disarmed here, with the core at hand, so that `poll`'s

@@ -53,7 +53,6 @@
 //! - `registration`: `Registration`, what sockets are built on.
 //! - `waiters`: the tasks waiting on one direction of a source, any number.
 
-pub(crate) mod registration;
 pub(crate) mod token;
 mod waiters;
 
@@ -112,6 +111,16 @@ pub(crate) struct IoEntry {
 struct EntryWaiters {
     readers: Waiters,
     writers: Waiters,
+}
+
+impl IoEntry {
+    /// Readers with a waker parked here, for the loom model.
+    #[cfg(all(test, loom))]
+    pub(crate) fn readers_parked(&self) -> usize {
+        let mut parked = 0;
+        self.waiters.lock().readers.for_each_data(|_| parked += 1);
+        parked
+    }
 }
 
 impl EntryWaiters {
@@ -471,7 +480,7 @@ impl Reactor {
     /// Records readiness bits for each token in `events`, all stamped with
     /// one new tick, and collects the wakers they fire. Apart from
     /// `dispatch` so the loom model can feed it events without an OS.
-    pub(super) fn record(
+    pub(crate) fn record(
         &self,
         events: impl Iterator<Item = (Token, u8)>,
         wakers: &mut Vec<Waker>,

@@ -11,7 +11,7 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
-use crate::shared::Shared;
+use crate::event_loop::shared::Shared;
 
 /// The runtimes that hold timers, by home number (index plus one), weakly:
 /// how a thread that is not a loop's own reaches the loop of a timer it

@@ -1,4 +1,6 @@
-//! `Registration`: an I/O source registered with a runtime's reactor.
+//! Registering I/O sources with the reactor: what sockets are built on.
+//! `Registration`, an I/O source registered with a runtime's reactor, and
+//! its one I/O pattern.
 
 use std::fmt;
 use std::future::poll_fn;
@@ -9,9 +11,10 @@ use std::task::{Context, Poll, ready};
 use mio::Token;
 use mio::event::Source;
 
-use super::{Direction, IoEntry, ReadyEvent};
+pub use crate::event_loop::reactor::ReadyEvent;
+use crate::event_loop::reactor::{Direction, IoEntry};
+use crate::event_loop::shared::Shared;
 use crate::handle::Handle;
-use crate::shared::Shared;
 use crate::task::budget;
 
 /// An I/O source (a socket, a pipe, any `mio::event::Source`) registered

@@ -13,7 +13,6 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use std::mem;
-use std::panic::Location;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
@@ -22,15 +21,14 @@ use std::time::Duration;
 
 use mio::{Events, Poll as Poller};
 
-use crate::shared::{Inject, Job, Listed, Shared};
-use crate::task::budget;
-use crate::task::cell::wake_all;
-use crate::task::cell::{Schedule, Task, TaskCell, UNREGISTERED};
-use crate::task::join::{JoinError, JoinHandle};
-use crate::time::clock::ClockState;
-use crate::time::homes::Home;
-use crate::time::timers::{self, Timers};
-use crate::watch::{self, Publisher};
+use super::budget;
+use super::cell::{Schedule, Task, TaskCell, UNREGISTERED, wake_all};
+use super::clock::ClockState;
+use super::homes::Home;
+use super::join_error::JoinError;
+use super::shared::{Inject, Job, Listed, Shared};
+use super::timers::{self, Timers};
+use super::watch::{self, Publisher};
 
 thread_local! {
     static CURRENT: Current = const {
@@ -364,7 +362,7 @@ impl Core {
     /// Enters a task just spawned into the task list and queues it; cancels
     /// it if the loop is closing.
     #[inline(never)]
-    fn enter(&self, task: Task) {
+    pub(crate) fn enter(&self, task: Task) {
         if self.closing.get() {
             task.cancel(JoinError::cancelled());
             return;
@@ -629,37 +627,12 @@ impl Core {
         }
     }
 
-    /// Spawns `future` here, on the loop's own thread: `spawn`'s path
-    /// when it finds this loop running.
-    pub(crate) fn spawn<F>(
-        &self,
-        future: F,
-        location: &'static Location<'static>,
-    ) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        let task = TaskCell::new(future, self.shared.clone(), location);
-        let handle = JoinHandle::new(task.clone());
-        self.enter(task);
-        handle
-    }
-
-    /// Spawns a task whose future or output need not be `Send`, on this,
-    /// the loop's thread, which becomes the one thread the loop may run on
-    /// while the task lives.
-    pub(crate) fn spawn_local<F: Future + 'static>(
-        &self,
-        future: F,
-        location: &'static Location<'static>,
-    ) -> JoinHandle<F::Output> {
+    /// Enters a task made by `spawn_local` on this, the loop's thread,
+    /// which becomes the one thread the loop may run on while it lives.
+    pub(crate) fn enter_local(&self, task: Task) {
         self.local_home.set(Some(thread::current().id()));
         self.local_tasks.set(self.local_tasks.get() + 1);
-        let task = TaskCell::new_local(future, self.shared.clone(), location);
-        let handle = JoinHandle::new(task.clone());
         self.enter(task);
-        handle
     }
 
     /// The thread this loop must run on, if it has live local tasks and
@@ -888,7 +861,7 @@ fn poll_timeout(deadline: u64, now: u64) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reactor::registration::Registration;
+    use crate::io::Registration;
 
     /// A source with no fd: the reactor gives it an entry, epoll never
     /// sees it.
