@@ -36,9 +36,9 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::base::counters::PoolStats;
+use crate::base::join_error::JoinError;
 use crate::event_loop::cell::Task;
-use crate::event_loop::counters::PoolStats;
-use crate::event_loop::join_error::JoinError;
 use crate::event_loop::shared::BlockingPool;
 
 /// The pool's settings, from the runtime builder.

@@ -48,6 +48,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod base;
 mod blocking;
 mod event_loop;
 mod handle;

@@ -1,7 +1,7 @@
 //! Counters that show what the loop did: for tests that prove it neither
 //! spins nor loses wake-ups, and for benchmarks.
 
-use crate::event_loop::counters::{Counters, PoolStats};
+use crate::base::counters::{Counters, PoolStats};
 
 /// The counters as they are now, with the figures kept elsewhere.
 pub(crate) fn snapshot(counters: &Counters, io_sources: usize, pool: &PoolStats) -> Metrics {

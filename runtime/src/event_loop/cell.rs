@@ -38,7 +38,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use super::join_error::JoinError;
+use crate::base::join_error::{JoinError, describe};
 use crate::sync::{AtomicUsize, Mutex, Ordering, UnsafeCell};
 use std::sync::atomic::AtomicU64;
 
@@ -640,7 +640,7 @@ impl<F: Future> Drop for DropOnUnwind<'_, F> {
         if let Err(panic) = dropped {
             log::error!(
                 "a task's future panicked while being dropped after its poll panicked ({})",
-                super::join_error::describe(&*panic)
+                describe(&*panic)
             );
             drop_quietly(panic);
         }
@@ -650,10 +650,7 @@ impl<F: Future> Drop for DropOnUnwind<'_, F> {
 /// Wakes `waker`; a panic inside it is logged, not propagated.
 pub(crate) fn wake_quietly(waker: Waker) {
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| waker.wake())) {
-        log::error!(
-            "a waker panicked ({}); the loop goes on",
-            super::join_error::describe(&*panic)
-        );
+        log::error!("a waker panicked ({}); the loop goes on", describe(&*panic));
     }
 }
 
@@ -683,7 +680,7 @@ pub(crate) fn drop_quietly<T>(value: T) {
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| drop(value))) {
         log::error!(
             "a destructor panicked ({}); the loop goes on",
-            super::join_error::describe(&*panic)
+            describe(&*panic)
         );
     }
 }

@@ -21,14 +21,14 @@ use std::time::Duration;
 
 use mio::{Events, Poll as Poller};
 
-use super::budget;
 use super::cell::{Schedule, Task, TaskCell, UNREGISTERED, wake_all};
 use super::clock::ClockState;
 use super::homes::Home;
-use super::join_error::JoinError;
 use super::shared::{Inject, Job, Listed, Shared};
 use super::timers::{self, Timers};
-use super::watch::{self, Publisher};
+use crate::base::budget;
+use crate::base::join_error::JoinError;
+use crate::base::watch::{self, Publisher};
 
 thread_local! {
     static CURRENT: Current = const {

@@ -8,14 +8,10 @@
 //! [`BlockingPool`](shared::BlockingPool), a trait the blocking pool
 //! implements.
 
-pub(crate) mod budget;
 pub(crate) mod cell;
 pub(crate) mod clock;
 pub(crate) mod core;
-pub(crate) mod counters;
 pub(crate) mod homes;
-pub(crate) mod join_error;
 pub(crate) mod reactor;
 pub(crate) mod shared;
 pub(crate) mod timers;
-pub(crate) mod watch;

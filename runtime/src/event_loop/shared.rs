@@ -32,10 +32,10 @@ use slab::Slab;
 
 use super::cell::Task;
 use super::clock::Clock;
-use super::counters::{Counters, PoolStats};
-use super::join_error::JoinError;
 use super::reactor::Reactor;
-use super::watch::Watch;
+use crate::base::counters::{Counters, PoolStats};
+use crate::base::join_error::JoinError;
+use crate::base::watch::Watch;
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
 
 const AWAKE: u8 = 0;

@@ -19,7 +19,7 @@
 
 use std::task::{Context, Poll};
 
-use crate::event_loop::budget::{LEFT, UNLIMITED, yield_to_poll};
+use crate::base::budget::{LEFT, UNLIMITED, yield_to_poll};
 
 /// Lifts the limit: the loop on this thread has stopped running jobs.
 pub(crate) fn lift() {

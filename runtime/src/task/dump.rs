@@ -200,7 +200,7 @@ pub(crate) fn take(shared: &Arc<Shared>) -> Dump {
     dumps.sort_by_key(|task| task.id);
     Dump {
         tasks: dumps,
-        main_running: running.is_some_and(|(_, key)| key == crate::event_loop::watch::MAIN),
+        main_running: running.is_some_and(|(_, key)| key == crate::base::watch::MAIN),
     }
 }
 

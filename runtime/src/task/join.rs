@@ -1,5 +1,7 @@
-//! `JoinHandle`, the awaitable end of a spawned task, and `JoinError`.
+//! `JoinHandle`, the awaitable end of a spawned task, and what `JoinError`
+//! (defined in `event_loop/join_error.rs`) tells its user.
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -8,8 +10,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use super::budget;
+use crate::base::join_error::{JoinError, Repr, panic_message};
 use crate::event_loop::cell::Join;
-use crate::event_loop::join_error::JoinError;
 
 /// An owned permission to await a spawned task's output.
 ///
@@ -131,5 +133,123 @@ impl<T> fmt::Debug for JoinHandle<T> {
         f.debug_struct("JoinHandle")
             .field("finished", &self.is_finished())
             .finish()
+    }
+}
+
+impl JoinError {
+    /// Returns `true` if the task was aborted, or dropped because its
+    /// runtime shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// ioloop::block_on(async {
+    ///     let task = ioloop::spawn(std::future::pending::<()>());
+    ///     task.abort();
+    ///     assert!(task.await.unwrap_err().is_cancelled());
+    /// });
+    /// ```
+    pub fn is_cancelled(&self) -> bool {
+        matches!(*self.repr, Repr::Cancelled)
+    }
+
+    /// Returns `true` if the task panicked.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// ioloop::block_on(async {
+    ///     let err = ioloop::spawn(async { panic!("boom") }).await.unwrap_err();
+    ///     assert!(err.is_panic());
+    /// });
+    /// ```
+    pub fn is_panic(&self) -> bool {
+        matches!(*self.repr, Repr::Panic(_))
+    }
+
+    /// Returns the payload the task panicked with, for
+    /// [`std::panic::resume_unwind`] or inspection.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the task did not panic (it was cancelled); use
+    /// [`try_into_panic`](JoinError::try_into_panic) to find out first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// ioloop::block_on(async {
+    ///     let err = ioloop::spawn(async { panic!("boom") }).await.unwrap_err();
+    ///     assert_eq!(err.into_panic().downcast_ref::<&str>(), Some(&"boom"));
+    /// });
+    /// ```
+    pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
+        self.try_into_panic()
+            .expect("JoinError::into_panic called on the error of a task that did not panic")
+    }
+
+    /// Returns the panic payload, or the error itself if the task was
+    /// cancelled.
+    ///
+    /// # Errors
+    ///
+    /// Gives `self` back when the task did not panic.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// ioloop::block_on(async {
+    ///     let task = ioloop::spawn(std::future::pending::<()>());
+    ///     task.abort();
+    ///     let err = task.await.unwrap_err();
+    ///     assert!(err.try_into_panic().unwrap_err().is_cancelled());
+    /// });
+    /// ```
+    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
+        match *self.repr {
+            Repr::Panic(payload) => Ok(payload.into_inner()),
+            Repr::Cancelled | Repr::NoThread(_) => Err(self),
+        }
+    }
+}
+
+impl fmt::Display for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &*self.repr {
+            Repr::Cancelled => f.write_str("task was cancelled"),
+            Repr::Panic(payload) => match panic_message(&**payload.lock()) {
+                Some(message) => write!(f, "task panicked: {message}"),
+                None => f.write_str("task panicked"),
+            },
+            Repr::NoThread(err) => write!(f, "no thread could be started to run the job: {err}"),
+        }
+    }
+}
+
+impl fmt::Debug for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &*self.repr {
+            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
+            Repr::NoThread(err) => write!(f, "JoinError::NoThread({err:?})"),
+            Repr::Panic(payload) => match panic_message(&**payload.lock()) {
+                Some(message) => write!(f, "JoinError::Panic({message:?})"),
+                None => f.write_str("JoinError::Panic(..)"),
+            },
+        }
+    }
+}
+
+impl std::error::Error for JoinError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &*self.repr {
+            Repr::NoThread(err) => Some(err),
+            _ => None,
+        }
+    }
+}
+
+impl From<JoinError> for std::io::Error {
+    fn from(err: JoinError) -> Self {
+        std::io::Error::other(err)
     }
 }

@@ -14,7 +14,7 @@ pub(crate) mod join;
 mod join_set;
 mod yield_now;
 
-pub use crate::event_loop::join_error::JoinError;
+pub use crate::base::join_error::JoinError;
 pub use crate::handle::{spawn, spawn_local};
 pub use budget::{Unconstrained, consume_budget, poll_budget, unconstrained};
 pub use dump::{Dump, TaskDump, TaskState, WaitReason};

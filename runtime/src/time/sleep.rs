@@ -63,7 +63,7 @@ pub fn sleep(duration: Duration) -> Sleep {
         // reads the clock to see (see `Sleep::poll_local`). A longer one
         // is never read for, first poll or not.
         timer: if (MADE_MIN..=CLOCK_SLACK).contains(&nanos) {
-            Timer::Made(crate::event_loop::budget::job())
+            Timer::Made(crate::base::budget::job())
         } else {
             Timer::Unarmed
         },
@@ -379,7 +379,7 @@ impl Sleep {
         let now = core.now();
         if now >= self.deadline
             || (self.deadline - now <= CLOCK_SLACK
-                && !matches!(self.timer, Timer::Made(job) if job == crate::event_loop::budget::job())
+                && !matches!(self.timer, Timer::Made(job) if job == crate::base::budget::job())
                 && core.read_now() >= self.deadline)
         {
             // Disarmed here, with the core at hand, so that `poll`'s
