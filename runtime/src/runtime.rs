@@ -117,7 +117,7 @@ impl Runtime {
         let driver = Driver::new(poll, builder.events_capacity);
         let core = Core::new(shared.clone(), driver, builder.event_interval);
         if builder.start_paused {
-            time::pause_core(&core, core.read_clock());
+            time::pause_core(&core, core.clock.read());
         }
         let watchdog = builder
             .slow_poll_threshold

@@ -22,10 +22,10 @@ use std::time::Duration;
 use mio::{Events, Poll as Poller};
 
 use super::cell::{Schedule, Task, TaskCell, UNREGISTERED, wake_all};
-use super::clock::ClockState;
+use super::clock::{self, ClockState, LoopClock};
 use super::homes::Home;
 use super::shared::{Inject, Job, Listed, Shared};
-use super::timers::{self, Timers};
+use super::timers::Timers;
 use crate::base::budget;
 use crate::base::join_error::JoinError;
 use crate::base::watch::{self, Publisher};
@@ -282,18 +282,8 @@ pub(crate) struct Core {
     event_interval: usize,
     /// Woken when the last task finishes (`Runtime::shutdown_timeout`).
     all_done: RefCell<Option<Waker>>,
-    /// The loop's clock, in timer ticks: the latest reading of the
-    /// runtime's clock that the loop took, to fire timers or for a sleep's
-    /// poll (`Core::read_now`). Every reading is of a clock that never
-    /// steps back, so this is never ahead of the clock. On a paused
-    /// runtime, the virtual time itself.
-    now: Cell<u64>,
-    /// Which clock the runtime reads: the real one but for tests that pause
-    /// it (`time/pause.rs`). `shared.clock` holds a copy for other threads.
-    clock: Cell<ClockState>,
-    /// `clock` is not the real clock: the one branch a clock read costs a
-    /// runtime that is never paused.
-    virtual_clock: Cell<bool>,
+    /// The loop's clock: its latest reading, and which clock it reads.
+    pub(crate) clock: LoopClock,
     /// Jobs run since the OS was last polled.
     since_poll: Cell<usize>,
     /// Set during shutdown: new tasks are cancelled on the spot.
@@ -324,9 +314,7 @@ impl Core {
             wakers: Cell::new(Vec::new()),
             event_interval,
             all_done: RefCell::new(None),
-            now: Cell::new(timers::now()),
-            clock: Cell::new(ClockState::Real),
-            virtual_clock: Cell::new(false),
+            clock: LoopClock::new(),
             since_poll: Cell::new(0),
             closing: Cell::new(false),
             local_tasks: Cell::new(0),
@@ -369,7 +357,7 @@ impl Core {
         }
         self.live.set(self.live.get() + 1);
         let born = self.born.get().unwrap_or_else(|| {
-            let now = timers::now();
+            let now = clock::now();
             self.born.set(Some(now));
             now
         });
@@ -451,7 +439,7 @@ impl Core {
         if self.timers.borrow().is_empty() {
             return None;
         }
-        let now = self.read_now();
+        let now = self.clock.read_now();
         self.timers.borrow_mut().fire(now, wakers);
         wake_all(wakers);
         Some(now)
@@ -487,7 +475,7 @@ impl Core {
         self.publish_sizes();
         let next = self.timers.borrow().next_deadline();
         let mut auto_advance = false;
-        let timeout = if self.virtual_clock.get() && self.clock.get().is_paused() {
+        let timeout = if self.clock.is_paused() {
             // A paused clock jumps to the next deadline rather than sleep
             // until it, if this zero-timeout poll finds nothing to do
             // (auto-advance, see `time/pause.rs`). Not while a blocking job
@@ -545,49 +533,18 @@ impl Core {
         }
     }
 
-    /// The loop's clock, in timer ticks; see [`Sleep`](crate::time::Sleep).
-    pub(crate) fn now(&self) -> u64 {
-        self.now.get()
-    }
-
-    /// Reads the runtime's clock and moves the loop's clock to it: later
-    /// sleep polls then find a deadline passed without reading again.
-    #[inline]
-    pub(crate) fn read_now(&self) -> u64 {
-        let now = self.read_clock();
-        self.now.set(now);
-        now
-    }
-
-    /// Reads the runtime's clock, in timer ticks.
-    #[inline]
-    pub(crate) fn read_clock(&self) -> u64 {
-        if self.virtual_clock.get() {
-            self.clock.get().now()
-        } else {
-            timers::now()
-        }
-    }
-
-    /// Which clock the runtime reads.
-    pub(crate) fn clock_state(&self) -> ClockState {
-        self.clock.get()
-    }
-
     /// Switches the runtime's clock (`time/pause.rs`), here and in the
     /// copy other threads read.
     pub(crate) fn set_clock(&self, clock: ClockState) {
         self.clock.set(clock);
-        self.virtual_clock.set(clock != ClockState::Real);
         self.shared.clock.set(clock);
-        self.now.set(clock.now());
     }
 
     /// Auto-advance: moves a paused clock to the earliest armed timer's
     /// deadline, for the next tick to fire it.
     fn jump_to_next_deadline(&self) {
         let next = self.timers.borrow().next_deadline();
-        if let (Some(deadline), ClockState::Paused { now }) = (next, self.clock.get())
+        if let (Some(deadline), ClockState::Paused { now }) = (next, self.clock.state())
             && deadline > now
         {
             self.set_clock(ClockState::Paused { now: deadline });

@@ -101,7 +101,7 @@ use crate::event_loop::shared::Shared;
 pub fn pause() {
     let paused = core::with_core(|core| {
         let core = core?;
-        let state = core.clock_state();
+        let state = core.clock.state();
         if state.is_paused() {
             return Some(false);
         }
@@ -142,7 +142,7 @@ pub fn pause() {
 pub fn resume() {
     let resumed = core::with_core(|core| {
         let core = core?;
-        let ClockState::Paused { now } = core.clock_state() else {
+        let ClockState::Paused { now } = core.clock.state() else {
             return Some(false);
         };
         let real = ClockState::Real.now();
@@ -196,7 +196,7 @@ pub async fn advance(duration: Duration) {
     let nanos = super::sleep::capped_nanos(duration);
     let moved = core::with_core(|core| {
         let core = core?;
-        let ClockState::Paused { now } = core.clock_state() else {
+        let ClockState::Paused { now } = core.clock.state() else {
             return Some(false);
         };
         core.set_clock(ClockState::Paused {
