@@ -289,7 +289,7 @@ pub(crate) struct Core {
     /// Set during shutdown: new tasks are cancelled on the spot.
     closing: Cell<bool>,
     /// Live tasks made by `spawn_local`, and the thread they belong to: the
-    /// loop may run only there while any live (see `task/cell.rs`).
+    /// loop may run only there while any live (see `cell.rs`).
     local_tasks: Cell<usize>,
     local_home: Cell<Option<ThreadId>>,
     /// This runtime's entry in the table of homes, which its timer keys

@@ -1,12 +1,6 @@
-//! The event loop: the core of the runtime, which imports nothing from the
-//! layers above it. The tick (`core.rs`), the run queue and the one place a
-//! woken task is queued; the task cell (`cell.rs`); the reactor's table of
-//! sources and their waiters (`reactor/`); the timer heap (`timers.rs`) and
-//! the clock (`clock.rs`); what other threads reach (`shared.rs`).
-//!
-//! Layers above reach into it; it reaches up only through
-//! [`BlockingPool`](shared::BlockingPool), a trait the blocking pool
-//! implements.
+//! The core: the tick (`core.rs`), the task cell, the reactor's table and
+//! waiters, the timer heap and the clock. It imports nothing from the
+//! layers above it, and reaches up only through `shared::BlockingPool`.
 
 pub(crate) mod cell;
 pub(crate) mod clock;

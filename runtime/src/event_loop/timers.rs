@@ -55,7 +55,7 @@
 //!
 //! Each runtime's heap has a number, its home, in every key it hands out,
 //! and the runtime is entered (weakly) in a process-wide table under it
-//! (`time/homes.rs`, above this file). That is how a thread that is not
+//! (`homes.rs`, above this file). That is how a thread that is not
 //! the loop's reaches the heap of a timer it holds the key of: a `Sleep`
 //! moved earlier, or dropped, there hands the loop the move or the removal
 //! (see `Sleep::reset`). The loop's own timer work only compares a key's
@@ -73,7 +73,7 @@ const COMPACT_MIN: usize = 1024;
 /// Identifies one armed timer: its slot, a stamp no other timer armed
 /// recently, in any runtime, shares, so a key that outlived its timer (or
 /// was carried to another runtime) matches nothing, and the runtime whose
-/// heap holds it (its home, `time/homes.rs`), so another thread can reach it.
+/// heap holds it (its home, `homes.rs`), so another thread can reach it.
 /// Stamps come from one global counter and wrap after four billion timers;
 /// 0 is never used. 12 bytes, which keeps a `Sleep` at 24.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,7 +165,7 @@ pub(crate) struct Timers {
     /// Slots freed since the table was last checked for shrinking.
     freed: usize,
     /// The runtime these timers belong to, named in every key (its number
-    /// in the table of homes, `time/homes.rs`; 0 for no runtime).
+    /// in the table of homes, `homes.rs`; 0 for no runtime).
     home: u32,
 }
 

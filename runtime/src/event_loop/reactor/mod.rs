@@ -50,7 +50,8 @@
 //! # Files
 //!
 //! - `token`: slab key + generation packed into a `mio::Token`.
-//! - `registration`: `Registration`, what sockets are built on.
+//! - `io.rs` (above the core): `Registration`, what sockets are built on,
+//!   and the waiting half of an entry (`poll_ready`, `ready_now`, `clear`).
 //! - `waiters`: the tasks waiting on one direction of a source, any number.
 
 pub(crate) mod token;
@@ -93,7 +94,7 @@ use waiters::Waiters;
 /// Shutdown is the same protocol with the `SHUTDOWN` bit for the event.
 ///
 /// The argument rests on the lock's ordering and on the state word being
-/// one atomic; the loom models in `registration/loom_model.rs` check it.
+/// one atomic; the loom models in `io/loom_model.rs` check it.
 pub(crate) struct IoEntry {
     /// Readiness bits (low byte), `SHUTDOWN`, and the tick of the last
     /// event that set bits (high 32 bits).
