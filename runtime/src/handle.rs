@@ -47,8 +47,6 @@ struct Working {
 /// A cloneable reference to a runtime, usable from any thread: to spawn
 /// onto its loop or read its counters.
 ///
-/// # Examples
-///
 /// ```
 /// let rt = ioloop::Runtime::new().unwrap();
 /// let handle = rt.handle().clone();
@@ -88,8 +86,6 @@ impl Handle {
     /// guard, or, on a blocking-pool thread during a job, the one that
     /// started the job.
     ///
-    /// # Examples
-    ///
     /// ```
     /// assert!(ioloop::Handle::try_current().is_none());
     /// ioloop::block_on(async { assert!(ioloop::Handle::try_current().is_some()) });
@@ -111,8 +107,6 @@ impl Handle {
     /// handed to the loop through its injection queue, waking it if it
     /// sleeps; if the runtime has shut down, the task is cancelled at once
     /// and its handle reports so.
-    ///
-    /// # Examples
     ///
     /// ```
     /// let rt = ioloop::Runtime::new().unwrap();
@@ -172,8 +166,6 @@ impl Handle {
     ///
     /// If called on a thread running a loop: it would stall that loop.
     ///
-    /// # Examples
-    ///
     /// ```
     /// let rt = ioloop::Runtime::new().unwrap();
     /// let handle = rt.handle().clone();
@@ -211,8 +203,6 @@ impl Handle {
     /// reference per task) the loop waits if it spawns or completes a task:
     /// a dump is for a human, not for a hot path.
     ///
-    /// # Examples
-    ///
     /// ```
     /// use ioloop::task::TaskState;
     ///
@@ -234,8 +224,6 @@ impl Handle {
     }
 
     /// A snapshot of the runtime's counters.
-    ///
-    /// # Examples
     ///
     /// ```
     /// let rt = ioloop::Runtime::new().unwrap();
@@ -282,8 +270,6 @@ impl fmt::Debug for Handle {
 /// If called outside an ioloop runtime: outside `block_on`, its tasks and
 /// the runtime's blocking jobs. From another thread, use
 /// [`Handle::spawn`].
-///
-/// # Examples
 ///
 /// ```
 /// ioloop::block_on(async {
@@ -345,8 +331,6 @@ where
 /// If this thread is not running a loop (inside `block_on` or its tasks):
 /// a `!Send` future cannot be moved to the loop's thread. In a blocking
 /// job, use [`spawn`] (with a `Send` future) instead.
-///
-/// # Examples
 ///
 /// ```
 /// use std::cell::RefCell;
@@ -434,8 +418,6 @@ where
 /// the handle was aborted, if it was spawned after the runtime shut down,
 /// or if no pool thread could be started to run it (the error's `source()`
 /// is the OS error).
-///
-/// # Examples
 ///
 /// ```
 /// fn fib(n: u64) -> u64 {

@@ -32,57 +32,18 @@ use crate::task::budget;
 /// [`poll_read_io`](Self::poll_read_io) and
 /// [`poll_write_io`](Self::poll_write_io) are that pattern, written once.
 ///
-/// Any number of tasks may wait on each direction (several acceptors on a
-/// listener, two readers of one socket); the next readiness event in that
-/// direction wakes them all. A waiting *future* ([`readable`](Self::readable),
-/// [`read_io`](Self::read_io), any future built on a [`Waiter`]) holds a
-/// place of its own among the waiters and gives it back when it is
-/// dropped, so the waiters are exactly the live ones, however many. A
-/// *poll function* ([`poll_read_ready`](Self::poll_read_ready),
-/// [`poll_read_io`](Self::poll_read_io), ...) has no future to hold a place
-/// and cannot say it stopped waiting: per direction, the latest 65 distinct
-/// tasks polling so are kept, and one more wakes the oldest (which polls
-/// again if it still waits). So tasks that polled once and moved on hold
-/// at most that many tasks alive; a crowd of more than 65 tasks waiting
-/// through poll functions on one direction keeps taking turns being woken,
-/// correct but busy: have a crowd wait through futures.
+/// Any number of tasks may wait on each direction; the next event in that
+/// direction wakes them all. A waiting future ([`readable`](Self::readable),
+/// a [`Waiter`]) holds a place among the waiters until it drops; a poll
+/// function has none, so per direction the latest 65 tasks polling so are
+/// kept, and one more wakes the oldest (the guide has the details).
 ///
-/// # A new registration starts ready
-///
-/// A fresh registration reports both directions ready before any event:
-/// the first I/O call is tried at once, saving a trip through the poller,
-/// and if it would block, clearing the readiness makes the next check wait
-/// for a real event. So [`readable`](Self::readable) returns at once on a
-/// fresh source, and only the I/O call says whether there is anything.
-///
-/// Each readiness check spends one unit of the task's cooperative budget
-/// (128 per poll); when it runs out the check returns `Pending` and the task
-/// is rescheduled behind the next poll of the OS, so a task whose I/O is
-/// always ready cannot starve the others.
+/// A fresh registration reports both directions ready before any event,
+/// so the first I/O call is tried at once. Each readiness check spends one
+/// unit of the task's cooperative budget.
 ///
 /// Dropping the registration removes the source from the poller, frees its
 /// entry, and then drops (closes) the source.
-///
-/// # Examples
-///
-/// A pipe of Unix sockets, read through the reactor:
-///
-/// ```
-/// use std::io::{Read, Write};
-/// use ioloop::io::Registration;
-/// use mio::net::UnixStream;
-///
-/// ioloop::block_on(async {
-///     let (a, mut b) = UnixStream::pair()?;
-///     let a = Registration::new(a)?;
-///     b.write_all(b"ping")?;
-///     let mut buf = [0; 4];
-///     let n = std::future::poll_fn(|cx| a.poll_read_io(cx, |mut s| s.read(&mut buf))).await?;
-///     assert_eq!(&buf[..n], b"ping");
-///     Ok::<_, std::io::Error>(())
-/// })
-/// .unwrap();
-/// ```
 pub struct Registration<S: Source> {
     shared: Arc<Shared>,
     token: Token,
@@ -99,8 +60,6 @@ impl<S: Source> Registration<S> {
     ///
     /// Fails if no ioloop runtime runs on this thread, if the runtime is
     /// shutting down, or if the poller refuses the source.
-    ///
-    /// # Examples
     ///
     /// ```
     /// use ioloop::io::Registration;
@@ -154,8 +113,6 @@ impl<S: Source> Registration<S> {
     ///
     /// Fails once the runtime has shut down.
     ///
-    /// # Examples
-    ///
     /// ```
     /// use std::future::poll_fn;
     /// use std::io::Write;
@@ -182,22 +139,6 @@ impl<S: Source> Registration<S> {
     /// # Errors
     ///
     /// Fails once the runtime has shut down.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, _b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     let event = poll_fn(|cx| a.poll_write_ready(cx)).await?;
-    ///     assert!(event.is_writable());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         ready!(budget::poll_proceed(cx));
         self.entry.poll_ready(Direction::Write, cx)
@@ -209,11 +150,7 @@ impl<S: Source> Registration<S> {
     ///
     /// As [`poll_read_ready`](Self::poll_read_ready).
     ///
-    /// # Cancellation
-    ///
     /// Cancel-safe: dropping the future loses no readiness.
-    ///
-    /// # Examples
     ///
     /// ```
     /// use std::io::Write;
@@ -239,23 +176,7 @@ impl<S: Source> Registration<S> {
     ///
     /// As [`poll_write_ready`](Self::poll_write_ready).
     ///
-    /// # Cancellation
-    ///
     /// Cancel-safe: dropping the future loses no readiness.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, _b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     assert!(a.writable().await?.is_writable());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub async fn writable(&self) -> io::Result<ReadyEvent> {
         let mut waiter = self.write_waiter();
         poll_fn(|cx| waiter.poll_ready(cx)).await
@@ -290,12 +211,8 @@ impl<S: Source> Registration<S> {
     ///
     /// As [`poll_read_io`](Self::poll_read_io).
     ///
-    /// # Cancellation
-    ///
     /// Cancel-safe if `f` is: dropping the future loses no readiness, and
     /// takes its waker out of the waiters.
-    ///
-    /// # Examples
     ///
     /// ```
     /// use std::io::{Read, Write};
@@ -324,8 +241,6 @@ impl<S: Source> Registration<S> {
     ///
     /// As [`poll_write_io`](Self::poll_write_io).
     ///
-    /// # Cancellation
-    ///
     /// As [`read_io`](Self::read_io).
     pub async fn write_io<R>(&self, mut f: impl FnMut(&S) -> io::Result<R>) -> io::Result<R> {
         let mut waiter = self.write_waiter();
@@ -334,8 +249,6 @@ impl<S: Source> Registration<S> {
 
     /// Forgets the readiness in `event`, after an I/O call it allowed
     /// returned `WouldBlock`. Readiness reported by a later event is kept.
-    ///
-    /// # Examples
     ///
     /// ```
     /// use std::future::poll_fn;
@@ -418,8 +331,6 @@ impl<S: Source> Registration<S> {
     /// Whatever `f` returns other than `WouldBlock` and `Interrupted`, and
     /// the errors of [`poll_read_ready`](Self::poll_read_ready).
     ///
-    /// # Examples
-    ///
     /// ```
     /// use std::future::poll_fn;
     /// use std::io::{Read, Write};
@@ -451,26 +362,6 @@ impl<S: Source> Registration<S> {
     ///
     /// Whatever `f` returns other than `WouldBlock` and `Interrupted`, and
     /// the errors of [`poll_write_ready`](Self::poll_write_ready).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    /// use std::io::{Read, Write};
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     let n = poll_fn(|cx| a.poll_write_io(cx, |mut s| s.write(b"pong"))).await?;
-    ///     assert_eq!(n, 4);
-    ///     let mut buf = [0u8; 4];
-    ///     b.read_exact(&mut buf)?;
-    ///     assert_eq!(&buf, b"pong");
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn poll_write_io<R>(
         &self,
         cx: &mut Context<'_>,
@@ -496,8 +387,6 @@ impl<S: Source> Registration<S> {
     /// # Errors
     ///
     /// As [`poll_read_io`](Self::poll_read_io).
-    ///
-    /// # Examples
     ///
     /// ```
     /// use std::future::poll_fn;
@@ -534,27 +423,6 @@ impl<S: Source> Registration<S> {
     /// # Errors
     ///
     /// As [`poll_write_io`](Self::poll_write_io).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    /// use std::io::{Read, Write};
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     let data = b"all of it";
-    ///     let n = poll_fn(|cx| a.poll_write_stream(cx, data.len(), |mut s| s.write(data))).await?;
-    ///     assert_eq!(n, data.len());
-    ///     let mut buf = [0u8; 9];
-    ///     b.read_exact(&mut buf)?;
-    ///     assert_eq!(&buf, data);
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn poll_write_stream(
         &self,
         cx: &mut Context<'_>,
@@ -637,16 +505,9 @@ impl Place for &mut Option<usize> {
 /// so that dropping it takes its waker (and so its task) out of the
 /// waiters at once.
 ///
-/// The place is taken at the first poll that has to wait, kept (its waker
-/// updated in place) by later polls, and given back on drop: registering
-/// is O(1) however many tasks wait. The poll functions of [`Registration`]
-/// have no such place; see there for what that means.
-///
-/// Made by [`Registration::read_waiter`] and
-/// [`Registration::write_waiter`]. One waiter serves one future: the task
-/// polling it is the one woken.
-///
-/// # Examples
+/// The place is taken at the first poll that has to wait and given back
+/// on drop, in O(1). Made by [`Registration::read_waiter`] and
+/// [`Registration::write_waiter`]; one waiter serves one future.
 ///
 /// ```
 /// use std::future::poll_fn;
@@ -875,12 +736,7 @@ fn ready_fast(state: u64, direction: Direction) -> Option<ReadyEvent> {
 /// returned `WouldBlock`: the stamp makes sure a newer event, which arrived
 /// after this one was read, is not cleared with it.
 ///
-/// [`Registration::poll_read_ready`]: crate::io::Registration::poll_read_ready
-/// [`poll_write_ready`]: crate::io::Registration::poll_write_ready
-/// [`Registration::clear_readiness`]: crate::io::Registration::clear_readiness
-///
-/// # Examples
-///
+/// [`poll_write_ready`]: Registration::poll_write_ready
 /// ```
 /// use std::io::Write;
 /// use ioloop::io::Registration;

@@ -1,5 +1,4 @@
-//! Counters that show what the loop did: for tests that prove it neither
-//! spins nor loses wake-ups, and for benchmarks.
+//! `Metrics`: what the loop did, for tests and benchmarks.
 
 use crate::base::counters::{Counters, PoolStats};
 
@@ -23,12 +22,8 @@ pub(crate) fn snapshot(counters: &Counters, io_sources: usize, pool: &PoolStats)
 }
 
 /// A snapshot of a runtime's counters, from
-/// [`Handle::metrics`](crate::Handle::metrics).
-///
-/// The counters are current; the sizes of the loop's own tables (tasks,
-/// timers) are published once per tick, so they lag by at most one tick.
-///
-/// # Examples
+/// [`Handle::metrics`](crate::Handle::metrics); the sizes of the loop's
+/// tables (tasks, timers) lag by at most one tick.
 ///
 /// ```
 /// ioloop::block_on(async {

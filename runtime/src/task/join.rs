@@ -24,8 +24,6 @@ use crate::event_loop::cell::Join;
 /// `JoinHandle<T>` is `Send` and `Sync` when `T` is `Send`, so it can be
 /// awaited or aborted from any thread.
 ///
-/// # Examples
-///
 /// ```
 /// let sum = ioloop::block_on(async {
 ///     let a = ioloop::spawn(async { 20 });
@@ -35,14 +33,9 @@ use crate::event_loop::cell::Join;
 /// assert_eq!(sum, 42);
 /// ```
 ///
-/// # Cooperative budget
-///
 /// Taking the output spends one unit of the awaiting task's cooperative
-/// budget (see [`poll_budget`](crate::task::poll_budget)), as in tokio:
-/// a loop that awaits a thousand finished handles, or drains a
-/// [`JoinSet`](crate::task::JoinSet) of finished tasks, is made to yield
-/// every 128 outputs, so the other tasks, the timers and the I/O get their
-/// turn. A poll that finds the task still running spends nothing.
+/// budget (see [`poll_budget`](crate::task::poll_budget)), as in tokio; a
+/// poll that finds the task still running spends nothing.
 ///
 /// # Panics
 ///
@@ -75,8 +68,6 @@ impl<T> JoinHandle<T> {
     /// [`is_cancelled`](JoinError::is_cancelled) is true. Aborting a task
     /// that has already finished does nothing.
     ///
-    /// # Examples
-    ///
     /// ```
     /// ioloop::block_on(async {
     ///     let task = ioloop::spawn(std::future::pending::<()>());
@@ -90,8 +81,6 @@ impl<T> JoinHandle<T> {
 
     /// Returns `true` once the task has finished: returned, panicked or been
     /// cancelled. Never waits.
-    ///
-    /// # Examples
     ///
     /// ```
     /// ioloop::block_on(async {
@@ -140,8 +129,6 @@ impl JoinError {
     /// Returns `true` if the task was aborted, or dropped because its
     /// runtime shut down.
     ///
-    /// # Examples
-    ///
     /// ```
     /// ioloop::block_on(async {
     ///     let task = ioloop::spawn(std::future::pending::<()>());
@@ -154,8 +141,6 @@ impl JoinError {
     }
 
     /// Returns `true` if the task panicked.
-    ///
-    /// # Examples
     ///
     /// ```
     /// ioloop::block_on(async {
@@ -175,8 +160,6 @@ impl JoinError {
     /// Panics if the task did not panic (it was cancelled); use
     /// [`try_into_panic`](JoinError::try_into_panic) to find out first.
     ///
-    /// # Examples
-    ///
     /// ```
     /// ioloop::block_on(async {
     ///     let err = ioloop::spawn(async { panic!("boom") }).await.unwrap_err();
@@ -194,8 +177,6 @@ impl JoinError {
     /// # Errors
     ///
     /// Gives `self` back when the task did not panic.
-    ///
-    /// # Examples
     ///
     /// ```
     /// ioloop::block_on(async {

@@ -1,15 +1,8 @@
-//! Virtual time: `pause`, `resume`, `advance`, and what the loop does with
-//! a paused clock.
-//!
-//! A paused runtime's clock is a number the loop keeps (`Core::clock`,
-//! copied to `Shared::clock` for other threads). It moves in two ways
-//! only: [`advance`], and auto-advance, which `Core::run` does in step 3
-//! of the tick: when no job is ready, it first polls the OS with a zero
-//! timeout; if that brought no event and no work from other threads, and
-//! no blocking job of the runtime is in flight, the clock jumps to the
-//! nearest timer deadline instead of the loop sleeping until it. With a
-//! blocking job in flight, the loop waits (its result may schedule work);
-//! the pool wakes it when its last job finishes (`Nudge`).
+//! Virtual time: `pause`, `resume`, `advance`. A paused clock is a number
+//! the loop keeps (`LoopClock`, copied to `Shared::clock` for other
+//! threads); it moves by [`advance`], or by auto-advance, which the tick
+//! decides in `decide_park` (see the guide's chapter on the tick). The
+//! pool wakes the loop when its last blocking job finishes (`Nudge`).
 
 use std::sync::{Arc, Weak};
 use std::task::{Wake, Waker};
