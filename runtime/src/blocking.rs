@@ -36,8 +36,10 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::task::cell::Task;
-use crate::task::join::JoinError;
+use crate::base::counters::PoolStats;
+use crate::base::join_error::JoinError;
+use crate::event_loop::cell::Task;
+use crate::event_loop::shared::BlockingPool;
 
 /// The pool's settings, from the runtime builder.
 #[derive(Clone, Debug)]
@@ -72,13 +74,6 @@ pub(crate) struct Pool {
     config: Config,
 }
 
-/// Threads, idle threads and queued jobs, for the metrics.
-pub(crate) struct Stats {
-    pub(crate) threads: usize,
-    pub(crate) idle: usize,
-    pub(crate) queued: usize,
-}
-
 impl Pool {
     pub(crate) fn new(config: Config) -> Arc<Pool> {
         Arc::new(Pool {
@@ -86,33 +81,6 @@ impl Pool {
             work: Condvar::new(),
             config,
         })
-    }
-
-    /// Queues `job` and makes sure a thread will run it: an idle one if
-    /// there is one, else a new one if the pool may grow.
-    pub(crate) fn spawn(self: &Arc<Self>, job: Task) {
-        let mut state = self.state.lock();
-        if state.shutdown {
-            drop(state);
-            job.cancel(JoinError::cancelled());
-            return;
-        }
-        state.queue.push_back(job);
-        if state.idle > state.wakeups {
-            state.wakeups += 1;
-            self.work.notify_one();
-            return;
-        }
-        if state.threads >= self.config.max_threads {
-            return; // a busy thread takes it when it is done
-        }
-        state.threads += 1;
-        let id = state.next_thread;
-        state.next_thread += 1;
-        drop(state);
-        if let Err(err) = self.start_thread(id) {
-            self.thread_failed(err);
-        }
     }
 
     fn start_thread(self: &Arc<Self>, id: usize) -> io::Result<()> {
@@ -186,12 +154,41 @@ impl Pool {
         }
         state.threads -= 1;
     }
+}
+
+impl BlockingPool for Pool {
+    /// Queues `job` and makes sure a thread will run it: an idle one if
+    /// there is one, else a new one if the pool may grow.
+    fn spawn(self: Arc<Self>, job: Task) {
+        let mut state = self.state.lock();
+        if state.shutdown {
+            drop(state);
+            job.cancel(JoinError::cancelled());
+            return;
+        }
+        state.queue.push_back(job);
+        if state.idle > state.wakeups {
+            state.wakeups += 1;
+            self.work.notify_one();
+            return;
+        }
+        if state.threads >= self.config.max_threads {
+            return; // a busy thread takes it when it is done
+        }
+        state.threads += 1;
+        let id = state.next_thread;
+        state.next_thread += 1;
+        drop(state);
+        if let Err(err) = self.start_thread(id) {
+            self.thread_failed(err);
+        }
+    }
 
     /// Refuses new jobs (they are cancelled on the spot) and tells idle
     /// threads to exit. Jobs already accepted, queued or running, run to
     /// completion: the threads take the queued ones until the queue is
     /// empty, then exit. Calling it again does nothing more.
-    pub(crate) fn shutdown(&self) {
+    fn shutdown(&self) {
         let on_quiet = {
             let mut state = self.state.lock();
             state.shutdown = true;
@@ -204,7 +201,7 @@ impl Pool {
     /// Jobs not finished now: queued, or running and without their output
     /// yet. A job whose handle already has its output is not counted, even
     /// if its thread has not yet come back for the next one.
-    pub(crate) fn unfinished(&self) -> usize {
+    fn unfinished(&self) -> usize {
         let state = self.state.lock();
         state
             .queue
@@ -217,22 +214,22 @@ impl Pool {
     /// Whether no job is queued or running. A thread that has finished its
     /// job counts as running until it waits for the next, by which time the
     /// job's output is stored and its waiter woken.
-    pub(crate) fn is_quiet(&self) -> bool {
+    fn is_quiet(&self) -> bool {
         let state = self.state.lock();
         state.queue.is_empty() && state.idle == state.threads
     }
 
     /// Sets (or with `None`, removes) the waker woken whenever the pool
     /// goes quiet.
-    pub(crate) fn set_on_quiet(&self, waker: Option<Waker>) {
+    fn set_on_quiet(&self, waker: Option<Waker>) {
         let old = std::mem::replace(&mut self.state.lock().on_quiet, waker);
         drop(old);
     }
 
     /// Threads, idle threads and queued jobs.
-    pub(crate) fn stats(&self) -> Stats {
+    fn stats(&self) -> PoolStats {
         let state = self.state.lock();
-        Stats {
+        PoolStats {
             threads: state.threads,
             idle: state.idle,
             queued: state.queue.len(),

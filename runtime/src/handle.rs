@@ -19,10 +19,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
-use crate::core;
+use crate::event_loop::cell::TaskCell;
+use crate::event_loop::core::{self, Core};
+use crate::event_loop::shared::{Job, Shared};
 use crate::metrics::Metrics;
-use crate::shared::{Job, Shared};
-use crate::task::cell::TaskCell;
 use crate::task::dump::Dump;
 use crate::task::join::JoinHandle;
 
@@ -46,8 +46,6 @@ struct Working {
 
 /// A cloneable reference to a runtime, usable from any thread: to spawn
 /// onto its loop or read its counters.
-///
-/// # Examples
 ///
 /// ```
 /// let rt = ioloop::Runtime::new().unwrap();
@@ -88,8 +86,6 @@ impl Handle {
     /// guard, or, on a blocking-pool thread during a job, the one that
     /// started the job.
     ///
-    /// # Examples
-    ///
     /// ```
     /// assert!(ioloop::Handle::try_current().is_none());
     /// ioloop::block_on(async { assert!(ioloop::Handle::try_current().is_some()) });
@@ -111,8 +107,6 @@ impl Handle {
     /// handed to the loop through its injection queue, waking it if it
     /// sleeps; if the runtime has shut down, the task is cancelled at once
     /// and its handle reports so.
-    ///
-    /// # Examples
     ///
     /// ```
     /// let rt = ioloop::Runtime::new().unwrap();
@@ -137,7 +131,7 @@ impl Handle {
     {
         let task = TaskCell::new(future, self.shared.clone(), location);
         let handle = JoinHandle::new(task.clone());
-        core::schedule(&self.shared, Job::Task(task));
+        core::schedule((&*self.shared, Job::Task(task)));
         handle
     }
 
@@ -152,7 +146,7 @@ impl Handle {
         let job = Blocking(Some((f, self.shared.clone())));
         let task = TaskCell::new(job, self.shared.clone(), Location::caller());
         let handle = JoinHandle::new(task.clone());
-        self.shared.pool.spawn(task);
+        self.shared.pool.clone().spawn(task);
         handle
     }
 
@@ -171,8 +165,6 @@ impl Handle {
     /// # Panics
     ///
     /// If called on a thread running a loop: it would stall that loop.
-    ///
-    /// # Examples
     ///
     /// ```
     /// let rt = ioloop::Runtime::new().unwrap();
@@ -211,8 +203,6 @@ impl Handle {
     /// reference per task) the loop waits if it spawns or completes a task:
     /// a dump is for a human, not for a hot path.
     ///
-    /// # Examples
-    ///
     /// ```
     /// use ioloop::task::TaskState;
     ///
@@ -235,8 +225,6 @@ impl Handle {
 
     /// A snapshot of the runtime's counters.
     ///
-    /// # Examples
-    ///
     /// ```
     /// let rt = ioloop::Runtime::new().unwrap();
     /// rt.block_on(async { ioloop::spawn(async {}).await.unwrap() });
@@ -246,9 +234,7 @@ impl Handle {
     /// ```
     pub fn metrics(&self) -> Metrics {
         let pool = self.shared.pool.stats();
-        self.shared
-            .counters
-            .snapshot(self.shared.reactor.len(), &pool)
+        crate::metrics::snapshot(&self.shared.counters, self.shared.reactor.len(), &pool)
     }
 }
 
@@ -285,8 +271,6 @@ impl fmt::Debug for Handle {
 /// the runtime's blocking jobs. From another thread, use
 /// [`Handle::spawn`].
 ///
-/// # Examples
-///
 /// ```
 /// ioloop::block_on(async {
 ///     let task = ioloop::spawn(async { 6 * 7 });
@@ -305,7 +289,7 @@ where
     // `Handle` made and dropped (two reference-count updates), no second
     // look for the loop.
     let on_loop = core::with_core(|core| match core {
-        Some(core) => Ok(core.spawn(future, location)),
+        Some(core) => Ok(spawn_on(core, future, location)),
         None => Err(future),
     });
     match on_loop {
@@ -313,6 +297,23 @@ where
         // A blocking job working for a runtime.
         Err(future) => current("spawn").spawn_at(future, location),
     }
+}
+
+/// Spawns `future` on `core`, the loop running on this thread: `spawn`'s
+/// path when it finds a loop running.
+fn spawn_on<F>(
+    core: &Core,
+    future: F,
+    location: &'static Location<'static>,
+) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let task = TaskCell::new(future, core.shared.clone(), location);
+    let handle = JoinHandle::new(task.clone());
+    core.enter(task);
+    handle
 }
 
 /// Runs `future`, which need not be `Send`, as a new task on the loop
@@ -330,8 +331,6 @@ where
 /// If this thread is not running a loop (inside `block_on` or its tasks):
 /// a `!Send` future cannot be moved to the loop's thread. In a blocking
 /// job, use [`spawn`] (with a `Send` future) instead.
-///
-/// # Examples
 ///
 /// ```
 /// use std::cell::RefCell;
@@ -368,7 +367,13 @@ where
     let mut future = Some(future);
     let location = Location::caller();
     core::with_core(|core| {
-        core.map(|core| core.spawn_local(future.take().expect("once"), location))
+        core.map(|core| {
+            let task =
+                TaskCell::new_local(future.take().expect("once"), core.shared.clone(), location);
+            let handle = JoinHandle::new(task.clone());
+            core.enter_local(task);
+            handle
+        })
     })
     .unwrap_or_else(|| {
         panic!(
@@ -413,8 +418,6 @@ where
 /// the handle was aborted, if it was spawned after the runtime shut down,
 /// or if no pool thread could be started to run it (the error's `source()`
 /// is the OS error).
-///
-/// # Examples
 ///
 /// ```
 /// fn fib(n: u64) -> u64 {

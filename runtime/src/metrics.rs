@@ -1,80 +1,29 @@
-//! Counters that show what the loop did: for tests that prove it neither
-//! spins nor loses wake-ups, and for benchmarks.
+//! `Metrics`: what the loop did, for tests and benchmarks.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::base::counters::{Counters, PoolStats};
 
-use crate::blocking::Stats;
-
-/// A counter, readable from any thread.
-#[derive(Default)]
-pub(crate) struct Counter(AtomicU64);
-
-impl Counter {
-    /// Overwrites the value: a size the loop publishes.
-    pub(crate) fn set(&self, value: u64) {
-        self.0.store(value, Ordering::Relaxed);
-    }
-
-    /// Adds to a counter only the loop thread writes: a load and a store,
-    /// cheaper than the read-modify-write `add` needs for many writers.
-    pub(crate) fn bump(&self, n: u64) {
-        self.0
-            .store(self.0.load(Ordering::Relaxed) + n, Ordering::Relaxed);
-    }
-
-    /// Adds to the value, from any thread.
-    pub(crate) fn add(&self, n: u64) {
-        self.0.fetch_add(n, Ordering::Relaxed);
-    }
-
-    pub(crate) fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-}
-
-/// The counters behind [`Metrics`], stored once: the loop bumps them in
-/// place, and other threads read them as they are.
-#[derive(Default)]
-pub(crate) struct Counters {
-    pub(crate) ticks: Counter,
-    pub(crate) jobs_run: Counter,
-    pub(crate) io_events: Counter,
-    pub(crate) stale_io_events: Counter,
-    pub(crate) poller_wakeups: Counter,
-    pub(crate) live_tasks: Counter,
-    pub(crate) live_timers: Counter,
-    pub(crate) timer_heap_len: Counter,
-    pub(crate) slow_polls: Counter,
-}
-
-impl Counters {
-    /// The counters as they are now, with the figures kept elsewhere.
-    pub(crate) fn snapshot(&self, io_sources: usize, pool: &Stats) -> Metrics {
-        Metrics {
-            ticks: self.ticks.get(),
-            jobs_run: self.jobs_run.get(),
-            io_events: self.io_events.get(),
-            stale_io_events: self.stale_io_events.get(),
-            poller_wakeups: self.poller_wakeups.get(),
-            live_tasks: self.live_tasks.get(),
-            live_timers: self.live_timers.get(),
-            timer_heap_len: self.timer_heap_len.get(),
-            slow_polls: self.slow_polls.get(),
-            io_sources: io_sources as u64,
-            blocking_threads: pool.threads as u64,
-            blocking_idle: pool.idle as u64,
-            blocking_queued: pool.queued as u64,
-        }
+/// The counters as they are now, with the figures kept elsewhere.
+pub(crate) fn snapshot(counters: &Counters, io_sources: usize, pool: &PoolStats) -> Metrics {
+    Metrics {
+        ticks: counters.ticks.get(),
+        jobs_run: counters.jobs_run.get(),
+        io_events: counters.io_events.get(),
+        stale_io_events: counters.stale_io_events.get(),
+        poller_wakeups: counters.poller_wakeups.get(),
+        live_tasks: counters.live_tasks.get(),
+        live_timers: counters.live_timers.get(),
+        timer_heap_len: counters.timer_heap_len.get(),
+        slow_polls: counters.slow_polls.get(),
+        io_sources: io_sources as u64,
+        blocking_threads: pool.threads as u64,
+        blocking_idle: pool.idle as u64,
+        blocking_queued: pool.queued as u64,
     }
 }
 
 /// A snapshot of a runtime's counters, from
-/// [`Handle::metrics`](crate::Handle::metrics).
-///
-/// The counters are current; the sizes of the loop's own tables (tasks,
-/// timers) are published once per tick, so they lag by at most one tick.
-///
-/// # Examples
+/// [`Handle::metrics`](crate::Handle::metrics); the sizes of the loop's
+/// tables (tasks, timers) lag by at most one tick.
 ///
 /// ```
 /// ioloop::block_on(async {

@@ -14,11 +14,11 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::blocking::{self, Pool};
-use crate::core::{self, Core, Driver};
+use crate::event_loop::core::{self, Core, Driver};
+use crate::event_loop::reactor::Reactor;
+use crate::event_loop::reactor::token;
+use crate::event_loop::shared::{Job, Shared};
 use crate::handle::{self, Handle};
-use crate::reactor::Reactor;
-use crate::reactor::token;
-use crate::shared::{Job, Shared};
 use crate::stall::Watchdog;
 use crate::sync::{AtomicBool, Ordering, PollWaker};
 use crate::task::dump::Dump;
@@ -117,7 +117,7 @@ impl Runtime {
         let driver = Driver::new(poll, builder.events_capacity);
         let core = Core::new(shared.clone(), driver, builder.event_interval);
         if builder.start_paused {
-            time::pause_core(&core, core.read_clock());
+            time::pause_core(&core, core.clock.read());
         }
         let watchdog = builder
             .slow_poll_threshold
@@ -624,7 +624,7 @@ impl Wake for MainWaker {
 
     fn wake_by_ref(self: &Arc<Self>) {
         if !self.woken.swap(true, Ordering::AcqRel) {
-            core::schedule(&self.shared, Job::Main);
+            core::schedule((&*self.shared, Job::Main));
         }
     }
 }

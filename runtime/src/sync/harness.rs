@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use super::{AtomicBool, AtomicUsize, Mutex, Ordering, PollWaker};
 use crate::blocking::{self, Pool};
-use crate::core::{Core, Driver};
-use crate::reactor::{Reactor, token};
-use crate::shared::{Job, Shared};
-use crate::task::cell::{Schedule, Task};
+use crate::event_loop::cell::{Schedule, Task};
+use crate::event_loop::core::{Core, Driver};
+use crate::event_loop::reactor::{Reactor, token};
+use crate::event_loop::shared::{Job, Shared};
 
 /// A scheduler that queues woken tasks for the model to run.
 pub(crate) struct Queue(Mutex<VecDeque<Task>>);

@@ -10,9 +10,9 @@
 //! `mock`), and loom runs the models against them, exploring every
 //! interleaving of the threads in a model up to a bound. The models sit next
 //! to the code they check, in `loom_model` child modules: the task state
-//! machine (`task/cell/`), the park protocol and the injection queue's
-//! closing at shutdown (`shared/`), and a registration's readiness word
-//! and waiters (`reactor/registration/`); `harness` is what they share.
+//! machine (`event_loop/cell/`), the park protocol and the injection queue's
+//! closing at shutdown (`event_loop/shared/`), and a registration's readiness word
+//! and waiters (`io/`); `harness` is what they share.
 //! Run them with:
 //!
 //! ```text

@@ -1,70 +1,12 @@
-//! The cooperative budget: how many I/O operations a task may complete in
-//! one poll before it is made to yield.
-//!
-//! A task only gives the loop back when it returns `Pending`. A task whose
-//! sockets are always ready (an echo loop on loopback, an accept loop under
-//! a burst of connections) never does, and would starve every other task,
-//! the timers and the poller. So each poll starts with a budget; every
-//! readiness check on a registration spends one unit, and when none is
-//! left the check returns `Pending` after waking the task, which sends it
-//! to the back of the run queue, behind the next poll of the OS.
-//!
-//! Taking a finished task's output (awaiting a `JoinHandle`, a `JoinSet`'s
-//! `join_next`) spends one unit too, as in tokio: a loop draining many
-//! finished tasks is made to yield like a loop reading a busy socket.
-//!
-//! 128 operations per poll: large enough that a busy connection does
-//! useful batches between yields, small enough that one task cannot hold
-//! the loop for long.
+//! The cooperative budget: each poll may complete 128 I/O operations
+//! (readiness checks, taking a finished task's output); then the check
+//! returns `Pending` after waking the task, which goes behind the next
+//! poll of the OS (see the guide's chapter on the tick). Its per-thread
+//! state is in `base/budget.rs`.
 
-use std::cell::Cell;
 use std::task::{Context, Poll};
 
-/// Operations a task may complete per poll.
-pub(crate) const PER_POLL: u32 = 128;
-
-/// No limit: outside a runtime's tasks (a registration polled by another
-/// executor, or on a thread whose loop has returned).
-const UNLIMITED: u32 = u32::MAX;
-
-thread_local! {
-    // A thread-local of its own rather than a field of the loop's core: it
-    // is touched on every readiness check, and a `Cell` here costs a load
-    // and a store, where reaching the core costs a `RefCell` borrow too.
-    static LEFT: Cell<u32> = const { Cell::new(UNLIMITED) };
-    /// A task asked to go behind the next poll of the OS (it yielded, or
-    /// ran out of budget) since the loop last polled it.
-    static YIELDED: Cell<bool> = const { Cell::new(false) };
-    /// The number of the job running on this thread (0 before the first):
-    /// which task poll this is, so that a `Sleep` can tell whether it is
-    /// polled in the poll that made it (see `Sleep::poll_local`). Wraps.
-    static JOB: Cell<u32> = const { Cell::new(0) };
-}
-
-/// Asks the loop on this thread to poll the OS before it runs the task
-/// again: the task yielded.
-pub(crate) fn yield_to_poll() {
-    YIELDED.set(true);
-}
-
-/// Whether a task asked for a poll of the OS since the last call.
-pub(crate) fn take_yielded() -> bool {
-    YIELDED.replace(false)
-}
-
-/// Gives the job about to run on this thread a fresh budget, and the next
-/// job number.
-pub(crate) fn reset() {
-    LEFT.set(PER_POLL);
-    JOB.set(JOB.get().wrapping_add(1));
-}
-
-/// The number of the job running on this thread: it changes with every
-/// task poll the loop makes (and wraps after four billion).
-#[inline]
-pub(crate) fn job() -> u32 {
-    JOB.get()
-}
+use crate::base::budget::{LEFT, UNLIMITED, yield_to_poll};
 
 /// Lifts the limit: the loop on this thread has stopped running jobs.
 pub(crate) fn lift() {
@@ -86,17 +28,12 @@ pub(crate) fn without_limit<R>(f: impl FnOnce() -> R) -> R {
     output
 }
 
-/// Spends one unit of the current task's cooperative budget, or, if the
-/// budget is used up, wakes the task (which then runs again after the next
-/// poll of the OS) and returns `Pending`.
-///
-/// Every readiness check on a registration and every poll of a `Sleep`
-/// already does this. Call it from a future or a source of your own whose
-/// progress never depends on the reactor (an in-memory reader, a channel
-/// that is always full), so that a task looping over it still lets timers,
-/// I/O and other tasks run. Outside an ioloop task it always proceeds.
-///
-/// # Examples
+/// Spends one unit of the current task's cooperative budget, or, if it is
+/// used up, wakes the task (to run after the next poll of the OS) and
+/// returns `Pending`. Every readiness check and `Sleep` poll does this;
+/// call it from a source whose progress never depends on the reactor (an
+/// in-memory reader), so a task looping over it still lets others run.
+/// Outside an ioloop task it always proceeds.
 ///
 /// ```
 /// use std::future::poll_fn;
@@ -120,8 +57,6 @@ pub fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
 /// Spends one unit of the current task's budget, yielding to the loop if
 /// it is used up: the `async` form of [`poll_budget`].
 ///
-/// # Examples
-///
 /// ```
 /// ioloop::block_on(async {
 ///     let other = ioloop::spawn(async { 1 });
@@ -137,13 +72,8 @@ pub async fn consume_budget() {
     std::future::poll_fn(poll_budget).await
 }
 
-/// Spends one unit of the current task's budget, or, if it is used up,
-/// wakes the task, sends it behind the next poll of the OS, and returns
-/// `Pending`.
-///
-/// Inline: it runs several times per echoed message, from this crate and
-/// (through [`poll_budget`]) from the sockets' crate, and is a load, a
-/// compare and a store but for the rare yield.
+/// [`poll_budget`], inline: it runs several times per echoed message, and
+/// is a load, a compare and a store but for the rare yield.
 #[inline]
 pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<()> {
     let left = LEFT.get();
@@ -184,15 +114,9 @@ pin_project_lite::pin_project! {
     }
 }
 
-/// Runs `future` without the cooperative budget: its readiness checks and
-/// elapsed sleeps never make it yield.
-///
-/// For a future that must do a bounded burst of work in one poll (arming
-/// a million timers, draining a known amount of buffered data) and would
-/// otherwise be cut into slices. A future that loops forever on ready
-/// sources inside it can starve the loop: use with care.
-///
-/// # Examples
+/// Runs `future` without the cooperative budget, for a bounded burst of
+/// work in one poll (arming a million timers); a future that loops forever
+/// on ready sources inside it can starve the loop.
 ///
 /// ```
 /// use std::future::poll_fn;

@@ -19,10 +19,10 @@ use std::panic::Location;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::core;
-use crate::reactor::Direction;
-use crate::shared::Shared;
-use crate::time::timers;
+use crate::event_loop::clock;
+use crate::event_loop::core;
+use crate::event_loop::reactor::Direction;
+use crate::event_loop::shared::Shared;
 
 /// The live tasks of a runtime, from [`Handle::dump`](crate::Handle::dump):
 /// asyncio's `all_tasks()` with each task's `print_stack()`, as far as a
@@ -132,7 +132,7 @@ pub(crate) fn take(shared: &Arc<Shared>) -> Dump {
             .map(|(key, listed)| (key, listed.id, listed.born, listed.task.clone()))
             .collect()
     };
-    let now = timers::now();
+    let now = clock::now();
     let mut dumps = Vec::with_capacity(listed.len());
     let mut by_data = HashMap::with_capacity(listed.len());
     for (key, id, born, task) in &listed {
@@ -185,7 +185,7 @@ pub(crate) fn take(shared: &Arc<Shared>) -> Dump {
                 waits(
                     data,
                     WaitReason::Timer {
-                        deadline: timers::instant(at),
+                        deadline: clock::instant(at),
                     },
                 )
             });
@@ -200,7 +200,7 @@ pub(crate) fn take(shared: &Arc<Shared>) -> Dump {
     dumps.sort_by_key(|task| task.id);
     Dump {
         tasks: dumps,
-        main_running: running.is_some_and(|(_, key)| key == crate::stall::MAIN),
+        main_running: running.is_some_and(|(_, key)| key == crate::base::watch::MAIN),
     }
 }
 

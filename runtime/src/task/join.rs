@@ -1,4 +1,5 @@
-//! `JoinHandle`, the awaitable end of a spawned task, and `JoinError`.
+//! `JoinHandle`, the awaitable end of a spawned task, and what `JoinError`
+//! (defined in `event_loop/join_error.rs`) tells its user.
 
 use std::any::Any;
 use std::fmt;
@@ -8,17 +9,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use parking_lot::Mutex;
-
 use super::budget;
-
-/// What a `JoinHandle` needs from its task, whatever the future's type.
-pub(crate) trait Join<T>: Send + Sync {
-    fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>>;
-    fn abort(self: Arc<Self>);
-    fn is_finished(&self) -> bool;
-    fn detach(&self);
-}
+use crate::base::join_error::{JoinError, Repr, panic_message};
+use crate::event_loop::cell::Join;
 
 /// An owned permission to await a spawned task's output.
 ///
@@ -31,8 +24,6 @@ pub(crate) trait Join<T>: Send + Sync {
 /// `JoinHandle<T>` is `Send` and `Sync` when `T` is `Send`, so it can be
 /// awaited or aborted from any thread.
 ///
-/// # Examples
-///
 /// ```
 /// let sum = ioloop::block_on(async {
 ///     let a = ioloop::spawn(async { 20 });
@@ -42,14 +33,9 @@ pub(crate) trait Join<T>: Send + Sync {
 /// assert_eq!(sum, 42);
 /// ```
 ///
-/// # Cooperative budget
-///
 /// Taking the output spends one unit of the awaiting task's cooperative
-/// budget (see [`poll_budget`](crate::task::poll_budget)), as in tokio:
-/// a loop that awaits a thousand finished handles, or drains a
-/// [`JoinSet`](crate::task::JoinSet) of finished tasks, is made to yield
-/// every 128 outputs, so the other tasks, the timers and the I/O get their
-/// turn. A poll that finds the task still running spends nothing.
+/// budget (see [`poll_budget`](crate::task::poll_budget)), as in tokio; a
+/// poll that finds the task still running spends nothing.
 ///
 /// # Panics
 ///
@@ -82,8 +68,6 @@ impl<T> JoinHandle<T> {
     /// [`is_cancelled`](JoinError::is_cancelled) is true. Aborting a task
     /// that has already finished does nothing.
     ///
-    /// # Examples
-    ///
     /// ```
     /// ioloop::block_on(async {
     ///     let task = ioloop::spawn(std::future::pending::<()>());
@@ -97,8 +81,6 @@ impl<T> JoinHandle<T> {
 
     /// Returns `true` once the task has finished: returned, panicked or been
     /// cancelled. Never waits.
-    ///
-    /// # Examples
     ///
     /// ```
     /// ioloop::block_on(async {
@@ -143,61 +125,9 @@ impl<T> fmt::Debug for JoinHandle<T> {
     }
 }
 
-/// Why a task did not produce its output: it panicked, it was cancelled, or
-/// (for [`spawn_blocking`](crate::spawn_blocking)) no thread could be
-/// started to run it; the last is neither a panic nor a cancellation, and
-/// its [`source`](std::error::Error::source) is the OS error.
-///
-/// # Examples
-///
-/// ```
-/// ioloop::block_on(async {
-///     let task = ioloop::spawn(async { panic!("boom") });
-///     let err = task.await.unwrap_err();
-///     assert!(err.is_panic());
-///     let payload = err.into_panic();
-///     assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
-/// });
-/// ```
-pub struct JoinError {
-    // Boxed: a task's output slot holds `Result<T, JoinError>`, and a thin
-    // error keeps every task smaller; errors are rare, their box is cheap.
-    repr: Box<Repr>,
-}
-
-enum Repr {
-    Cancelled,
-    // The mutex makes the error `Sync` (so it fits in `io::Error` and
-    // error-reporting crates) without `unsafe`; it is only ever locked by
-    // `into_panic` and `Display`, never contended.
-    Panic(Mutex<Box<dyn Any + Send + 'static>>),
-    /// The blocking pool could not start a thread for the job.
-    NoThread(std::io::Error),
-}
-
 impl JoinError {
-    pub(crate) fn cancelled() -> Self {
-        JoinError {
-            repr: Box::new(Repr::Cancelled),
-        }
-    }
-
-    pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> Self {
-        JoinError {
-            repr: Box::new(Repr::Panic(Mutex::new(payload))),
-        }
-    }
-
-    pub(crate) fn no_thread(err: std::io::Error) -> Self {
-        JoinError {
-            repr: Box::new(Repr::NoThread(err)),
-        }
-    }
-
     /// Returns `true` if the task was aborted, or dropped because its
     /// runtime shut down.
-    ///
-    /// # Examples
     ///
     /// ```
     /// ioloop::block_on(async {
@@ -211,8 +141,6 @@ impl JoinError {
     }
 
     /// Returns `true` if the task panicked.
-    ///
-    /// # Examples
     ///
     /// ```
     /// ioloop::block_on(async {
@@ -232,8 +160,6 @@ impl JoinError {
     /// Panics if the task did not panic (it was cancelled); use
     /// [`try_into_panic`](JoinError::try_into_panic) to find out first.
     ///
-    /// # Examples
-    ///
     /// ```
     /// ioloop::block_on(async {
     ///     let err = ioloop::spawn(async { panic!("boom") }).await.unwrap_err();
@@ -251,8 +177,6 @@ impl JoinError {
     /// # Errors
     ///
     /// Gives `self` back when the task did not panic.
-    ///
-    /// # Examples
     ///
     /// ```
     /// ioloop::block_on(async {
@@ -309,17 +233,4 @@ impl From<JoinError> for std::io::Error {
     fn from(err: JoinError) -> Self {
         std::io::Error::other(err)
     }
-}
-
-/// A panic payload's message, when it is a string (as `panic!` makes it).
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
-    payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-}
-
-/// A panic payload's message, or a placeholder, for logging.
-pub(crate) fn describe(payload: &(dyn Any + Send)) -> &str {
-    panic_message(payload).unwrap_or("a non-string payload")
 }

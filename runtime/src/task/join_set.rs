@@ -9,7 +9,8 @@ use std::task::{Context, Poll, Waker, ready};
 
 use parking_lot::Mutex;
 
-use super::join::{JoinError, JoinHandle};
+use super::join::JoinHandle;
+use crate::base::join_error::JoinError;
 
 /// A group of tasks, whose results [`join_next`](Self::join_next) hands
 /// back in the order they finish: asyncio's `TaskGroup` and `gather`,

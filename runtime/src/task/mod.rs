@@ -9,15 +9,15 @@
 //! - `dump`: [`Dump`], the live tasks and what they wait on.
 
 pub(crate) mod budget;
-pub(crate) mod cell;
 pub(crate) mod dump;
 pub(crate) mod join;
 mod join_set;
 mod yield_now;
 
+pub use crate::base::join_error::JoinError;
 pub use crate::handle::{spawn, spawn_local};
 pub use budget::{Unconstrained, consume_budget, poll_budget, unconstrained};
 pub use dump::{Dump, TaskDump, TaskState, WaitReason};
-pub use join::{JoinError, JoinHandle};
+pub use join::JoinHandle;
 pub use join_set::JoinSet;
 pub use yield_now::{YieldNow, yield_now};

@@ -49,7 +49,7 @@ impl Future for YieldNow {
         // Queued behind everything already ready; the tick runs only what
         // was ready when it began, and the loop polls the OS before the
         // next one because a task yielded.
-        super::budget::yield_to_poll();
+        crate::base::budget::yield_to_poll();
         cx.waker().wake_by_ref();
         Poll::Pending
     }

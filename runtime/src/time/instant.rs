@@ -4,9 +4,8 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Sub, SubAssign};
 use std::time::Duration;
 
-use super::clock::{self, ClockState};
-use super::timers::{self, instant};
-use crate::core;
+use crate::event_loop::clock::{self, ClockState, instant};
+use crate::event_loop::core;
 use crate::handle::Handle;
 
 /// A point in time, read from the clock of the current runtime: the same
@@ -133,18 +132,10 @@ impl Instant {
 }
 
 /// The state of the clock this thread reads (see [`Instant::now`]).
-fn current_clock() -> ClockState {
-    core::with_core(|core| core.map(|core| core.clock_state()))
+pub(crate) fn current_clock() -> ClockState {
+    core::with_core(|core| core.map(|core| core.clock.state()))
         .or_else(|| Handle::try_current().map(|handle| handle.shared().clock.get()))
         .unwrap_or(ClockState::Real)
-}
-
-/// The current time in timer ticks, on the clock [`Instant::now`] reads.
-pub(crate) fn now_ticks() -> u64 {
-    if !clock::any_virtual() {
-        return timers::now();
-    }
-    current_clock().now()
 }
 
 impl From<std::time::Instant> for Instant {

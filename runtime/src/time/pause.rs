@@ -1,23 +1,16 @@
-//! Virtual time: `pause`, `resume`, `advance`, and what the loop does with
-//! a paused clock.
-//!
-//! A paused runtime's clock is a number the loop keeps (`Core::clock`,
-//! copied to `Shared::clock` for other threads). It moves in two ways
-//! only: [`advance`], and auto-advance, which `Core::run` does in step 3
-//! of the tick: when no job is ready, it first polls the OS with a zero
-//! timeout; if that brought no event and no work from other threads, and
-//! no blocking job of the runtime is in flight, the clock jumps to the
-//! nearest timer deadline instead of the loop sleeping until it. With a
-//! blocking job in flight, the loop waits (its result may schedule work);
-//! the pool wakes it when its last job finishes (`Nudge`).
+//! Virtual time: `pause`, `resume`, `advance`. A paused clock is a number
+//! the loop keeps (`LoopClock`, copied to `Shared::clock` for other
+//! threads); it moves by [`advance`], or by auto-advance, which the tick
+//! decides in `decide_park` (see the guide's chapter on the tick). The
+//! pool wakes the loop when its last blocking job finishes (`Nudge`).
 
 use std::sync::{Arc, Weak};
 use std::task::{Wake, Waker};
 use std::time::Duration;
 
-use super::clock::ClockState;
-use crate::core::{self, Core};
-use crate::shared::Shared;
+use crate::event_loop::clock::ClockState;
+use crate::event_loop::core::{self, Core};
+use crate::event_loop::shared::Shared;
 
 /// Stops the clock of the current runtime: from now on it moves only by
 /// [`advance`], or by auto-advance when the runtime has nothing else to
@@ -101,7 +94,7 @@ use crate::shared::Shared;
 pub fn pause() {
     let paused = core::with_core(|core| {
         let core = core?;
-        let state = core.clock_state();
+        let state = core.clock.state();
         if state.is_paused() {
             return Some(false);
         }
@@ -142,7 +135,7 @@ pub fn pause() {
 pub fn resume() {
     let resumed = core::with_core(|core| {
         let core = core?;
-        let ClockState::Paused { now } = core.clock_state() else {
+        let ClockState::Paused { now } = core.clock.state() else {
             return Some(false);
         };
         let real = ClockState::Real.now();
@@ -196,7 +189,7 @@ pub async fn advance(duration: Duration) {
     let nanos = super::sleep::capped_nanos(duration);
     let moved = core::with_core(|core| {
         let core = core?;
-        let ClockState::Paused { now } = core.clock_state() else {
+        let ClockState::Paused { now } = core.clock.state() else {
             return Some(false);
         };
         core.set_clock(ClockState::Paused {

@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use super::homes;
-use super::instant::{Instant, now_ticks};
-use super::timers::{TimerKey, instant, ticks};
-use crate::core::{self, Core};
+use super::instant::{Instant, current_clock};
+use crate::event_loop::clock::{self, instant, ticks};
+use crate::event_loop::core::{self, Core};
+use crate::event_loop::homes;
+use crate::event_loop::timers::TimerKey;
 use crate::handle::Handle;
 use crate::task::budget;
 
@@ -58,12 +59,12 @@ pub fn sleep(duration: Duration) -> Sleep {
     // conversion (a server makes a sleep per request).
     let nanos = capped_nanos(duration);
     Sleep {
-        deadline: now_ticks().saturating_add(nanos),
+        deadline: clock::read(current_clock).saturating_add(nanos),
         // A shorter sleep may well be due by its first poll: that poll
         // reads the clock to see (see `Sleep::poll_local`). A longer one
         // is never read for, first poll or not.
         timer: if (MADE_MIN..=CLOCK_SLACK).contains(&nanos) {
-            Timer::Made(budget::job())
+            Timer::Made(crate::base::budget::job())
         } else {
             Timer::Unarmed
         },
@@ -220,7 +221,7 @@ impl Sleep {
     /// assert!(!ioloop::time::sleep(Duration::from_secs(60)).is_elapsed());
     /// ```
     pub fn is_elapsed(&self) -> bool {
-        now_ticks() >= self.deadline
+        clock::read(current_clock) >= self.deadline
     }
 
     /// Moves the deadline, earlier or later, whether or not the old one has
@@ -294,7 +295,7 @@ impl Sleep {
     /// });
     /// ```
     pub fn reset_after(&mut self, duration: Duration) {
-        self.reset_ticks(now_ticks().saturating_add(capped_nanos(duration)));
+        self.reset_ticks(clock::read(current_clock).saturating_add(capped_nanos(duration)));
     }
 
     /// `reset` in ticks.
@@ -376,11 +377,11 @@ impl Sleep {
         // sleeps whose deadlines passed while it ran (a million armed in one
         // poll, a join of many timeouts) reads the clock for the first and
         // finds the rest passed by that reading, one read instead of one each.
-        let now = core.now();
+        let now = core.clock.now();
         if now >= self.deadline
             || (self.deadline - now <= CLOCK_SLACK
-                && !matches!(self.timer, Timer::Made(job) if job == budget::job())
-                && core.read_now() >= self.deadline)
+                && !matches!(self.timer, Timer::Made(job) if job == crate::base::budget::job())
+                && core.clock.read_now() >= self.deadline)
         {
             // Disarmed here, with the core at hand, so that `poll`'s
             // `disarm` after it has nothing left to do (it would look the

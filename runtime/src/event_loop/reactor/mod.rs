@@ -50,17 +50,16 @@
 //! # Files
 //!
 //! - `token`: slab key + generation packed into a `mio::Token`.
-//! - `registration`: `Registration`, what sockets are built on.
+//! - `io.rs` (above the core): `Registration`, what sockets are built on,
+//!   and the waiting half of an entry (`poll_ready`, `ready_now`, `clear`).
 //! - `waiters`: the tasks waiting on one direction of a source, any number.
 
-pub(crate) mod registration;
 pub(crate) mod token;
-mod waiters;
+pub(crate) mod waiters;
 
-use std::fmt;
 use std::io;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::Waker;
 
 use mio::event::Source;
 use mio::{Interest, Registry, Token};
@@ -95,13 +94,13 @@ use waiters::Waiters;
 /// Shutdown is the same protocol with the `SHUTDOWN` bit for the event.
 ///
 /// The argument rests on the lock's ordering and on the state word being
-/// one atomic; the loom models in `registration/loom_model.rs` check it.
+/// one atomic; the loom models in `io/loom_model.rs` check it.
 pub(crate) struct IoEntry {
     /// Readiness bits (low byte), `SHUTDOWN`, and the tick of the last
     /// event that set bits (high 32 bits).
-    state: AtomicU64,
+    pub(crate) state: AtomicU64,
     /// The tasks waiting on each direction.
-    waiters: Mutex<EntryWaiters>,
+    pub(crate) waiters: Mutex<EntryWaiters>,
     /// Which registration of its table slot the entry belongs to (see
     /// `token`). Never changes.
     generation: usize,
@@ -109,14 +108,24 @@ pub(crate) struct IoEntry {
 
 /// The two sets of waiters of one source.
 #[derive(Default)]
-struct EntryWaiters {
+pub(crate) struct EntryWaiters {
     readers: Waiters,
     writers: Waiters,
 }
 
+impl IoEntry {
+    /// Readers with a waker parked here, for the loom model.
+    #[cfg(all(test, loom))]
+    pub(crate) fn readers_parked(&self) -> usize {
+        let mut parked = 0;
+        self.waiters.lock().readers.for_each_data(|_| parked += 1);
+        parked
+    }
+}
+
 impl EntryWaiters {
     /// The waiters of `direction`.
-    fn get(&mut self, direction: Direction) -> &mut Waiters {
+    pub(crate) fn get(&mut self, direction: Direction) -> &mut Waiters {
         match direction {
             Direction::Read => &mut self.readers,
             Direction::Write => &mut self.writers,
@@ -137,36 +146,15 @@ impl EntryWaiters {
 
 /// Set in an entry's state once the runtime has shut down: every readiness
 /// check fails from then on. Above the readiness byte.
-const SHUTDOWN: u64 = 1 << 8;
+pub(crate) const SHUTDOWN: u64 = 1 << 8;
 /// The readiness byte of a state word.
-const BITS: u64 = 0xff;
+pub(crate) const BITS: u64 = 0xff;
 /// The tick's place in a state word.
 const TICK_SHIFT: u32 = 32;
 
 /// The tick of a state word.
-fn tick_of(state: u64) -> u32 {
+pub(crate) fn tick_of(state: u64) -> u32 {
     (state >> TICK_SHIFT) as u32
-}
-
-/// A state word's readiness bits for `direction`, as the event a check
-/// hands out; `None` if there are none. Fails once the runtime has shut
-/// down.
-fn ready_in(state: u64, direction: Direction) -> io::Result<Option<ReadyEvent>> {
-    if state & SHUTDOWN != 0 {
-        return Err(shut_down_error());
-    }
-    Ok(ready_fast(state, direction))
-}
-
-/// The event a state word holds for `direction`, if it is ready and not
-/// shut down: the fast path, which needs no error.
-#[inline]
-fn ready_fast(state: u64, direction: Direction) -> Option<ReadyEvent> {
-    let bits = (state & BITS) as u8 & direction.mask();
-    (bits != 0 && state & SHUTDOWN == 0).then(|| ReadyEvent {
-        bits,
-        tick: tick_of(state),
-    })
 }
 
 impl IoEntry {
@@ -176,107 +164,6 @@ impl IoEntry {
             waiters: Mutex::new(EntryWaiters::default()),
             generation,
         }
-    }
-
-    /// Ready bits for `direction` now, if there are any; never waits.
-    #[inline]
-    pub(crate) fn ready_now(&self, direction: Direction) -> io::Result<Option<ReadyEvent>> {
-        ready_in(self.state.load(Ordering::Acquire), direction)
-    }
-
-    /// Ready bits for `direction`, or parks `cx`'s waker until there are.
-    ///
-    /// The ready case is one atomic load; waiting takes the entry's lock
-    /// and looks again under it (see [`IoEntry`]).
-    #[inline]
-    pub(crate) fn poll_ready(
-        &self,
-        direction: Direction,
-        cx: &mut Context<'_>,
-    ) -> Poll<io::Result<ReadyEvent>> {
-        match ready_fast(self.state.load(Ordering::Acquire), direction) {
-            Some(event) => Poll::Ready(Ok(event)),
-            None => self.park(direction, cx),
-        }
-    }
-
-    /// `poll_ready`'s slow path: under the lock, look again, and park the
-    /// waker only if the direction is still not ready (nor shut down).
-    #[inline(never)]
-    fn park(&self, direction: Direction, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
-        let mut waiters = self.waiters.lock();
-        match ready_in(self.state.load(Ordering::Acquire), direction) {
-            Ok(None) => {}
-            Ok(Some(event)) => return Poll::Ready(Ok(event)),
-            Err(err) => return Poll::Ready(Err(err)),
-        }
-        let evicted = waiters.get(direction).register(cx.waker());
-        drop(waiters);
-        // Woken only after the lock is released: a waker can run arbitrary
-        // code, even code that takes this lock. Nearly always there is
-        // none.
-        if let Some(waker) = evicted {
-            waker.wake();
-        }
-        Poll::Pending
-    }
-
-    /// `poll_ready` for a waiting future, which holds its place among the
-    /// waiters at `key` (see `Waiters`) and gives it back with
-    /// [`forget`](Self::forget) when it drops.
-    #[inline]
-    pub(crate) fn poll_ready_keyed(
-        &self,
-        direction: Direction,
-        cx: &mut Context<'_>,
-        key: &mut Option<usize>,
-    ) -> Poll<io::Result<ReadyEvent>> {
-        match ready_fast(self.state.load(Ordering::Acquire), direction) {
-            Some(event) => Poll::Ready(Ok(event)),
-            None => self.park_keyed(direction, cx, key),
-        }
-    }
-
-    /// `park` for a waiting future, at its own slot.
-    #[inline(never)]
-    fn park_keyed(
-        &self,
-        direction: Direction,
-        cx: &mut Context<'_>,
-        key: &mut Option<usize>,
-    ) -> Poll<io::Result<ReadyEvent>> {
-        let mut waiters = self.waiters.lock();
-        match ready_in(self.state.load(Ordering::Acquire), direction) {
-            Ok(None) => {}
-            Ok(Some(event)) => return Poll::Ready(Ok(event)),
-            Err(err) => return Poll::Ready(Err(err)),
-        }
-        let replaced = waiters.get(direction).register_keyed(key, cx.waker());
-        drop(waiters);
-        // Dropped only after the lock is released, as wakers are woken.
-        drop(replaced);
-        Poll::Pending
-    }
-
-    /// Gives back the place at `key` among the waiters of `direction`: its
-    /// future stopped waiting.
-    pub(crate) fn forget(&self, direction: Direction, key: usize) {
-        let parked = self.waiters.lock().get(direction).remove_keyed(key);
-        drop(parked);
-    }
-
-    /// Clears the bits of `event`, unless a newer event arrived since (the
-    /// tick moved on). The closed bits never clear.
-    #[inline]
-    pub(crate) fn clear(&self, event: ReadyEvent) {
-        let clear = u64::from(event.bits & !CLOSED);
-        // `fetch_update` gives up, leaving the state as it is, once the
-        // tick differs: the bits are then a newer event's.
-        let _ = self
-            .state
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
-                (tick_of(state) == event.tick).then_some(state & !clear)
-            });
     }
 
     /// Records an event of `bits` at `tick` and moves the waiters it
@@ -326,7 +213,7 @@ pub(crate) enum Direction {
 }
 
 impl Direction {
-    fn mask(self) -> u8 {
+    pub(crate) fn mask(self) -> u8 {
         match self {
             Direction::Read => READ_MASK,
             Direction::Write => WRITE_MASK,
@@ -353,7 +240,7 @@ pub(crate) struct Dispatched {
     pub(crate) stale: u64,
 }
 
-fn shut_down_error() -> io::Error {
+pub(crate) fn shut_down_error() -> io::Error {
     io::Error::other("the ioloop runtime this I/O source was registered with has shut down")
 }
 
@@ -471,7 +358,7 @@ impl Reactor {
     /// Records readiness bits for each token in `events`, all stamped with
     /// one new tick, and collects the wakers they fire. Apart from
     /// `dispatch` so the loom model can feed it events without an OS.
-    pub(super) fn record(
+    pub(crate) fn record(
         &self,
         events: impl Iterator<Item = (Token, u8)>,
         wakers: &mut Vec<Waker>,
@@ -573,87 +460,6 @@ pub(crate) fn from_event(event: &mio::event::Event) -> u8 {
         bits |= PRIORITY;
     }
     bits
-}
-
-/// Readiness seen by [`Registration::poll_read_ready`] or
-/// [`poll_write_ready`], stamped with the reactor tick that reported it.
-///
-/// Hand it back to [`Registration::clear_readiness`] after the I/O call
-/// returned `WouldBlock`: the stamp makes sure a newer event, which arrived
-/// after this one was read, is not cleared with it.
-///
-/// [`Registration::poll_read_ready`]: crate::io::Registration::poll_read_ready
-/// [`poll_write_ready`]: crate::io::Registration::poll_write_ready
-/// [`Registration::clear_readiness`]: crate::io::Registration::clear_readiness
-///
-/// # Examples
-///
-/// ```
-/// use std::io::Write;
-/// use ioloop::io::Registration;
-///
-/// ioloop::block_on(async {
-///     let (a, mut b) = mio::net::UnixStream::pair()?;
-///     let a = Registration::new(a)?;
-///     b.write_all(b"x")?;
-///     let event = a.readable().await?;
-///     assert!(event.is_readable());
-///     Ok::<_, std::io::Error>(())
-/// })
-/// .unwrap();
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct ReadyEvent {
-    pub(crate) bits: u8,
-    pub(crate) tick: u32,
-}
-
-impl ReadyEvent {
-    /// Data (or a pending connection) may be waiting.
-    pub fn is_readable(&self) -> bool {
-        self.bits & READABLE != 0
-    }
-
-    /// There may be room to write.
-    pub fn is_writable(&self) -> bool {
-        self.bits & WRITABLE != 0
-    }
-
-    /// The peer will send nothing more (it shut down its write side or hung
-    /// up); reads return what is left, then end of file.
-    pub fn is_read_closed(&self) -> bool {
-        self.bits & READ_CLOSED != 0
-    }
-
-    /// Writing can no longer succeed (hang-up or a socket error).
-    pub fn is_write_closed(&self) -> bool {
-        self.bits & WRITE_CLOSED != 0
-    }
-
-    /// The source reported an error; the next I/O call returns it.
-    pub fn is_error(&self) -> bool {
-        self.bits & ERROR != 0
-    }
-
-    /// TCP urgent data is pending (`EPOLLPRI`): a read stops short at the
-    /// urgent mark, so a short read does not prove the socket drained.
-    pub fn is_priority(&self) -> bool {
-        self.bits & PRIORITY != 0
-    }
-}
-
-impl fmt::Debug for ReadyEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReadyEvent")
-            .field("readable", &self.is_readable())
-            .field("writable", &self.is_writable())
-            .field("read_closed", &self.is_read_closed())
-            .field("write_closed", &self.is_write_closed())
-            .field("error", &self.is_error())
-            .field("priority", &self.is_priority())
-            .field("tick", &self.tick)
-            .finish()
-    }
 }
 
 #[cfg(all(test, not(loom)))]

@@ -1,4 +1,6 @@
-//! `Registration`: an I/O source registered with a runtime's reactor.
+//! Registering I/O sources with the reactor: what sockets are built on.
+//! `Registration`, an I/O source registered with a runtime's reactor, and
+//! its one I/O pattern.
 
 use std::fmt;
 use std::future::poll_fn;
@@ -9,9 +11,13 @@ use std::task::{Context, Poll, ready};
 use mio::Token;
 use mio::event::Source;
 
-use super::{Direction, IoEntry, ReadyEvent};
+use crate::event_loop::reactor::{
+    BITS, CLOSED, Direction, ERROR, IoEntry, PRIORITY, READ_CLOSED, READABLE, SHUTDOWN, WRITABLE,
+    WRITE_CLOSED, shut_down_error, tick_of,
+};
+use crate::event_loop::shared::Shared;
 use crate::handle::Handle;
-use crate::shared::Shared;
+use crate::sync::Ordering;
 use crate::task::budget;
 
 /// An I/O source (a socket, a pipe, any `mio::event::Source`) registered
@@ -26,57 +32,18 @@ use crate::task::budget;
 /// [`poll_read_io`](Self::poll_read_io) and
 /// [`poll_write_io`](Self::poll_write_io) are that pattern, written once.
 ///
-/// Any number of tasks may wait on each direction (several acceptors on a
-/// listener, two readers of one socket); the next readiness event in that
-/// direction wakes them all. A waiting *future* ([`readable`](Self::readable),
-/// [`read_io`](Self::read_io), any future built on a [`Waiter`]) holds a
-/// place of its own among the waiters and gives it back when it is
-/// dropped, so the waiters are exactly the live ones, however many. A
-/// *poll function* ([`poll_read_ready`](Self::poll_read_ready),
-/// [`poll_read_io`](Self::poll_read_io), ...) has no future to hold a place
-/// and cannot say it stopped waiting: per direction, the latest 65 distinct
-/// tasks polling so are kept, and one more wakes the oldest (which polls
-/// again if it still waits). So tasks that polled once and moved on hold
-/// at most that many tasks alive; a crowd of more than 65 tasks waiting
-/// through poll functions on one direction keeps taking turns being woken,
-/// correct but busy: have a crowd wait through futures.
+/// Any number of tasks may wait on each direction; the next event in that
+/// direction wakes them all. A waiting future ([`readable`](Self::readable),
+/// a [`Waiter`]) holds a place among the waiters until it drops; a poll
+/// function has none, so per direction the latest 65 tasks polling so are
+/// kept, and one more wakes the oldest (the guide has the details).
 ///
-/// # A new registration starts ready
-///
-/// A fresh registration reports both directions ready before any event:
-/// the first I/O call is tried at once, saving a trip through the poller,
-/// and if it would block, clearing the readiness makes the next check wait
-/// for a real event. So [`readable`](Self::readable) returns at once on a
-/// fresh source, and only the I/O call says whether there is anything.
-///
-/// Each readiness check spends one unit of the task's cooperative budget
-/// (128 per poll); when it runs out the check returns `Pending` and the task
-/// is rescheduled behind the next poll of the OS, so a task whose I/O is
-/// always ready cannot starve the others.
+/// A fresh registration reports both directions ready before any event,
+/// so the first I/O call is tried at once. Each readiness check spends one
+/// unit of the task's cooperative budget.
 ///
 /// Dropping the registration removes the source from the poller, frees its
 /// entry, and then drops (closes) the source.
-///
-/// # Examples
-///
-/// A pipe of Unix sockets, read through the reactor:
-///
-/// ```
-/// use std::io::{Read, Write};
-/// use ioloop::io::Registration;
-/// use mio::net::UnixStream;
-///
-/// ioloop::block_on(async {
-///     let (a, mut b) = UnixStream::pair()?;
-///     let a = Registration::new(a)?;
-///     b.write_all(b"ping")?;
-///     let mut buf = [0; 4];
-///     let n = std::future::poll_fn(|cx| a.poll_read_io(cx, |mut s| s.read(&mut buf))).await?;
-///     assert_eq!(&buf[..n], b"ping");
-///     Ok::<_, std::io::Error>(())
-/// })
-/// .unwrap();
-/// ```
 pub struct Registration<S: Source> {
     shared: Arc<Shared>,
     token: Token,
@@ -93,8 +60,6 @@ impl<S: Source> Registration<S> {
     ///
     /// Fails if no ioloop runtime runs on this thread, if the runtime is
     /// shutting down, or if the poller refuses the source.
-    ///
-    /// # Examples
     ///
     /// ```
     /// use ioloop::io::Registration;
@@ -148,8 +113,6 @@ impl<S: Source> Registration<S> {
     ///
     /// Fails once the runtime has shut down.
     ///
-    /// # Examples
-    ///
     /// ```
     /// use std::future::poll_fn;
     /// use std::io::Write;
@@ -176,22 +139,6 @@ impl<S: Source> Registration<S> {
     /// # Errors
     ///
     /// Fails once the runtime has shut down.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, _b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     let event = poll_fn(|cx| a.poll_write_ready(cx)).await?;
-    ///     assert!(event.is_writable());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         ready!(budget::poll_proceed(cx));
         self.entry.poll_ready(Direction::Write, cx)
@@ -203,11 +150,7 @@ impl<S: Source> Registration<S> {
     ///
     /// As [`poll_read_ready`](Self::poll_read_ready).
     ///
-    /// # Cancellation
-    ///
     /// Cancel-safe: dropping the future loses no readiness.
-    ///
-    /// # Examples
     ///
     /// ```
     /// use std::io::Write;
@@ -233,23 +176,7 @@ impl<S: Source> Registration<S> {
     ///
     /// As [`poll_write_ready`](Self::poll_write_ready).
     ///
-    /// # Cancellation
-    ///
     /// Cancel-safe: dropping the future loses no readiness.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, _b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     assert!(a.writable().await?.is_writable());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub async fn writable(&self) -> io::Result<ReadyEvent> {
         let mut waiter = self.write_waiter();
         poll_fn(|cx| waiter.poll_ready(cx)).await
@@ -284,12 +211,8 @@ impl<S: Source> Registration<S> {
     ///
     /// As [`poll_read_io`](Self::poll_read_io).
     ///
-    /// # Cancellation
-    ///
     /// Cancel-safe if `f` is: dropping the future loses no readiness, and
     /// takes its waker out of the waiters.
-    ///
-    /// # Examples
     ///
     /// ```
     /// use std::io::{Read, Write};
@@ -318,8 +241,6 @@ impl<S: Source> Registration<S> {
     ///
     /// As [`poll_write_io`](Self::poll_write_io).
     ///
-    /// # Cancellation
-    ///
     /// As [`read_io`](Self::read_io).
     pub async fn write_io<R>(&self, mut f: impl FnMut(&S) -> io::Result<R>) -> io::Result<R> {
         let mut waiter = self.write_waiter();
@@ -328,8 +249,6 @@ impl<S: Source> Registration<S> {
 
     /// Forgets the readiness in `event`, after an I/O call it allowed
     /// returned `WouldBlock`. Readiness reported by a later event is kept.
-    ///
-    /// # Examples
     ///
     /// ```
     /// use std::future::poll_fn;
@@ -412,8 +331,6 @@ impl<S: Source> Registration<S> {
     /// Whatever `f` returns other than `WouldBlock` and `Interrupted`, and
     /// the errors of [`poll_read_ready`](Self::poll_read_ready).
     ///
-    /// # Examples
-    ///
     /// ```
     /// use std::future::poll_fn;
     /// use std::io::{Read, Write};
@@ -445,26 +362,6 @@ impl<S: Source> Registration<S> {
     ///
     /// Whatever `f` returns other than `WouldBlock` and `Interrupted`, and
     /// the errors of [`poll_write_ready`](Self::poll_write_ready).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    /// use std::io::{Read, Write};
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     let n = poll_fn(|cx| a.poll_write_io(cx, |mut s| s.write(b"pong"))).await?;
-    ///     assert_eq!(n, 4);
-    ///     let mut buf = [0u8; 4];
-    ///     b.read_exact(&mut buf)?;
-    ///     assert_eq!(&buf, b"pong");
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn poll_write_io<R>(
         &self,
         cx: &mut Context<'_>,
@@ -490,8 +387,6 @@ impl<S: Source> Registration<S> {
     /// # Errors
     ///
     /// As [`poll_read_io`](Self::poll_read_io).
-    ///
-    /// # Examples
     ///
     /// ```
     /// use std::future::poll_fn;
@@ -528,27 +423,6 @@ impl<S: Source> Registration<S> {
     /// # Errors
     ///
     /// As [`poll_write_io`](Self::poll_write_io).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    /// use std::io::{Read, Write};
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     let data = b"all of it";
-    ///     let n = poll_fn(|cx| a.poll_write_stream(cx, data.len(), |mut s| s.write(data))).await?;
-    ///     assert_eq!(n, data.len());
-    ///     let mut buf = [0u8; 9];
-    ///     b.read_exact(&mut buf)?;
-    ///     assert_eq!(&buf, data);
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn poll_write_stream(
         &self,
         cx: &mut Context<'_>,
@@ -631,16 +505,9 @@ impl Place for &mut Option<usize> {
 /// so that dropping it takes its waker (and so its task) out of the
 /// waiters at once.
 ///
-/// The place is taken at the first poll that has to wait, kept (its waker
-/// updated in place) by later polls, and given back on drop: registering
-/// is O(1) however many tasks wait. The poll functions of [`Registration`]
-/// have no such place; see there for what that means.
-///
-/// Made by [`Registration::read_waiter`] and
-/// [`Registration::write_waiter`]. One waiter serves one future: the task
-/// polling it is the one woken.
-///
-/// # Examples
+/// The place is taken at the first poll that has to wait and given back
+/// on drop, in O(1). Made by [`Registration::read_waiter`] and
+/// [`Registration::write_waiter`]; one waiter serves one future.
 ///
 /// ```
 /// use std::future::poll_fn;
@@ -730,6 +597,210 @@ impl<S: Source + fmt::Debug> fmt::Debug for Registration<S> {
         f.debug_struct("Registration")
             .field("source", &self.source)
             .field("token", &self.token)
+            .finish()
+    }
+}
+
+/// The waiting half of an entry's protocol (see [`IoEntry`] for why no
+/// wakeup is lost): a check is one atomic load of the state word; a task
+/// that must wait takes the entry's lock, looks again, and parks its waker
+/// only if its direction is still not ready.
+impl IoEntry {
+    /// Ready bits for `direction` now, if there are any; never waits.
+    #[inline]
+    pub(crate) fn ready_now(&self, direction: Direction) -> io::Result<Option<ReadyEvent>> {
+        ready_in(self.state.load(Ordering::Acquire), direction)
+    }
+
+    /// Ready bits for `direction`, or parks `cx`'s waker until there are.
+    ///
+    /// The ready case is one atomic load; waiting takes the entry's lock
+    /// and looks again under it (see [`IoEntry`]).
+    #[inline]
+    pub(crate) fn poll_ready(
+        &self,
+        direction: Direction,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        match ready_fast(self.state.load(Ordering::Acquire), direction) {
+            Some(event) => Poll::Ready(Ok(event)),
+            None => self.park(direction, cx),
+        }
+    }
+
+    /// `poll_ready`'s slow path: under the lock, look again, and park the
+    /// waker only if the direction is still not ready (nor shut down).
+    #[inline(never)]
+    fn park(&self, direction: Direction, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
+        let mut waiters = self.waiters.lock();
+        match ready_in(self.state.load(Ordering::Acquire), direction) {
+            Ok(None) => {}
+            Ok(Some(event)) => return Poll::Ready(Ok(event)),
+            Err(err) => return Poll::Ready(Err(err)),
+        }
+        let evicted = waiters.get(direction).register(cx.waker());
+        drop(waiters);
+        // Woken only after the lock is released: a waker can run arbitrary
+        // code, even code that takes this lock. Nearly always there is
+        // none.
+        if let Some(waker) = evicted {
+            waker.wake();
+        }
+        Poll::Pending
+    }
+
+    /// `poll_ready` for a waiting future, which holds its place among the
+    /// waiters at `key` (see `Waiters`) and gives it back with
+    /// [`forget`](Self::forget) when it drops.
+    #[inline]
+    pub(crate) fn poll_ready_keyed(
+        &self,
+        direction: Direction,
+        cx: &mut Context<'_>,
+        key: &mut Option<usize>,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        match ready_fast(self.state.load(Ordering::Acquire), direction) {
+            Some(event) => Poll::Ready(Ok(event)),
+            None => self.park_keyed(direction, cx, key),
+        }
+    }
+
+    /// `park` for a waiting future, at its own slot.
+    #[inline(never)]
+    fn park_keyed(
+        &self,
+        direction: Direction,
+        cx: &mut Context<'_>,
+        key: &mut Option<usize>,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        let mut waiters = self.waiters.lock();
+        match ready_in(self.state.load(Ordering::Acquire), direction) {
+            Ok(None) => {}
+            Ok(Some(event)) => return Poll::Ready(Ok(event)),
+            Err(err) => return Poll::Ready(Err(err)),
+        }
+        let replaced = waiters.get(direction).register_keyed(key, cx.waker());
+        drop(waiters);
+        // Dropped only after the lock is released, as wakers are woken.
+        drop(replaced);
+        Poll::Pending
+    }
+
+    /// Gives back the place at `key` among the waiters of `direction`: its
+    /// future stopped waiting.
+    pub(crate) fn forget(&self, direction: Direction, key: usize) {
+        let parked = self.waiters.lock().get(direction).remove_keyed(key);
+        drop(parked);
+    }
+
+    /// Clears the bits of `event`, unless a newer event arrived since (the
+    /// tick moved on). The closed bits never clear.
+    #[inline]
+    pub(crate) fn clear(&self, event: ReadyEvent) {
+        let clear = u64::from(event.bits & !CLOSED);
+        // `fetch_update` gives up, leaving the state as it is, once the
+        // tick differs: the bits are then a newer event's.
+        let _ = self
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
+                (tick_of(state) == event.tick).then_some(state & !clear)
+            });
+    }
+}
+
+/// A state word's readiness bits for `direction`, as the event a check
+/// hands out; `None` if there are none. Fails once the runtime has shut
+/// down.
+fn ready_in(state: u64, direction: Direction) -> io::Result<Option<ReadyEvent>> {
+    if state & SHUTDOWN != 0 {
+        return Err(shut_down_error());
+    }
+    Ok(ready_fast(state, direction))
+}
+
+/// The event a state word holds for `direction`, if it is ready and not
+/// shut down: the fast path, which needs no error.
+#[inline]
+fn ready_fast(state: u64, direction: Direction) -> Option<ReadyEvent> {
+    let bits = (state & BITS) as u8 & direction.mask();
+    (bits != 0 && state & SHUTDOWN == 0).then(|| ReadyEvent {
+        bits,
+        tick: tick_of(state),
+    })
+}
+
+/// Readiness seen by [`Registration::poll_read_ready`] or
+/// [`poll_write_ready`], stamped with the reactor tick that reported it.
+///
+/// Hand it back to [`Registration::clear_readiness`] after the I/O call
+/// returned `WouldBlock`: the stamp makes sure a newer event, which arrived
+/// after this one was read, is not cleared with it.
+///
+/// [`poll_write_ready`]: Registration::poll_write_ready
+/// ```
+/// use std::io::Write;
+/// use ioloop::io::Registration;
+///
+/// ioloop::block_on(async {
+///     let (a, mut b) = mio::net::UnixStream::pair()?;
+///     let a = Registration::new(a)?;
+///     b.write_all(b"x")?;
+///     let event = a.readable().await?;
+///     assert!(event.is_readable());
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct ReadyEvent {
+    pub(crate) bits: u8,
+    pub(crate) tick: u32,
+}
+
+impl ReadyEvent {
+    /// Data (or a pending connection) may be waiting.
+    pub fn is_readable(&self) -> bool {
+        self.bits & READABLE != 0
+    }
+
+    /// There may be room to write.
+    pub fn is_writable(&self) -> bool {
+        self.bits & WRITABLE != 0
+    }
+
+    /// The peer will send nothing more (it shut down its write side or hung
+    /// up); reads return what is left, then end of file.
+    pub fn is_read_closed(&self) -> bool {
+        self.bits & READ_CLOSED != 0
+    }
+
+    /// Writing can no longer succeed (hang-up or a socket error).
+    pub fn is_write_closed(&self) -> bool {
+        self.bits & WRITE_CLOSED != 0
+    }
+
+    /// The source reported an error; the next I/O call returns it.
+    pub fn is_error(&self) -> bool {
+        self.bits & ERROR != 0
+    }
+
+    /// TCP urgent data is pending (`EPOLLPRI`): a read stops short at the
+    /// urgent mark, so a short read does not prove the socket drained.
+    pub fn is_priority(&self) -> bool {
+        self.bits & PRIORITY != 0
+    }
+}
+
+impl fmt::Debug for ReadyEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReadyEvent")
+            .field("readable", &self.is_readable())
+            .field("writable", &self.is_writable())
+            .field("read_closed", &self.is_read_closed())
+            .field("write_closed", &self.is_write_closed())
+            .field("error", &self.is_error())
+            .field("priority", &self.is_priority())
+            .field("tick", &self.tick)
             .finish()
     }
 }

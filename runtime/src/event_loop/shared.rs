@@ -3,7 +3,7 @@
 //! counters.
 //!
 //! Everything else (run queue, task list, timers, the `mio::Poll` itself)
-//! belongs to the loop thread and lives in [`Core`](crate::core::Core).
+//! belongs to the loop thread and lives in [`Core`](super::core::Core).
 //!
 //! # Waking a sleeping loop
 //!
@@ -30,14 +30,13 @@ use std::task::Waker;
 
 use slab::Slab;
 
-use crate::blocking::Pool;
-use crate::metrics::Counters;
-use crate::reactor::Reactor;
-use crate::stall::Watch;
+use super::cell::Task;
+use super::clock::Clock;
+use super::reactor::Reactor;
+use crate::base::counters::{Counters, PoolStats};
+use crate::base::join_error::JoinError;
+use crate::base::watch::Watch;
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
-use crate::task::cell::Task;
-use crate::task::join::JoinError;
-use crate::time::clock::Clock;
 
 const AWAKE: u8 = 0;
 const PARKED: u8 = 1;
@@ -92,6 +91,25 @@ impl TaskList {
     }
 }
 
+/// The blocking pool, as a runtime's [`Shared`] holds it: the seam between
+/// the core and the pool (`blocking.rs`), which sits above it. The loop
+/// asks it one thing, whether it is quiet (auto-advance of a paused clock);
+/// the rest is for the layers above, which reach the pool through `Shared`.
+pub(crate) trait BlockingPool: Send + Sync {
+    /// Queues `job` for a pool thread; cancels it after shutdown.
+    fn spawn(self: Arc<Self>, job: Task);
+    /// Refuses new jobs; those accepted still run.
+    fn shutdown(&self);
+    /// Jobs queued, or running and without their output yet.
+    fn unfinished(&self) -> usize;
+    /// No job is queued or running.
+    fn is_quiet(&self) -> bool;
+    /// Sets the waker woken whenever the pool goes quiet.
+    fn set_on_quiet(&self, waker: Option<Waker>);
+    /// Threads, idle threads and queued jobs.
+    fn stats(&self) -> PoolStats;
+}
+
 /// The thread-safe half of a runtime.
 pub(crate) struct Shared {
     pub(crate) inject: Mutex<Inject>,
@@ -102,14 +120,14 @@ pub(crate) struct Shared {
     park: AtomicU8,
     waker: PollWaker,
     pub(crate) reactor: Reactor,
-    pub(crate) pool: Arc<Pool>,
+    pub(crate) pool: Arc<dyn BlockingPool>,
     pub(crate) counters: Counters,
     /// The runtime's clock, for threads other than the loop's.
     pub(crate) clock: Clock,
 }
 
 impl Shared {
-    pub(crate) fn new(waker: PollWaker, reactor: Reactor, pool: Arc<Pool>) -> Self {
+    pub(crate) fn new(waker: PollWaker, reactor: Reactor, pool: Arc<dyn BlockingPool>) -> Self {
         Shared {
             inject: Mutex::new(Inject::default()),
             tasks: Mutex::new(TaskList::default()),

@@ -35,11 +35,11 @@ use std::task::{Context, Poll, Waker};
 use loom::thread;
 
 use super::Registration;
+use crate::event_loop::cell::wake_all;
+use crate::event_loop::reactor::{Direction, READABLE};
 use crate::handle::Handle;
-use crate::reactor::{Direction, READABLE};
 use crate::sync::harness::{self, Flag};
 use crate::sync::{AtomicUsize, Ordering};
-use crate::task::cell::wake_all;
 
 type Source = mio::unix::pipe::Receiver;
 
@@ -347,12 +347,7 @@ fn loom_keyed_waiters_racing_an_event_and_a_drop() {
         }
         dropped.join().unwrap();
         assert_eq!(kernel.0.load(Ordering::Acquire), 0);
-        let mut parked = 0;
-        reg.entry
-            .waiters
-            .lock()
-            .readers
-            .for_each_data(|_| parked += 1);
+        let parked = reg.entry.readers_parked();
         assert_eq!(parked, 0, "a waker stayed after its place was given back");
     });
 }

@@ -38,7 +38,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use super::join::{Join, JoinError};
+use crate::base::join_error::{JoinError, describe};
 use crate::sync::{AtomicUsize, Mutex, Ordering, UnsafeCell};
 use std::sync::atomic::AtomicU64;
 
@@ -84,6 +84,14 @@ const BITS_MASK: usize = (1 << KEY_SHIFT) - 1;
 /// `key` of a task that was spawned from another thread and has not been
 /// entered into the loop's task list yet (every key bit set).
 pub(crate) const UNREGISTERED: usize = usize::MAX >> KEY_SHIFT;
+
+/// What a `JoinHandle` needs from its task, whatever the future's type.
+pub(crate) trait Join<T>: Send + Sync {
+    fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>>;
+    fn abort(self: Arc<Self>);
+    fn is_finished(&self) -> bool;
+    fn detach(&self);
+}
 
 /// A spawned task, as a scheduler sees it, whatever its future's type.
 pub(crate) type Task = Arc<dyn Runnable>;
@@ -632,7 +640,7 @@ impl<F: Future> Drop for DropOnUnwind<'_, F> {
         if let Err(panic) = dropped {
             log::error!(
                 "a task's future panicked while being dropped after its poll panicked ({})",
-                super::join::describe(&*panic)
+                describe(&*panic)
             );
             drop_quietly(panic);
         }
@@ -642,10 +650,7 @@ impl<F: Future> Drop for DropOnUnwind<'_, F> {
 /// Wakes `waker`; a panic inside it is logged, not propagated.
 pub(crate) fn wake_quietly(waker: Waker) {
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| waker.wake())) {
-        log::error!(
-            "a waker panicked ({}); the loop goes on",
-            super::join::describe(&*panic)
-        );
+        log::error!("a waker panicked ({}); the loop goes on", describe(&*panic));
     }
 }
 
@@ -675,7 +680,7 @@ pub(crate) fn drop_quietly<T>(value: T) {
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| drop(value))) {
         log::error!(
             "a destructor panicked ({}); the loop goes on",
-            super::join::describe(&*panic)
+            describe(&*panic)
         );
     }
 }

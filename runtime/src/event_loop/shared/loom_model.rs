@@ -26,11 +26,11 @@ use std::task::{Context, Poll, Waker};
 use loom::thread;
 
 use super::Shared;
+use crate::event_loop::cell::{Runnable, TaskCell};
+use crate::event_loop::shared::Job;
 use crate::handle::Handle;
-use crate::shared::Job;
 use crate::sync::harness::{self, Counted};
 use crate::sync::{AtomicUsize, Mutex, Ordering};
-use crate::task::cell::{Runnable, TaskCell};
 use crate::task::join::JoinHandle;
 
 /// What one tick of the loop does about the poller.
@@ -79,7 +79,7 @@ fn foreign_wakes(wakers: usize, script: &'static [Tick]) {
         let threads: Vec<_> = (0..wakers)
             .map(|_| {
                 let shared = shared.clone();
-                thread::spawn(move || crate::core::schedule(&shared, Job::Main))
+                thread::spawn(move || crate::event_loop::core::schedule((&*shared, Job::Main)))
             })
             .collect();
         let parks = run_loop(&shared, wakers, script);

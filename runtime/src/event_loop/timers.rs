@@ -55,7 +55,7 @@
 //!
 //! Each runtime's heap has a number, its home, in every key it hands out,
 //! and the runtime is entered (weakly) in a process-wide table under it
-//! (`time/homes.rs`, above this file). That is how a thread that is not
+//! (`homes.rs`, above this file). That is how a thread that is not
 //! the loop's reaches the heap of a timer it holds the key of: a `Sleep`
 //! moved earlier, or dropped, there hands the loop the move or the removal
 //! (see `Sleep::reset`). The loop's own timer work only compares a key's
@@ -64,119 +64,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::num::NonZeroU32;
-use std::sync::OnceLock;
 use std::sync::atomic::{self, AtomicU32};
 use std::task::Waker;
-use std::time::{Duration, Instant};
-
-/// The instant timer ticks count from: a century before the first use, so
-/// any instant a program can name, past or future, is a tick.
-fn origin() -> Instant {
-    static ORIGIN: OnceLock<Instant> = OnceLock::new();
-    *ORIGIN.get_or_init(|| {
-        let now = Instant::now();
-        now.checked_sub(Duration::from_secs(100 * 365 * 86_400))
-            .unwrap_or(now)
-    })
-}
-
-/// `instant` in ticks: nanoseconds since the process-wide origin, 8 bytes
-/// where an `Instant` takes 16 (a `Sleep` holds one). Saturates at the
-/// ends, 584 years apart.
-pub(crate) fn ticks(instant: Instant) -> u64 {
-    // u64 arithmetic, not `as_nanos`'s u128: this runs a few times per
-    // echoed message (a timeout per line).
-    let since = instant.saturating_duration_since(origin());
-    since
-        .as_secs()
-        .saturating_mul(1_000_000_000)
-        .saturating_add(u64::from(since.subsec_nanos()))
-}
-
-/// The current time in ticks: what `ticks(Instant::now())` returns, for
-/// less. A server reads the clock for every timeout it arms, and most of
-/// `ticks`' cost is `std`'s `Instant` subtraction (normalizing, checking),
-/// not the clock: where the origin's raw `CLOCK_MONOTONIC` reading is known
-/// (see `raw_origin`), the clock is read raw and the nanoseconds counted
-/// from it directly. Exact: the same reading `Instant::now` would take,
-/// counted from the same origin.
-#[inline]
-pub(crate) fn now() -> u64 {
-    #[cfg(target_os = "linux")]
-    if let Some(origin) = raw_origin()
-        && let Some(now) = raw_now()
-    {
-        return raw_ticks(now, origin);
-    }
-    ticks(Instant::now())
-}
-
-/// A raw clock reading: seconds and nanoseconds.
-#[cfg(target_os = "linux")]
-type Raw = (i64, i64);
-
-/// `CLOCK_MONOTONIC`, which `std`'s `Instant::now` reads on Linux.
-#[cfg(target_os = "linux")]
-#[inline]
-fn raw_now() -> Option<Raw> {
-    use nix::time::{ClockId, clock_gettime};
-    let now = clock_gettime(ClockId::CLOCK_MONOTONIC).ok()?;
-    Some((now.tv_sec(), now.tv_nsec()))
-}
-
-/// `now` (a raw reading) in ticks from `origin` (a raw reading in
-/// nanoseconds). No saturation needed: the origin is a century before the
-/// first use and the clock counts from boot, so every value here, the
-/// difference included (a century plus the uptime), fits an `i64` of
-/// nanoseconds (292 years).
-#[cfg(target_os = "linux")]
-#[inline]
-fn raw_ticks(now: Raw, origin: i64) -> u64 {
-    now.0
-        .wrapping_mul(1_000_000_000)
-        .wrapping_add(now.1)
-        .wrapping_sub(origin) as u64
-}
-
-/// The raw clock reading of `origin()`, in nanoseconds (negative: before
-/// boot), if it can be known exactly.
-///
-/// `std` offers no way to a `std::time::Instant`'s clock reading but its
-/// `Debug` output, which on Linux is `Instant { tv_sec: S, tv_nsec: N }`.
-/// That is read once; since it is no promise, the result is checked: a raw
-/// reading taken between two `Instant::now()`s must fall between them,
-/// counted from the origin this way and `ticks`' way. If the format
-/// changes, or the clocks differ, `now` keeps to `ticks(Instant::now())`.
-#[cfg(target_os = "linux")]
-fn raw_origin() -> Option<i64> {
-    static RAW_ORIGIN: OnceLock<Option<i64>> = OnceLock::new();
-    *RAW_ORIGIN.get_or_init(|| {
-        let text = format!("{:?}", origin());
-        let field = |name: &str| -> Option<i64> {
-            let start = text.find(name)? + name.len();
-            let digits = &text[start..];
-            let end = digits
-                .find(|c: char| c != '-' && !c.is_ascii_digit())
-                .unwrap_or(digits.len());
-            digits[..end].parse().ok()
-        };
-        let (secs, nanos) = (field("tv_sec: ")?, field("tv_nsec: ")?);
-        if !(0..1_000_000_000).contains(&nanos) {
-            return None;
-        }
-        let origin = secs.checked_mul(1_000_000_000)?.checked_add(nanos)?;
-        let before = ticks(Instant::now());
-        let raw = raw_ticks(raw_now()?, origin);
-        let after = ticks(Instant::now());
-        (before <= raw && raw <= after).then_some(origin)
-    })
-}
-
-/// Ticks back as an `Instant`: exact for every instant `ticks` did not
-/// saturate.
-pub(crate) fn instant(ticks: u64) -> Instant {
-    origin() + Duration::from_nanos(ticks)
-}
 
 /// Heaps smaller than this are never compacted: not worth the pass.
 const COMPACT_MIN: usize = 1024;
@@ -184,7 +73,7 @@ const COMPACT_MIN: usize = 1024;
 /// Identifies one armed timer: its slot, a stamp no other timer armed
 /// recently, in any runtime, shares, so a key that outlived its timer (or
 /// was carried to another runtime) matches nothing, and the runtime whose
-/// heap holds it (its home, `time/homes.rs`), so another thread can reach it.
+/// heap holds it (its home, `homes.rs`), so another thread can reach it.
 /// Stamps come from one global counter and wrap after four billion timers;
 /// 0 is never used. 12 bytes, which keeps a `Sleep` at 24.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -276,7 +165,7 @@ pub(crate) struct Timers {
     /// Slots freed since the table was last checked for shrinking.
     freed: usize,
     /// The runtime these timers belong to, named in every key (its number
-    /// in the table of homes, `time/homes.rs`; 0 for no runtime).
+    /// in the table of homes, `homes.rs`; 0 for no runtime).
     home: u32,
 }
 
@@ -413,7 +302,9 @@ impl Timers {
         Some(self.move_to(timer.key, at))
     }
 
-    /// `reset` for the armed timer in slot `key`.
+    /// `reset` for the armed timer in slot `key`. Always inline: `update`
+    /// runs it once per echoed line, and out of line it cost 30 instructions.
+    #[inline(always)]
     fn move_to(&mut self, key: u32, at: u64) -> TimerKey {
         let stamp = next_stamp();
         let slot = &mut self.slots[key as usize];
@@ -618,7 +509,8 @@ impl Timers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use crate::event_loop::clock::ticks;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn fires_in_deadline_order_and_skips_removed() {
@@ -925,21 +817,6 @@ mod tests {
         timers.fire(3_000_001, &mut out);
         assert!(timers.is_empty());
         assert!(timers.remove(last).is_none());
-    }
-
-    #[test]
-    fn the_cheap_clock_read_agrees_with_instant_now() {
-        #[cfg(target_os = "linux")]
-        assert!(raw_origin().is_some(), "std's Instant Debug format changed");
-        for _ in 0..1000 {
-            let before = ticks(Instant::now());
-            let read = now();
-            let after = ticks(Instant::now());
-            assert!(before <= read && read <= after);
-        }
-        // And it converts back exactly.
-        let read = now();
-        assert_eq!(ticks(instant(read)), read);
     }
 
     #[test]

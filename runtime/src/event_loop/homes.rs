@@ -1,7 +1,7 @@
 //! The table of homes: every runtime with timers, by number, weakly.
 //!
 //! A timer's key names the runtime whose heap holds it (see
-//! `time/timers.rs`). A thread that is not that runtime's loop, holding a
+//! `timers.rs`). A thread that is not that runtime's loop, holding a
 //! `Sleep` it moves earlier or drops, looks the runtime up here to hand
 //! its loop the move or the removal. The table is touched when a runtime
 //! is built or dropped, and by such a hand-over; never by the loop's own
@@ -11,7 +11,7 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
-use crate::shared::Shared;
+use crate::event_loop::shared::Shared;
 
 /// The runtimes that hold timers, by home number (index plus one), weakly:
 /// how a thread that is not a loop's own reaches the loop of a timer it

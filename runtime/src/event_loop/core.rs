@@ -1,30 +1,18 @@
 //! The loop thread's state, and the tick.
 //!
-//! One tick is asyncio's `_run_once`, in four steps:
-//!
-//! 1. run the jobs that were ready when the tick began (a job woken during
-//!    the tick waits for the next one, behind an I/O poll), at most
-//!    `event_interval` of them;
-//! 2. fire the timers that are due;
-//! 3. poll the OS: zero timeout if jobs are ready, else until the nearest
-//!    deadline, else until an event;
-//! 4. record the events and wake their waiters; take in work injected from
-//!    other threads.
-//!
-//! Step 3 is skipped while jobs stay ready, until `event_interval` jobs
-//! have run since the last poll or a task has yielded: a zero-timeout
-//! `epoll_wait` between every two ticks made each wake from one task to
-//! another cost a syscall (a two-task ping-pong ran 5.9 times slower than
-//! on tokio). Order is unchanged: a job woken during a tick still runs in
-//! a later tick, and `yield_now` still puts its task behind a poll of the
-//! OS. Work injected from other threads is taken in every tick either way.
+//! One tick (`Core::run`) is asyncio's `_run_once`, in four steps, each a
+//! function: run the jobs that were ready when the tick began
+//! (`run_ready`), fire the timers that are due (`fire_timers`), decide
+//! whether to poll the OS and whether it may block (`decide_park`), poll it
+//! and wake the waiters of what it reported (`poll_os`). One function
+//! decides where a woken task is queued (`schedule`). The guide's chapter
+//! on the tick walks it step by step.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use std::mem;
-use std::panic::Location;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
@@ -33,15 +21,14 @@ use std::time::Duration;
 
 use mio::{Events, Poll as Poller};
 
-use crate::shared::{Inject, Job, Listed, Shared};
-use crate::stall::{self, Publisher};
-use crate::task::budget;
-use crate::task::cell::wake_all;
-use crate::task::cell::{Schedule, Task, TaskCell, UNREGISTERED};
-use crate::task::join::{JoinError, JoinHandle};
-use crate::time::clock::ClockState;
-use crate::time::homes::Home;
-use crate::time::timers::{self, Timers};
+use super::cell::{Schedule, Task, TaskCell, UNREGISTERED, wake_all};
+use super::clock::{self, ClockState, LoopClock};
+use super::homes::Home;
+use super::shared::{Inject, Job, Listed, Shared};
+use super::timers::Timers;
+use crate::base::budget;
+use crate::base::join_error::JoinError;
+use crate::base::watch::{self, Publisher};
 
 thread_local! {
     static CURRENT: Current = const {
@@ -172,45 +159,101 @@ pub(crate) fn uninstall() -> Option<Box<Core>> {
         .flatten()
 }
 
-/// Queues `job` on `shared`'s loop: the one place that decides between the
-/// local run queue (this thread runs that loop) and the injection queue. A
-/// task just spawned enters the loop's task list on the way.
-pub(crate) fn schedule(shared: &Shared, job: Job) {
-    let job = with_core(|core| match core {
-        Some(core) if std::ptr::eq(&*core.shared, shared) => {
-            core.push(job);
+/// Queues `job` on its loop: the one place that decides between the local
+/// run queue (this thread runs that loop) and the injection queue. Every
+/// wake, spawn and `block_on` wake comes through here.
+///
+/// The loop running on this thread is looked at first, with no check for
+/// runtimes shutting down inside it: the hot path of a wake. Only if it is
+/// not `job`'s loop is the innermost runtime shutting down here looked at
+/// (see [`shutdown_nested`]); else the job is injected.
+#[inline]
+pub(crate) fn schedule<J: Queued>(job: J) {
+    let job = with_loop(|core| match core {
+        Some(core) if std::ptr::eq(&*core.shared, job.shared()) => {
+            job.push_on(core);
             None
         }
         _ => Some(job),
     });
     if let Some(job) = job {
-        shared.inject(job);
+        schedule_elsewhere(job);
+    }
+}
+
+/// [`schedule`], for a job whose loop is not the one running here: onto a
+/// runtime shutting down on this thread if it is that one's, else into the
+/// injection queue.
+fn schedule_elsewhere<J: Queued>(job: J) {
+    let nested = CURRENT
+        .try_with(|slot| slot.nested_active.get())
+        .unwrap_or(false);
+    let job = if nested {
+        with_core(|core| match core {
+            Some(core) if std::ptr::eq(&*core.shared, job.shared()) => {
+                job.push_on(core);
+                None
+            }
+            _ => Some(job),
+        })
+    } else {
+        Some(job)
+    };
+    if let Some(job) = job {
+        job.inject();
+    }
+}
+
+/// What [`schedule`] queues: a job for a loop, or a task cell a wake found
+/// idle, queued without cloning (and dropping) its `Arc<Shared>`.
+pub(crate) trait Queued: Sized {
+    /// The loop it goes to.
+    fn shared(&self) -> &Shared;
+    /// Onto `core`'s run queue; `core` is its loop, on this thread.
+    fn push_on(self, core: &Core);
+    /// Into its loop's injection queue.
+    fn inject(self);
+}
+
+impl Queued for (&Shared, Job) {
+    fn shared(&self) -> &Shared {
+        self.0
+    }
+
+    #[inline]
+    fn push_on(self, core: &Core) {
+        core.push(self.1);
+    }
+
+    fn inject(self) {
+        self.0.inject(self.1);
+    }
+}
+
+impl<F: Future + 'static> Queued for Arc<TaskCell<F, Shared>> {
+    fn shared(&self) -> &Shared {
+        self.scheduler()
+    }
+
+    /// A woken task has run (it had to, to hand out a waker), so it is in
+    /// the task list already: no check for a task to enter.
+    #[inline]
+    fn push_on(self, core: &Core) {
+        core.push_woken(self);
+    }
+
+    fn inject(self) {
+        self.scheduler().inject(Job::Task(self.clone()));
     }
 }
 
 impl Schedule for Shared {
     fn schedule(&self, task: Task) {
-        schedule(self, Job::Task(task));
+        schedule((self, Job::Task(task)));
     }
 
-    /// A wake on the loop's own thread queues the task without cloning
-    /// (and dropping) the task's `Arc<Shared>`, as `schedule` would need.
-    ///
-    /// The hot path of a wake looks at the loop actually running here, and
-    /// pays no check for runtimes shutting down inside it: a task of that
-    /// loop goes on its queue whatever shuts down meanwhile. Any other wake
-    /// goes through [`schedule`], which knows of them.
     fn schedule_cell<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>) {
-        let cell = with_loop(|core| match core {
-            Some(core) if std::ptr::eq(&*core.shared, cell.scheduler()) => {
-                core.push_woken(cell);
-                None
-            }
-            _ => Some(cell),
-        });
-        if let Some(cell) = cell {
-            schedule(cell.scheduler(), Job::Task(cell.clone()));
-        }
+        schedule(cell);
     }
 }
 
@@ -228,34 +271,25 @@ pub(crate) struct Core {
     /// If none did, the list cannot have become sparse (entering only
     /// fills it), so the look, and its lock, are skipped.
     list_freed: Cell<bool>,
-    /// Tells other threads what is being polled (see `stall.rs`).
+    /// Tells other threads what is being polled (see `watch.rs`).
     publisher: Publisher,
     pub(crate) timers: RefCell<Timers>,
     driver: RefCell<Driver>,
-    /// Reused for collecting wakers, so firing them does not allocate.
+    /// Kept between runs for collecting wakers, so firing them does not
+    /// allocate.
     wakers: Cell<Vec<Waker>>,
     /// Jobs run per tick at most, before the OS is polled again.
     event_interval: usize,
     /// Woken when the last task finishes (`Runtime::shutdown_timeout`).
     all_done: RefCell<Option<Waker>>,
-    /// The loop's clock, in timer ticks: the latest reading of the
-    /// runtime's clock that the loop took, to fire timers or for a sleep's
-    /// poll (`Core::read_now`). Every reading is of a clock that never
-    /// steps back, so this is never ahead of the clock. On a paused
-    /// runtime, the virtual time itself.
-    now: Cell<u64>,
-    /// Which clock the runtime reads: the real one but for tests that pause
-    /// it (`time/pause.rs`). `shared.clock` holds a copy for other threads.
-    clock: Cell<ClockState>,
-    /// `clock` is not the real clock: the one branch a clock read costs a
-    /// runtime that is never paused.
-    virtual_clock: Cell<bool>,
+    /// The loop's clock: its latest reading, and which clock it reads.
+    pub(crate) clock: LoopClock,
     /// Jobs run since the OS was last polled.
     since_poll: Cell<usize>,
     /// Set during shutdown: new tasks are cancelled on the spot.
     closing: Cell<bool>,
     /// Live tasks made by `spawn_local`, and the thread they belong to: the
-    /// loop may run only there while any live (see `task/cell.rs`).
+    /// loop may run only there while any live (see `cell.rs`).
     local_tasks: Cell<usize>,
     local_home: Cell<Option<ThreadId>>,
     /// This runtime's entry in the table of homes, which its timer keys
@@ -280,9 +314,7 @@ impl Core {
             wakers: Cell::new(Vec::new()),
             event_interval,
             all_done: RefCell::new(None),
-            now: Cell::new(timers::now()),
-            clock: Cell::new(ClockState::Real),
-            virtual_clock: Cell::new(false),
+            clock: LoopClock::new(),
             since_poll: Cell::new(0),
             closing: Cell::new(false),
             local_tasks: Cell::new(0),
@@ -318,14 +350,14 @@ impl Core {
     /// Enters a task just spawned into the task list and queues it; cancels
     /// it if the loop is closing.
     #[inline(never)]
-    fn enter(&self, task: Task) {
+    pub(crate) fn enter(&self, task: Task) {
         if self.closing.get() {
             task.cancel(JoinError::cancelled());
             return;
         }
         self.live.set(self.live.get() + 1);
         let born = self.born.get().unwrap_or_else(|| {
-            let now = timers::now();
+            let now = clock::now();
             self.born.set(Some(now));
             now
         });
@@ -348,157 +380,171 @@ impl Core {
     /// Runs ticks until `poll_main` (the `block_on` future) is ready.
     /// `Job::Main` must already be queued.
     pub(crate) fn run<T>(&self, mut poll_main: impl FnMut() -> Poll<T>) -> T {
+        // Reused for collecting wakers, so firing them does not allocate.
+        let mut wakers = self.wakers.take();
         loop {
-            self.born.set(None);
-            // 1. Run what was ready when the tick began.
-            let ready = self.run_queue.borrow().len().min(self.event_interval);
-            self.shared.counters.jobs_run.bump(ready as u64);
-            self.since_poll.set(self.since_poll.get() + ready);
-            for _ in 0..ready {
-                let job = self.run_queue.borrow_mut().pop_front();
-                budget::reset();
-                match job {
-                    Some(Job::Main) => {
-                        self.publisher.start(&self.shared.watch, stall::MAIN);
-                        let poll = poll_main();
-                        self.publisher.end(&self.shared.watch);
-                        if let Poll::Ready(output) = poll {
-                            return output;
-                        }
-                    }
-                    Some(Job::Task(task)) => self.run_task(task),
-                    None => break,
-                }
+            // 1. Run the jobs that were ready when the tick began.
+            if let Some(output) = self.run_ready(&mut poll_main) {
+                self.wakers.set(wakers);
+                return output;
             }
-
-            // 2. Fire the timers that are due. The clock is read only if
-            // there are timers: it is the most expensive thing in a tick
-            // that runs one small task.
-            let mut wakers = self.wakers.take();
-            let now = if self.timers.borrow().is_empty() {
-                None
-            } else {
-                let now = self.read_now();
-                self.timers.borrow_mut().fire(now, &mut wakers);
-                Some(now)
-            };
-            wake_all(&mut wakers);
-
-            // 3. Poll the OS, 4. wake the waiters of what it reported; or,
-            // while jobs stay ready and the last poll was recent, only take
-            // in what other threads handed over.
-            let busy = !self.run_queue.borrow().is_empty();
-            // A task that yielded (or ran out of budget) asked to go behind
-            // the next poll.
-            let yielded = budget::take_yielded();
-            if busy && self.since_poll.get() < self.event_interval && !yielded {
-                self.wakers.set(wakers);
-                if self.shared.take_notified() {
-                    self.take_injected();
-                }
-            } else {
-                // A paused clock jumps to the next deadline rather than
-                // sleep until it, if this zero-timeout poll finds nothing
-                // to do (auto-advance, see `time/pause.rs`).
-                let mut auto_advance = false;
-                let timeout = if busy {
-                    Some(Duration::ZERO)
-                } else {
-                    // About to sleep, perhaps for long: give back what a
-                    // burst left behind, and publish the sizes now, or
-                    // another thread would read the state from before this
-                    // tick until the loop next wakes.
-                    self.shrink_tables();
-                    self.publish_sizes();
-                    let next = self.timers.borrow().next_deadline();
-                    if self.virtual_clock.get() && self.clock.get().is_paused() {
-                        // Not while a blocking job is in flight: its result
-                        // may schedule work. Its pool wakes the loop when it
-                        // is done. Read before the poll, which then sees
-                        // what the job handed in before it finished.
-                        auto_advance = next.is_some() && self.shared.pool.is_quiet();
-                        auto_advance.then_some(Duration::ZERO)
-                    } else {
-                        next.zip(now)
-                            .map(|(deadline, now)| poll_timeout(deadline, now))
-                    }
-                };
-                // A wait that may block announces itself first, so a
-                // foreign wake knows to write to the eventfd; if one came in
-                // meanwhile, it must not block.
-                let timeout = match timeout {
-                    Some(Duration::ZERO) => timeout,
-                    _ if self.shared.try_park() => timeout,
-                    _ => Some(Duration::ZERO),
-                };
-                let mut driver = self.driver.borrow_mut();
-                let events = driver.wait(timeout);
-                // Perhaps long after the tick began: tasks taken in now
-                // read the clock afresh.
-                self.born.set(None);
-                let notified = self.shared.unpark_after_poll();
-                let dispatched = self.shared.reactor.dispatch(events, &mut wakers);
-                drop(driver);
-                wake_all(&mut wakers);
-                self.wakers.set(wakers);
-                if notified {
-                    self.take_injected();
-                }
-                self.since_poll.set(0);
-                self.shared.counters.io_events.bump(dispatched.events);
-                self.shared.counters.stale_io_events.bump(dispatched.stale);
-                if auto_advance && dispatched.events == 0 && self.run_queue.borrow().is_empty() {
-                    self.jump_to_next_deadline();
-                }
+            // 2. Fire the timers that are due.
+            let now = self.fire_timers(&mut wakers);
+            // 3. Decide whether to poll the OS, and whether it may block.
+            match self.decide_park(now) {
+                // 4. Poll the OS, wake the waiters of what it reported,
+                // take in what other threads handed over.
+                Some(park) => self.poll_os(park, &mut wakers),
+                // Jobs stay ready: only take in what was handed over.
+                None => self.take_notified(),
             }
             self.shared.counters.ticks.bump(1);
             self.publish_sizes();
         }
     }
 
-    /// The loop's clock, in timer ticks; see [`Sleep`](crate::time::Sleep).
-    pub(crate) fn now(&self) -> u64 {
-        self.now.get()
+    /// Step 1: runs the jobs that were ready when the tick began, at most
+    /// `event_interval` of them; a job woken meanwhile waits for the next
+    /// tick. Returns the `block_on` future's output once it is ready.
+    #[inline]
+    fn run_ready<T>(&self, poll_main: &mut impl FnMut() -> Poll<T>) -> Option<T> {
+        self.born.set(None);
+        let ready = self.run_queue.borrow().len().min(self.event_interval);
+        self.shared.counters.jobs_run.bump(ready as u64);
+        self.since_poll.set(self.since_poll.get() + ready);
+        for _ in 0..ready {
+            let job = self.run_queue.borrow_mut().pop_front();
+            budget::reset();
+            match job {
+                Some(Job::Main) => {
+                    self.publisher.start(&self.shared.watch, watch::MAIN);
+                    let poll = poll_main();
+                    self.publisher.end(&self.shared.watch);
+                    if let Poll::Ready(output) = poll {
+                        return Some(output);
+                    }
+                }
+                Some(Job::Task(task)) => self.run_task(task),
+                None => break,
+            }
+        }
+        None
     }
 
-    /// Reads the runtime's clock and moves the loop's clock to it: later
-    /// sleep polls then find a deadline passed without reading again.
+    /// Step 2: fires the timers that are due. The clock is read only if
+    /// there are timers: it is the most expensive thing in a tick that runs
+    /// one small task. Returns the reading, if one was taken.
     #[inline]
-    pub(crate) fn read_now(&self) -> u64 {
-        let now = self.read_clock();
-        self.now.set(now);
-        now
+    fn fire_timers(&self, wakers: &mut Vec<Waker>) -> Option<u64> {
+        if self.timers.borrow().is_empty() {
+            return None;
+        }
+        let now = self.clock.read_now();
+        self.timers.borrow_mut().fire(now, wakers);
+        wake_all(wakers);
+        Some(now)
     }
 
-    /// Reads the runtime's clock, in timer ticks.
+    /// Step 3: whether to poll the OS this tick, and for how long. `None`
+    /// while jobs stay ready and the OS was polled recently (fewer than
+    /// `event_interval` jobs ago, and no task yielded); else the poll's
+    /// timeout: zero if jobs are ready, else until the nearest timer
+    /// deadline (`now` is the clock read by step 2, if it read it), else
+    /// none. A poll that may block announces itself first (`try_park`), so
+    /// a foreign wake knows to write to the eventfd; if one came in
+    /// meanwhile, the poll does not block.
     #[inline]
-    pub(crate) fn read_clock(&self) -> u64 {
-        if self.virtual_clock.get() {
-            self.clock.get().now()
+    fn decide_park(&self, now: Option<u64>) -> Option<Park> {
+        let busy = !self.run_queue.borrow().is_empty();
+        // A task that yielded (or ran out of budget) asked to go behind
+        // the next poll.
+        let yielded = budget::take_yielded();
+        if busy && self.since_poll.get() < self.event_interval && !yielded {
+            return None;
+        }
+        if busy {
+            return Some(Park {
+                timeout: Some(Duration::ZERO),
+                auto_advance: false,
+            });
+        }
+        // About to sleep, perhaps for long: give back what a burst left
+        // behind, and publish the sizes now, or another thread would read
+        // the state from before this tick until the loop next wakes.
+        self.shrink_tables();
+        self.publish_sizes();
+        let next = self.timers.borrow().next_deadline();
+        let mut auto_advance = false;
+        let timeout = if self.clock.is_paused() {
+            // A paused clock jumps to the next deadline rather than sleep
+            // until it, if this zero-timeout poll finds nothing to do
+            // (auto-advance, see `time/pause.rs`). Not while a blocking job
+            // is in flight: its result may schedule work. Its pool wakes
+            // the loop when it is done. Read before the poll, which then
+            // sees what the job handed in before it finished.
+            auto_advance = next.is_some() && self.shared.pool.is_quiet();
+            auto_advance.then_some(Duration::ZERO)
         } else {
-            timers::now()
+            next.zip(now)
+                .map(|(deadline, now)| poll_timeout(deadline, now))
+        };
+        let timeout = match timeout {
+            Some(Duration::ZERO) => timeout,
+            _ if self.shared.try_park() => timeout,
+            _ => Some(Duration::ZERO),
+        };
+        Some(Park {
+            timeout,
+            auto_advance,
+        })
+    }
+
+    /// Step 4: polls the OS for at most `park.timeout`, wakes the waiters
+    /// of the sources it reports ready, and takes in what other threads
+    /// handed over.
+    #[inline]
+    fn poll_os(&self, park: Park, wakers: &mut Vec<Waker>) {
+        let mut driver = self.driver.borrow_mut();
+        let events = driver.wait(park.timeout);
+        // Perhaps long after the tick began: tasks taken in now read the
+        // clock afresh.
+        self.born.set(None);
+        let notified = self.shared.unpark_after_poll();
+        let dispatched = self.shared.reactor.dispatch(events, wakers);
+        drop(driver);
+        wake_all(wakers);
+        if notified {
+            self.take_injected();
+        }
+        self.since_poll.set(0);
+        self.shared.counters.io_events.bump(dispatched.events);
+        self.shared.counters.stale_io_events.bump(dispatched.stale);
+        if park.auto_advance && dispatched.events == 0 && self.run_queue.borrow().is_empty() {
+            self.jump_to_next_deadline();
         }
     }
 
-    /// Which clock the runtime reads.
-    pub(crate) fn clock_state(&self) -> ClockState {
-        self.clock.get()
+    /// Step 4 on a tick that skips the poll: takes in what other threads
+    /// handed over, if they handed anything.
+    #[inline]
+    fn take_notified(&self) {
+        if self.shared.take_notified() {
+            self.take_injected();
+        }
     }
 
     /// Switches the runtime's clock (`time/pause.rs`), here and in the
     /// copy other threads read.
     pub(crate) fn set_clock(&self, clock: ClockState) {
         self.clock.set(clock);
-        self.virtual_clock.set(clock != ClockState::Real);
         self.shared.clock.set(clock);
-        self.now.set(clock.now());
     }
 
     /// Auto-advance: moves a paused clock to the earliest armed timer's
     /// deadline, for the next tick to fire it.
     fn jump_to_next_deadline(&self) {
         let next = self.timers.borrow().next_deadline();
-        if let (Some(deadline), ClockState::Paused { now }) = (next, self.clock.get())
+        if let (Some(deadline), ClockState::Paused { now }) = (next, self.clock.state())
             && deadline > now
         {
             self.set_clock(ClockState::Paused { now: deadline });
@@ -538,37 +584,12 @@ impl Core {
         }
     }
 
-    /// Spawns `future` here, on the loop's own thread: `spawn`'s path
-    /// when it finds this loop running.
-    pub(crate) fn spawn<F>(
-        &self,
-        future: F,
-        location: &'static Location<'static>,
-    ) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        let task = TaskCell::new(future, self.shared.clone(), location);
-        let handle = JoinHandle::new(task.clone());
-        self.enter(task);
-        handle
-    }
-
-    /// Spawns a task whose future or output need not be `Send`, on this,
-    /// the loop's thread, which becomes the one thread the loop may run on
-    /// while the task lives.
-    pub(crate) fn spawn_local<F: Future + 'static>(
-        &self,
-        future: F,
-        location: &'static Location<'static>,
-    ) -> JoinHandle<F::Output> {
+    /// Enters a task made by `spawn_local` on this, the loop's thread,
+    /// which becomes the one thread the loop may run on while it lives.
+    pub(crate) fn enter_local(&self, task: Task) {
         self.local_home.set(Some(thread::current().id()));
         self.local_tasks.set(self.local_tasks.get() + 1);
-        let task = TaskCell::new_local(future, self.shared.clone(), location);
-        let handle = JoinHandle::new(task.clone());
         self.enter(task);
-        handle
     }
 
     /// The thread this loop must run on, if it has live local tasks and
@@ -733,7 +754,16 @@ impl Core {
     }
 }
 
-/// The `mio::Poll` the loop sleeps in (step 3 of the tick).
+/// How step 4 polls the OS, as step 3 decided.
+struct Park {
+    /// `None`: until an event comes.
+    timeout: Option<Duration>,
+    /// A paused clock jumps to the next deadline if the poll finds nothing
+    /// to do.
+    auto_advance: bool,
+}
+
+/// The `mio::Poll` the loop sleeps in (step 4 of the tick).
 pub(crate) struct Driver {
     poll: Poller,
     events: Events,
@@ -788,7 +818,7 @@ fn poll_timeout(deadline: u64, now: u64) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reactor::registration::Registration;
+    use crate::io::Registration;
 
     /// A source with no fd: the reactor gives it an entry, epoll never
     /// sees it.

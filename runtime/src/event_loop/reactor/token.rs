@@ -1,11 +1,7 @@
-//! Packing a slab key and a generation into a `mio::Token`.
-//!
-//! The slab reuses a freed key for the next registration. An event can
-//! still arrive for the old one: epoll keeps a registration alive while any
-//! duplicate of the fd (a `dup`, a forked child) keeps the file open, and it
-//! reports the token it was given. The generation in the token's high bits
-//! lets the reactor see that such an event is for an earlier owner of the
-//! slot and drop it.
+//! A slab key and a generation packed into a `mio::Token`: an event can
+//! arrive for a freed key's earlier owner (epoll keeps a registration while
+//! a duplicate of its fd lives), and the generation lets the reactor drop
+//! it.
 
 use mio::Token;
 
