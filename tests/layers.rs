@@ -19,59 +19,46 @@ const CRATES: &[&str] = &["runtime/src", "net/src", "compat/src", "macros/src"];
 /// Each file's layer, by path prefix (the longest that matches wins). A file
 /// may import from its own layer or a lower one.
 const LAYERS: &str = "
-    runtime/src/sync/                     0  the shim: std or loom
-    runtime/src/task/                     1  tasks, joins, the budget: no scheduler
-    runtime/src/reactor/                  1  the readiness table: no task, no loop
-    runtime/src/time/timers.rs            1  the timer heap
-    runtime/src/time/clock.rs             1
-    runtime/src/time/error.rs             1
-    runtime/src/blocking.rs               1
-    runtime/src/metrics.rs                1
-    runtime/src/stall.rs                  2  the stall detector's Watch
-    runtime/src/shared.rs                 3  the thread-safe half
-    runtime/src/time/homes.rs             3
-    runtime/src/core.rs                   4  the loop
-    runtime/src/handle.rs                 5  the way in: spawning
-    runtime/src/reactor/registration.rs   6  what tasks use, through a handle
-    runtime/src/time/                     6
-    runtime/src/signal/                   6
-    runtime/src/runtime.rs                7
-    runtime/src/lib.rs                    8
-    net/src/syscall.rs                    0  net's four floors: system calls,
-    net/src/options.rs                    0    options, addresses
-    net/src/addr.rs                       0
-    net/src/unix/sys.rs                   0
-    net/src/unix/addr.rs                  0
-    net/src/unix/ucred.rs                 0
-    net/src/impls.rs                      1  sockets and their halves, and the
-    net/src/halves.rs                     1    methods they share (macros)
-    net/src/tcp/                          1
-    net/src/udp.rs                        1
-    net/src/unix/                         1
-    net/src/io/                           2  asyncio's streams
-    net/src/callbacks/                    3  the lesson's callback layer
-    net/src/lib.rs                        4
-    compat/src/hyper/                     0  the adapters
-    compat/src/hyper/serve.rs             1  the server on them
-    compat/src/lib.rs                     2
-    macros/src/args.rs                    0
-    macros/src/entry.rs                   1
-    macros/src/lib.rs                     2
+    runtime/src/sync/                          0  the shim: std or loom
+    runtime/src/base/                          1  what the loop writes and the layers above read
+    runtime/src/event_loop/clock.rs            2  the core, bottom up: the clock, the heap
+    runtime/src/event_loop/timers.rs           2  of deadlines, tokens and waiters;
+    runtime/src/event_loop/reactor/token.rs    2
+    runtime/src/event_loop/reactor/waiters.rs  2
+    runtime/src/event_loop/cell.rs             3  the task cell, the reactor's table;
+    runtime/src/event_loop/reactor/            3
+    runtime/src/event_loop/shared.rs           4  the thread-safe half;
+    runtime/src/event_loop/homes.rs            5
+    runtime/src/event_loop/                    6  the tick
+    runtime/src/                               7  above the core: handles, tasks, I/O, time, signals
+    runtime/src/runtime.rs                     8  the runtime that owns a loop
+    runtime/src/lib.rs                         9
+    net/src/syscall.rs                         0  net's four floors: system calls,
+    net/src/options.rs                         0  options, addresses
+    net/src/addr.rs                            0
+    net/src/unix/sys.rs                        0
+    net/src/unix/addr.rs                       0
+    net/src/unix/ucred.rs                      0
+    net/src/impls.rs                           1  sockets and their halves, and the
+    net/src/halves.rs                          1  methods they share (macros)
+    net/src/tcp/                               1
+    net/src/udp.rs                             1
+    net/src/unix/                              1
+    net/src/io/                                2  asyncio's streams
+    net/src/callbacks/                         3  the lesson's callback layer
+    net/src/lib.rs                             4
+    compat/src/hyper/                          0  the adapters
+    compat/src/hyper/serve.rs                  1  the server on them
+    compat/src/lib.rs                          2
+    macros/src/args.rs                         0
+    macros/src/entry.rs                        1
+    macros/src/lib.rs                          2
 ";
 
 /// Today's violations, `(from_file, to_file)`, left out of both checks. A
 /// ratchet: the test fails when an entry no longer occurs or no longer breaks
 /// a rule, so the list can only shrink. Don't add to it: move the code.
-const ALLOWED: &[(&str, &str)] = &[
-    // The one cycle: `shared.rs` holds `stall::Watch`; the watchdog reads `Shared`.
-    ("runtime/src/stall.rs", "runtime/src/shared.rs"),
-    // `Handle::dump` lives in task/ but reads the loop and the thread-safe half.
-    ("runtime/src/task/dump.rs", "runtime/src/core.rs"),
-    ("runtime/src/task/dump.rs", "runtime/src/shared.rs"),
-    ("runtime/src/task/dump.rs", "runtime/src/stall.rs"),
-    // `JoinSet::spawn` calls `crate::spawn`: from task/ up to the handle.
-    ("runtime/src/task/join_set.rs", "runtime/src/handle.rs"),
-];
+const ALLOWED: &[(&str, &str)] = &[];
 
 type Tok = (String, usize);
 type ModPath = Vec<String>;
