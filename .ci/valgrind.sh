@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The tests that exercise unsafe code, under valgrind memcheck (issue 7).
 #
-# The runtime's `unsafe` is in the task cell (runtime/src/task/cell.rs):
+# The runtime's `unsafe` is in the task cell (runtime/src/event_loop/cell.rs):
 # each spawned task's future pinned inside its Arc, and its future or
 # output reached without a lock by the one owner the state word names, so
 # every test that spawns, wakes, aborts, panics in or shuts down tasks runs
