@@ -4,40 +4,25 @@ use std::io;
 
 use super::{Signal, SignalKind};
 
-/// Waits for SIGINT, the signal a terminal sends on Ctrl-C.
-///
-/// The listener is installed when the future is first polled, not when
-/// `ctrl_c` is called; a SIGINT before that is not seen by it. To listen
-/// from a known point on, or for every Ctrl-C rather than the next, keep a
-/// [`Signal`] for [`SignalKind::interrupt`] instead.
-///
-/// Once the first poll has installed the handler, Ctrl-C no longer
-/// terminates the process, and it stays so after this future completes or
-/// is dropped (see [the module docs](super#the-default-action-is-not-restored)).
+/// Waits for SIGINT (Ctrl-C), listening from the future's first poll, not
+/// its call; from then on Ctrl-C no longer ends the process (see [`Signal`]).
 ///
 /// # Errors
 ///
-/// As [`Signal::new`] (outside an ioloop runtime, out of file
-/// descriptors) and [`Signal::recv`].
+/// As [`Signal::new`] and [`Signal::recv`].
 ///
 /// # Cancellation
 ///
-/// Dropping the future removes its listener; a SIGINT that it had not yet
-/// reported is lost with it.
+/// Dropping the future removes its listener; a SIGINT it had not yet
+/// reported is lost.
 ///
 /// # Examples
 ///
-/// A program that stops on Ctrl-C would `select` this against its work; here
-/// the process presses Ctrl-C itself, once the future is listening:
-///
 /// ```
-/// use std::future::poll_fn;
-/// use std::pin::pin;
-/// use std::task::Poll;
+/// use std::{future::poll_fn, pin::pin, task::Poll};
 ///
 /// ioloop::block_on(async {
 ///     let mut ctrl_c = pin!(ioloop::signal::ctrl_c());
-///     // The first poll installs the listener, and nothing has come yet.
 ///     assert!(poll_fn(|cx| Poll::Ready(ctrl_c.as_mut().poll(cx))).await.is_pending());
 ///     signal_hook::low_level::raise(signal_hook::consts::SIGINT)?;
 ///     ctrl_c.await

@@ -5,11 +5,9 @@ use std::fmt;
 
 use signal_hook::consts::signal as sig;
 
-/// A signal number, named: which signal to listen for.
-///
-/// The constructors cover the signals a server usually handles;
-/// [`from_raw`](Self::from_raw) takes any other number. Whether the number
-/// can be listened for is checked by [`Signal::new`](super::Signal::new).
+/// A signal number, named: which signal to listen for. The constructors
+/// name the signals a server usually handles; [`from_raw`](Self::from_raw)
+/// takes any other number, which [`Signal::new`](super::Signal::new) checks.
 ///
 /// # Examples
 ///
@@ -24,14 +22,6 @@ pub struct SignalKind(c_int);
 
 impl SignalKind {
     /// SIGINT: the terminal's interrupt key, Ctrl-C.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::signal::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::interrupt().as_raw(), 2);
-    /// ```
     #[doc(alias = "SIGINT")]
     pub const fn interrupt() -> Self {
         SignalKind(sig::SIGINT)
@@ -39,14 +29,6 @@ impl SignalKind {
 
     /// SIGTERM: the polite request to stop (`kill`, systemd, Kubernetes),
     /// the usual cue for a graceful shutdown.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::signal::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::terminate().as_raw(), 15);
-    /// ```
     #[doc(alias = "SIGTERM")]
     pub const fn terminate() -> Self {
         SignalKind(sig::SIGTERM)
@@ -54,90 +36,36 @@ impl SignalKind {
 
     /// SIGHUP: the terminal hung up; daemons take it as "reload your
     /// configuration".
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::signal::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::hangup().as_raw(), 1);
-    /// ```
     #[doc(alias = "SIGHUP")]
     pub const fn hangup() -> Self {
         SignalKind(sig::SIGHUP)
     }
 
     /// SIGQUIT: the terminal's quit key, Ctrl-\\.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::signal::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::quit().as_raw(), 3);
-    /// ```
     #[doc(alias = "SIGQUIT")]
     pub const fn quit() -> Self {
         SignalKind(sig::SIGQUIT)
     }
 
     /// SIGUSR1: for the application to give a meaning to.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::signal::SignalKind;
-    ///
-    /// assert_ne!(SignalKind::user_defined1(), SignalKind::user_defined2());
-    /// ```
     #[doc(alias = "SIGUSR1")]
     pub const fn user_defined1() -> Self {
         SignalKind(sig::SIGUSR1)
     }
 
     /// SIGUSR2: for the application to give a meaning to.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::signal::SignalKind;
-    ///
-    /// assert_eq!(
-    ///     SignalKind::user_defined2(),
-    ///     SignalKind::from_raw(signal_hook::consts::SIGUSR2),
-    /// );
-    /// ```
     #[doc(alias = "SIGUSR2")]
     pub const fn user_defined2() -> Self {
         SignalKind(sig::SIGUSR2)
     }
 
     /// The signal with number `signum`, such as `libc::SIGWINCH` or a
-    /// real-time signal.
-    ///
-    /// Any number is accepted here; [`Signal::new`](super::Signal::new)
-    /// refuses the ones that cannot be listened for.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::signal::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::from_raw(28).as_raw(), 28);
-    /// ```
+    /// real-time signal; any number, checked by [`Signal::new`](super::Signal::new).
     pub const fn from_raw(signum: c_int) -> Self {
         SignalKind(signum)
     }
 
     /// The signal's number.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::signal::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::hangup().as_raw(), signal_hook::consts::SIGHUP);
-    /// ```
     pub const fn as_raw(self) -> c_int {
         self.0
     }

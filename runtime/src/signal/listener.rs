@@ -19,17 +19,19 @@ const CHUNK: usize = 128;
 /// A listener for one kind of signal, asyncio's `loop.add_signal_handler`
 /// turned into something to await.
 ///
-/// [`Signal::new`] installs the listener at once, so a signal that arrives
-/// before the first [`recv`](Self::recv) is kept for it. Each `recv`
-/// completes once for all the deliveries since the previous one: they
-/// coalesce, and are never counted (see [the module docs](super#coalescing)).
+/// [`Signal::new`] installs it at once, so a delivery before the first
+/// [`recv`](Self::recv) is kept for it. Deliveries coalesce: each `recv`
+/// completes once for all of them since the previous one, never counted.
+/// Every listener, in any runtime of the process, sees every delivery.
 ///
-/// Dropping the listener removes it; the signal's default action is *not*
-/// restored (see [the module docs](super#the-default-action-is-not-restored)).
+/// Dropping the listener removes it, but the default action is *not*
+/// restored: from the first listener for a signal on, one that would end
+/// the process (SIGINT, SIGTERM, SIGHUP, ...) no longer does, even once
+/// every listener is gone; one the process ignored (`SIG_IGN`) reaches
+/// listeners while they live; a handler other code installed earlier keeps
+/// running, before the listeners'.
 ///
 /// # Examples
-///
-/// Waiting for SIGTERM, here sent by the process to itself:
 ///
 /// ```
 /// use ioloop::signal::{Signal, SignalKind};
@@ -53,10 +55,8 @@ pub struct Signal {
 }
 
 impl Signal {
-    /// Starts listening for `kind`, in the runtime running on this thread.
-    ///
-    /// From this call on, a delivery of the signal is kept until
-    /// [`recv`](Self::recv) reports it.
+    /// Starts listening for `kind`, in the runtime running on this thread:
+    /// from this call on, a delivery is kept until [`recv`](Self::recv).
     ///
     /// # Errors
     ///
@@ -66,20 +66,6 @@ impl Signal {
     ///   know as a signal;
     /// - when called outside an ioloop runtime;
     /// - when the pipe cannot be created (out of file descriptors).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::io::ErrorKind;
-    /// use ioloop::signal::{Signal, SignalKind};
-    ///
-    /// ioloop::block_on(async {
-    ///     assert!(Signal::new(SignalKind::hangup()).is_ok());
-    ///     let kill = Signal::new(SignalKind::from_raw(signal_hook::consts::SIGKILL));
-    ///     assert_eq!(kill.unwrap_err().kind(), ErrorKind::InvalidInput);
-    /// });
-    /// assert!(Signal::new(SignalKind::hangup()).is_err()); // no runtime here
-    /// ```
     pub fn new(kind: SignalKind) -> io::Result<Signal> {
         let signum = kind.as_raw();
         // signal-hook panics on these; a caller's bad number is an error.
@@ -103,19 +89,6 @@ impl Signal {
     }
 
     /// The signal this listener waits for.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ioloop::signal::{Signal, SignalKind};
-    ///
-    /// ioloop::block_on(async {
-    ///     let hup = Signal::new(SignalKind::hangup())?;
-    ///     assert_eq!(hup.kind(), SignalKind::hangup());
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn kind(&self) -> SignalKind {
         self.kind
     }
@@ -131,28 +104,6 @@ impl Signal {
     ///
     /// Cancel-safe: deliveries are only consumed by the poll that
     /// completes, so dropping the future loses none.
-    ///
-    /// # Examples
-    ///
-    /// Three deliveries before the first `recv` complete it once:
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ioloop::signal::{Signal, SignalKind};
-    /// use signal_hook::{consts::SIGUSR1, low_level::raise};
-    ///
-    /// ioloop::block_on(async {
-    ///     let mut usr1 = Signal::new(SignalKind::user_defined1())?;
-    ///     for _ in 0..3 {
-    ///         raise(SIGUSR1)?;
-    ///     }
-    ///     usr1.recv().await?;
-    ///     let again = ioloop::time::timeout(Duration::from_millis(20), usr1.recv()).await;
-    ///     assert!(again.is_err(), "the three deliveries were reported once");
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub async fn recv(&mut self) -> io::Result<()> {
         poll_fn(|cx| self.poll_recv(cx)).await
     }
@@ -164,24 +115,6 @@ impl Signal {
     /// # Errors
     ///
     /// As [`recv`](Self::recv).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    /// use std::task::Poll;
-    /// use ioloop::signal::{Signal, SignalKind};
-    /// use signal_hook::{consts::SIGUSR2, low_level::raise};
-    ///
-    /// ioloop::block_on(async {
-    ///     let mut usr2 = Signal::new(SignalKind::user_defined2())?;
-    ///     assert!(poll_fn(|cx| Poll::Ready(usr2.poll_recv(cx))).await.is_pending());
-    ///     raise(SIGUSR2)?;
-    ///     poll_fn(|cx| usr2.poll_recv(cx)).await?;
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let mut buf = [0; CHUNK];
         let mut received = false;

@@ -8,20 +8,6 @@ use std::io;
 ///
 /// Converts into an [`io::Error`] of kind [`io::ErrorKind::TimedOut`], so
 /// `?` works in functions that return `io::Result`.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-///
-/// ioloop::block_on(async {
-///     let err = ioloop::time::timeout(Duration::from_millis(1), std::future::pending::<()>())
-///         .await
-///         .unwrap_err();
-///     let io: std::io::Error = err.into();
-///     assert_eq!(io.kind(), std::io::ErrorKind::TimedOut);
-/// });
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Elapsed(pub(crate) ());
 

@@ -9,54 +9,27 @@ use std::time::Duration;
 use super::instant::Instant;
 use super::sleep::{Sleep, saturating_add, sleep_until};
 
-/// What an [`Interval`] does when the loop was too busy to deliver a tick
-/// before the next one was due.
-///
-/// "Missed" means: by the time a tick is delivered, the following tick's
-/// scheduled instant has already passed.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use ioloop::time::{interval, MissedTickBehavior};
-///
-/// let mut every = interval(Duration::from_secs(1));
-/// assert_eq!(every.missed_tick_behavior(), MissedTickBehavior::Skip);
-/// every.set_missed_tick_behavior(MissedTickBehavior::Delay);
-/// assert_eq!(every.missed_tick_behavior(), MissedTickBehavior::Delay);
-/// ```
+/// What an [`Interval`] does when a tick is delivered after the next one
+/// was due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MissedTickBehavior {
-    /// Deliver the missed ticks back to back until caught up with the
-    /// original schedule. Right for counting (a tick is owed for every
-    /// period); wrong for anything that must not run in bursts.
-    ///
-    /// Every missed tick is owed, however many: a 1 µs interval stalled
-    /// for two hours delivers 7.2 billion ticks at once, as tokio's does.
-    /// Each spends the task's [budget](crate::task::poll_budget) like any
-    /// elapsed sleep, so the loop still runs its other tasks meanwhile, but
-    /// the task that ticks spends that long catching up.
+    /// Deliver every missed tick, however many, back to back until caught
+    /// up with the original schedule; each spends the task's
+    /// [budget](crate::task::poll_budget) like any elapsed sleep.
     Burst,
-    /// Restart the schedule from the late tick: the next tick comes one
-    /// whole period after the late one was delivered. Keeps the spacing
-    /// between ticks, lets the schedule drift.
+    /// Restart the schedule: the next tick comes one whole period after the
+    /// late one was delivered.
     Delay,
     /// Drop the missed ticks and resume on the original schedule at the
-    /// next instant still in the future, however long the stall and short
-    /// the period. The default (tokio's is `Burst`):
-    /// periodic housekeeping (the lesson's idle sweep) wants neither a burst
-    /// after a stall nor a drifting schedule.
+    /// next instant still in the future. The default.
     #[default]
     Skip,
 }
 
 /// Ticks every `period`, the first tick at once.
 ///
-/// "Now" is the current runtime's clock (see [`Instant::now`]), and so are
-/// the ticks: on a [paused](super::pause) runtime, they come as the virtual
-/// clock reaches them. An interval created outside a runtime starts from
-/// the real time.
+/// On the current runtime's clock, [paused](super::pause) or not (see
+/// [`Instant::now`]); made outside a runtime, it starts from the real time.
 ///
 /// # Panics
 ///
@@ -86,21 +59,7 @@ pub fn interval(period: Duration) -> Interval {
 ///
 /// # Panics
 ///
-/// If `period` is zero. The returned `Interval` panics if polled outside an
-/// ioloop runtime.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use ioloop::time::Instant;
-///
-/// ioloop::block_on(async {
-///     let start = Instant::now() + Duration::from_millis(5);
-///     let mut every = ioloop::time::interval_at(start, Duration::from_millis(5));
-///     assert_eq!(every.tick().await, start);
-/// });
-/// ```
+/// As [`interval`].
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
     assert!(
         period > Duration::ZERO,
@@ -113,22 +72,8 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
     }
 }
 
-/// A stream of ticks, one per period. See [`interval`].
-///
-/// Also a [`futures_core::Stream`] of the ticks' scheduled instants.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-///
-/// ioloop::block_on(async {
-///     let mut every = ioloop::time::interval(Duration::from_millis(5));
-///     let first = every.tick().await;
-///     let second = every.tick().await;
-///     assert_eq!(second - first, Duration::from_millis(5));
-/// });
-/// ```
+/// A stream of ticks, one per period, made by [`interval`]; also a
+/// [`futures_core::Stream`] of the ticks' scheduled instants.
 #[derive(Debug)]
 pub struct Interval {
     sleep: Sleep,
@@ -142,38 +87,11 @@ impl Interval {
     /// # Cancellation
     ///
     /// Cancel-safe: a tick is consumed only when this returns.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let mut every = ioloop::time::interval(Duration::from_millis(2));
-    ///     let a = every.tick().await;
-    ///     let b = every.tick().await;
-    ///     assert!(b > a);
-    /// });
-    /// ```
     pub async fn tick(&mut self) -> Instant {
         poll_fn(|cx| self.poll_tick(cx)).await
     }
 
     /// Polls for the next tick; on `Ready`, schedules the one after.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    /// use std::time::Duration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let mut every = ioloop::time::interval(Duration::from_millis(2));
-    ///     let first = poll_fn(|cx| every.poll_tick(cx)).await;
-    ///     let next = poll_fn(|cx| every.poll_tick(cx)).await;
-    ///     assert_eq!(next - first, Duration::from_millis(2));
-    /// });
-    /// ```
     pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
         ready!(Pin::new(&mut self.sleep).poll(cx));
         let scheduled = self.sleep.deadline();
@@ -204,22 +122,6 @@ impl Interval {
 
     /// Restarts the schedule: the next tick comes one period from now, on
     /// the current runtime's clock.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ioloop::time::Instant;
-    ///
-    /// ioloop::block_on(async {
-    ///     let mut every = ioloop::time::interval(Duration::from_millis(5));
-    ///     every.tick().await;
-    ///     let before = Instant::now();
-    ///     every.reset();
-    ///     let next = every.tick().await;
-    ///     assert!(next >= before + Duration::from_millis(5));
-    /// });
-    /// ```
     pub fn reset(&mut self) {
         self.sleep
             .reset(saturating_add(Instant::now(), self.period));

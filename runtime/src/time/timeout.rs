@@ -12,18 +12,13 @@ use crate::task::budget;
 
 /// Runs `future`, giving up once `duration` has passed.
 ///
-/// Returns `Ok(output)` if the future finishes first, `Err(Elapsed)` if the
+/// `Ok(output)` if the future finishes first, `Err(Elapsed)` if the
 /// deadline passes first. The future is polled before the deadline is
-/// checked, so a future that is already ready wins even with a zero
-/// duration.
-///
-/// The deadline is on the current runtime's clock (see
-/// [`Instant::now`]): on a [paused](super::pause) runtime, the timeout
-/// elapses when the virtual clock reaches it.
-///
-/// The deadline is checked on every poll even when the future has spent
-/// the task's whole [budget](crate::task::poll_budget): a future that is
-/// always busy still times out, at the first poll past the deadline.
+/// checked, so a ready future wins even with a zero duration; the deadline
+/// is checked on every poll, even one that spent the task's
+/// [budget](crate::task::poll_budget), so an always-busy future still times
+/// out. The deadline is on the current runtime's clock, [paused](super::pause)
+/// or not (see [`Instant::now`]).
 ///
 /// # Cancellation
 ///
@@ -53,26 +48,15 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     }
 }
 
-/// Runs `future`, giving up at `deadline`.
+/// Runs `future`, giving up at `deadline`: [`timeout`] with an instant.
 ///
-/// As [`timeout`], with an instant instead of a duration.
+/// # Cancellation
+///
+/// As [`timeout`].
 ///
 /// # Panics
 ///
-/// The returned future panics if polled outside an ioloop runtime.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use ioloop::time::Instant;
-///
-/// ioloop::block_on(async {
-///     let deadline = Instant::now() + Duration::from_millis(5);
-///     let r = ioloop::time::timeout_at(deadline, std::future::pending::<()>()).await;
-///     assert!(r.is_err());
-/// });
-/// ```
+/// As [`timeout`].
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     Timeout {
         future,
@@ -82,17 +66,6 @@ pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
 
 pin_project_lite::pin_project! {
     /// The future returned by [`timeout`] and [`timeout_at`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let t: ioloop::time::Timeout<_> = ioloop::time::timeout(Duration::from_secs(1), async { 5 });
-    ///     assert_eq!(t.await, Ok(5));
-    /// });
-    /// ```
     #[derive(Debug)]
     #[must_use = "futures do nothing unless you `.await` or poll them"]
     pub struct Timeout<F> {
