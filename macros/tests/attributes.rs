@@ -1,7 +1,7 @@
 //! `#[ioloop::main]` and `#[ioloop::test]` as users write them: the body
 //! runs on a runtime of its own, keeps the meaning it has in an `async fn`,
 //! and the function keeps its other attributes. (What they refuse is in
-//! the `compile_fail` examples of the crate's docs.)
+//! `macros/tests/compile_fail.md`, run as doc tests.)
 
 use std::error::Error;
 use std::fmt;

@@ -309,10 +309,10 @@ impl Runtime {
     /// use std::time::Duration;
     ///
     /// let rt = ioloop::Runtime::new().unwrap();
-    /// let _sleeper = rt.spawn(ioloop::time::sleep(Duration::from_millis(5)));
+    /// let _done = rt.spawn(async { ioloop::yield_now().await });
     /// let _stuck = rt.spawn(std::future::pending::<()>());
     /// let report = rt.shutdown_timeout(Duration::from_millis(50));
-    /// assert_eq!(report.cancelled_tasks, 1); // the pending one; the sleeper finished
+    /// assert_eq!(report.cancelled_tasks, 1); // the pending one; the other finished
     /// ```
     pub fn shutdown_timeout(self, timeout: Duration) -> ShutdownReport {
         // Wall time: a paused clock, held still by a busy task, would never

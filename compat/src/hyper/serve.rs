@@ -225,19 +225,40 @@ impl Server {
 ///
 /// # Examples
 ///
-/// ```no_run
-/// use std::convert::Infallible;
-/// use hyper::{Response, service::service_fn};
-/// use ioloop::net::TcpListener;
+/// A server and a client on one loop; the server stops once the client
+/// is done:
 ///
-/// #[ioloop::main]
-/// async fn main() -> std::io::Result<()> {
-///     let listener = TcpListener::bind("127.0.0.1:3000").await?;
+/// ```
+/// use std::cell::Cell;
+/// use std::convert::Infallible;
+/// use hyper::body::Body as _;
+/// use hyper::{Request, Response, StatusCode, service::service_fn};
+/// use ioloop::compat::hyper::{HyperIo, serve};
+/// use ioloop::net::{TcpListener, TcpStream};
+///
+/// ioloop::block_on(async {
+///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+///     let addr = listener.local_addr()?;
 ///     let hello = service_fn(|_req| async {
 ///         Ok::<_, Infallible>(Response::new(String::from("Hello, World!")))
 ///     });
-///     ioloop::compat::hyper::serve(listener, hello, ioloop::signal::ctrl_c()).await
-/// }
+///     let answer = Cell::new(None);
+///     let client = async {
+///         let stream = TcpStream::connect(addr).await.unwrap();
+///         let (mut sender, conn) =
+///             hyper::client::conn::http1::handshake(HyperIo::new(stream)).await.unwrap();
+///         ioloop::spawn_local(conn);
+///         let request = Request::get("/").body(String::new()).unwrap();
+///         let response = sender.send_request(request).await.unwrap();
+///         answer.set(Some((response.status(), response.body().size_hint().exact())));
+///     };
+///     // Serves until `client` completes (`ioloop::signal::ctrl_c()` in a
+///     // real server), then stops gracefully.
+///     serve(listener, hello, client).await?;
+///     assert_eq!(answer.get(), Some((StatusCode::OK, Some(13))));
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
 /// ```
 pub async fn serve<S, B, F>(listener: TcpListener, service: S, shutdown: F) -> io::Result<()>
 where
