@@ -11,6 +11,7 @@ use std::task::{Context, Poll, ready};
 use mio::Token;
 use mio::event::Source;
 
+use crate::base::budget;
 use crate::event_loop::reactor::{
     BITS, CLOSED, Direction, ERROR, IoEntry, PRIORITY, READ_CLOSED, READABLE, SHUTDOWN, WRITABLE,
     WRITE_CLOSED, shut_down_error, tick_of,
@@ -18,7 +19,6 @@ use crate::event_loop::reactor::{
 use crate::event_loop::shared::Shared;
 use crate::handle::Handle;
 use crate::sync::Ordering;
-use crate::task::budget;
 
 /// An I/O source (a socket, a pipe, any `mio::event::Source`) registered
 /// with a runtime's reactor: the lesson's `sel.register(sock, ...)`.

@@ -458,7 +458,7 @@ impl<'a> Entered<'a> {
 impl Drop for Entered<'_> {
     fn drop(&mut self) {
         // Registrations polled on this thread from now on are not a task's.
-        crate::task::budget::lift();
+        crate::base::budget::lift();
         if let Some(core) = core::uninstall() {
             self.home.put_back(core);
         }

@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use super::budget;
+use crate::base::budget;
 use crate::base::join_error::{JoinError, Repr, panic_message};
 use crate::event_loop::cell::Join;
 

@@ -5,18 +5,16 @@
 //! - `join`: [`JoinHandle`] and [`JoinError`].
 //! - `join_set`: [`JoinSet`], a group of tasks joined as they finish.
 //! - `yield_now`: giving the loop a turn ([`yield_now()`]).
-//! - `budget`: how much I/O a task may do per poll before it must yield.
 //! - `dump`: [`Dump`], the live tasks and what they wait on.
 
-pub(crate) mod budget;
 pub(crate) mod dump;
 pub(crate) mod join;
 mod join_set;
 mod yield_now;
 
+pub use crate::base::budget::{Unconstrained, consume_budget, poll_budget, unconstrained};
 pub use crate::base::join_error::JoinError;
 pub use crate::handle::{spawn, spawn_local};
-pub use budget::{Unconstrained, consume_budget, poll_budget, unconstrained};
 pub use dump::{Dump, TaskDump, TaskState, WaitReason};
 pub use join::JoinHandle;
 pub use join_set::JoinSet;

@@ -10,12 +10,12 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use super::instant::{Instant, current_clock};
+use crate::base::budget;
 use crate::event_loop::clock::{self, instant, ticks};
 use crate::event_loop::core::{self, Core};
 use crate::event_loop::homes;
 use crate::event_loop::timers::TimerKey;
 use crate::handle::Handle;
-use crate::task::budget;
 
 /// Waits until `duration` has passed.
 ///

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::error::Elapsed;
 use super::instant::Instant;
 use super::sleep::{Sleep, sleep, sleep_until};
-use crate::task::budget;
+use crate::base::budget;
 
 /// Runs `future`, giving up once `duration` has passed.
 ///
