@@ -757,37 +757,41 @@ pub struct ReadyEvent {
     pub(crate) tick: u32,
 }
 
+/// `ReadyEvent`'s accessors, one a readiness bit: `name = BIT`, each with
+/// its docs.
+macro_rules! bit_accessors {
+    ($($(#[$doc:meta])* $name:ident = $bit:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(&self) -> bool {
+                self.bits & $bit != 0
+            }
+        )*
+    };
+}
+
 impl ReadyEvent {
-    /// Data (or a pending connection) may be waiting.
-    pub fn is_readable(&self) -> bool {
-        self.bits & READABLE != 0
-    }
+    bit_accessors! {
+        /// Data (or a pending connection) may be waiting.
+        is_readable = READABLE;
 
-    /// There may be room to write.
-    pub fn is_writable(&self) -> bool {
-        self.bits & WRITABLE != 0
-    }
+        /// There may be room to write.
+        is_writable = WRITABLE;
 
-    /// The peer will send nothing more (it shut down its write side or hung
-    /// up); reads return what is left, then end of file.
-    pub fn is_read_closed(&self) -> bool {
-        self.bits & READ_CLOSED != 0
-    }
+        /// The peer will send nothing more (it shut down its write side or
+        /// hung up); reads return what is left, then end of file.
+        is_read_closed = READ_CLOSED;
 
-    /// Writing can no longer succeed (hang-up or a socket error).
-    pub fn is_write_closed(&self) -> bool {
-        self.bits & WRITE_CLOSED != 0
-    }
+        /// Writing can no longer succeed (hang-up or a socket error).
+        is_write_closed = WRITE_CLOSED;
 
-    /// The source reported an error; the next I/O call returns it.
-    pub fn is_error(&self) -> bool {
-        self.bits & ERROR != 0
-    }
+        /// The source reported an error; the next I/O call returns it.
+        is_error = ERROR;
 
-    /// TCP urgent data is pending (`EPOLLPRI`): a read stops short at the
-    /// urgent mark, so a short read does not prove the socket drained.
-    pub fn is_priority(&self) -> bool {
-        self.bits & PRIORITY != 0
+        /// TCP urgent data is pending (`EPOLLPRI`): a read stops short at
+        /// the urgent mark, so a short read does not prove the socket
+        /// drained.
+        is_priority = PRIORITY;
     }
 }
 

@@ -37,6 +37,7 @@ use loom::thread;
 use super::Registration;
 use crate::event_loop::cell::wake_all;
 use crate::event_loop::reactor::{Direction, READABLE};
+use crate::event_loop::shared::Shared;
 use crate::handle::Handle;
 use crate::sync::harness::{self, Flag};
 use crate::sync::{AtomicUsize, Ordering};
@@ -69,6 +70,27 @@ impl Kernel {
     }
 }
 
+/// A pipe's receiving end registered with `shared`'s reactor, and the
+/// sending end that keeps it open.
+fn registered(shared: &Arc<Shared>) -> (mio::unix::pipe::Sender, Arc<Registration<Source>>) {
+    let (peer, source) = mio::unix::pipe::new().expect("a pipe");
+    let reg = Registration::with_handle(source, &Handle::new(shared.clone())).unwrap();
+    (peer, Arc::new(reg))
+}
+
+/// The loop's dispatch of one readable event for `reg`: the poll reports
+/// the edge, and the wakers it fires are woken once the table is unlocked.
+/// Returns how many it woke.
+fn dispatch_readable(shared: &Shared, reg: &Registration<Source>) -> usize {
+    let mut wakers = Vec::new();
+    shared
+        .reactor
+        .record(iter::once((reg.token, READABLE)), &mut wakers);
+    let woken = wakers.len();
+    wake_all(&mut wakers);
+    woken
+}
+
 /// The reader's buffer: a read of fewer bytes than this empties the
 /// kernel's queue, so `poll_read_stream` clears readiness after it too.
 const BUF: usize = 2;
@@ -97,9 +119,7 @@ fn read(
 fn reader_racing_events(sent: usize) {
     loom::model(move || {
         let shared = harness::shared();
-        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
-        let reg =
-            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        let (_peer, reg) = registered(&shared);
         let kernel = Arc::new(Kernel::default());
         let flag = Flag::new();
 
@@ -111,15 +131,10 @@ fn reader_racing_events(sent: usize) {
                 (done, got)
             }
         });
-        // The loop: a byte lands in the socket, the poll reports the edge,
-        // and the wakers it fires are woken once the table is unlocked.
+        // The loop: a byte lands in the socket, and a poll reports it.
         for _ in 0..sent {
             kernel.0.fetch_add(1, Ordering::AcqRel);
-            let mut wakers = Vec::new();
-            shared
-                .reactor
-                .record(iter::once((reg.token, READABLE)), &mut wakers);
-            wake_all(&mut wakers);
+            dispatch_readable(&shared, &reg);
         }
         let (mut done, mut got) = reader.join().unwrap();
 
@@ -158,9 +173,7 @@ fn loom_clear_racing_two_events() {
 fn loom_two_waiters_racing_an_event() {
     loom::model(|| {
         let shared = harness::shared();
-        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
-        let reg =
-            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        let (_peer, reg) = registered(&shared);
         let kernel = Arc::new(Kernel::default());
         // A read of one byte, into a buffer of one byte: never short.
         let read_one = |reg: &Registration<Source>, kernel: &Kernel, waker: &Waker| {
@@ -180,11 +193,7 @@ fn loom_two_waiters_racing_an_event() {
             })
             .collect();
         kernel.0.fetch_add(2, Ordering::AcqRel);
-        let mut wakers = Vec::new();
-        shared
-            .reactor
-            .record(iter::once((reg.token, READABLE)), &mut wakers);
-        wake_all(&mut wakers);
+        dispatch_readable(&shared, &reg);
 
         for (handle, flag) in readers {
             let mut done = handle.join().unwrap();
@@ -205,9 +214,7 @@ fn loom_two_waiters_racing_an_event() {
 fn loom_clear_never_erases_a_newer_event() {
     loom::model(|| {
         let shared = harness::shared();
-        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
-        let reg =
-            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        let (_peer, reg) = registered(&shared);
         let clearer = thread::spawn({
             let reg = reg.clone();
             move || {
@@ -220,11 +227,11 @@ fn loom_clear_never_erases_a_newer_event() {
                 event
             }
         });
-        let mut wakers = Vec::new();
-        shared
-            .reactor
-            .record(iter::once((reg.token, READABLE)), &mut wakers);
-        assert!(wakers.is_empty(), "nobody waits in this model");
+        assert_eq!(
+            dispatch_readable(&shared, &reg),
+            0,
+            "nobody waits in this model"
+        );
         let seen = clearer.join().unwrap();
         let now = reg.entry.ready_now(Direction::Read).unwrap();
         match seen.tick {
@@ -241,9 +248,7 @@ fn loom_clear_never_erases_a_newer_event() {
 fn loom_shutdown_racing_a_waiting_reader() {
     loom::model(|| {
         let shared = harness::shared();
-        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
-        let reg =
-            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        let (_peer, reg) = registered(&shared);
         // Nothing to read: the reader has to wait.
         let event = reg.entry.ready_now(Direction::Read).unwrap().unwrap();
         reg.clear_readiness(event);
@@ -282,9 +287,7 @@ fn loom_shutdown_racing_a_waiting_reader() {
 fn loom_keyed_waiters_racing_an_event_and_a_drop() {
     loom::model(|| {
         let shared = harness::shared();
-        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
-        let reg =
-            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        let (_peer, reg) = registered(&shared);
         let kernel = Arc::new(Kernel::default());
         let read_one = |reg: &Registration<Source>,
                         kernel: &Kernel,
@@ -329,11 +332,7 @@ fn loom_keyed_waiters_racing_an_event_and_a_drop() {
             }
         });
         kernel.0.fetch_add(2, Ordering::AcqRel);
-        let mut wakers = Vec::new();
-        shared
-            .reactor
-            .record(iter::once((reg.token, READABLE)), &mut wakers);
-        wake_all(&mut wakers);
+        dispatch_readable(&shared, &reg);
 
         for (handle, flag) in readers {
             let (mut done, mut key) = handle.join().unwrap();
