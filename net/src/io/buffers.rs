@@ -108,7 +108,7 @@ impl ReadBuf {
     /// or past what it already holds, plus [`READ_CHUNK`].
     ///
     /// Returns the number of bytes read; 0 means end of stream.
-    /// `Interrupted` is retried here, the one place reads are made.
+    /// `Interrupted` is retried (in [`poll_read_into`]).
     pub(crate) fn poll_fill<R: AsyncRead + Unpin>(
         &mut self,
         cx: &mut Context<'_>,
@@ -118,52 +118,37 @@ impl ReadBuf {
     ) -> Poll<io::Result<usize>> {
         debug_assert!(at_most > 0, "a read of 0 bytes would look like the end");
         if self.bytes.is_empty() {
-            return self.poll_first_fill(cx, reader, hold, at_most);
+            return self.poll_first_fill(cx, reader, at_most);
         }
         self.reserve(hold);
-        loop {
-            let free = &mut self.bytes[self.end..];
-            let limit = free.len().min(at_most);
-            match ready!(Pin::new(&mut *reader).poll_read(cx, &mut free[..limit])) {
-                Ok(n) => {
-                    // A reader claiming more than it was given breaks the
-                    // AsyncRead contract; clamp rather than index past it.
-                    let n = n.min(limit);
-                    self.end += n;
-                    return Poll::Ready(Ok(n));
-                }
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(err) => return Poll::Ready(Err(err)),
-            }
-        }
+        let free = &mut self.bytes[self.end..];
+        let limit = free.len().min(at_most);
+        let n = ready!(poll_read_into(cx, reader, &mut free[..limit]))?;
+        self.end += n;
+        Poll::Ready(Ok(n))
     }
 
     /// [`poll_fill`](Self::poll_fill) with nothing allocated: read into a
-    /// [`PROBE`] on the stack, and allocate only if something came.
+    /// [`PROBE`] on the stack, and allocate only if something came. It
+    /// needs no `hold`: an empty buffer's first allocation is one
+    /// [`READ_CHUNK`] whatever the hold (see [`make_room`](Self::make_room)).
     fn poll_first_fill<R: AsyncRead + Unpin>(
         &mut self,
         cx: &mut Context<'_>,
         reader: &mut R,
-        hold: usize,
         at_most: usize,
     ) -> Poll<io::Result<usize>> {
         let mut probe = [0u8; PROBE];
         let probe = &mut probe[..at_most.min(PROBE)];
-        loop {
-            match ready!(Pin::new(&mut *reader).poll_read(cx, probe)) {
-                Ok(0) => return Poll::Ready(Ok(0)),
-                Ok(n) => {
-                    let n = n.min(probe.len());
-                    self.reserve(hold);
-                    self.bytes[..n].copy_from_slice(&probe[..n]);
-                    self.start = 0;
-                    self.end = n;
-                    return Poll::Ready(Ok(n));
-                }
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(err) => return Poll::Ready(Err(err)),
-            }
+        let n = ready!(poll_read_into(cx, reader, probe))?;
+        if n > 0 {
+            self.reserve(0);
+            debug_assert_eq!(self.bytes.len(), READ_CHUNK);
+            self.bytes[..n].copy_from_slice(&probe[..n]);
+            self.start = 0;
+            self.end = n;
         }
+        Poll::Ready(Ok(n))
     }
 
     /// Makes at least [`MIN_READ`] of free space, within the bound of
@@ -285,6 +270,26 @@ impl WriteBuf {
 #[cold]
 pub(crate) fn write_zero() -> io::Error {
     io::Error::new(io::ErrorKind::WriteZero, "the writer accepted no bytes")
+}
+
+/// One read from `reader` into `buf`, `Interrupted` retried: the one
+/// place reads are made. The count is clamped to `buf`: a reader claiming
+/// more than it was given breaks the `AsyncRead` contract, and the caller
+/// must not index past what it offered. Always inline: it is the body of
+/// every fill.
+#[inline(always)]
+fn poll_read_into<R: AsyncRead + Unpin>(
+    cx: &mut Context<'_>,
+    reader: &mut R,
+    buf: &mut [u8],
+) -> Poll<io::Result<usize>> {
+    loop {
+        match ready!(Pin::new(&mut *reader).poll_read(cx, buf)) {
+            Ok(n) => return Poll::Ready(Ok(n.min(buf.len()))),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Poll::Ready(Err(err)),
+        }
+    }
 }
 
 #[cfg(test)]
