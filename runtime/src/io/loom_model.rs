@@ -91,6 +91,19 @@ fn dispatch_readable(shared: &Shared, reg: &Registration<Source>) -> usize {
     woken
 }
 
+/// A reader thread making its first try, `first`, with the waker of the
+/// flag it is returned with.
+fn reader<R: Send + 'static>(
+    first: impl FnOnce(&Waker) -> R + Send + 'static,
+) -> (thread::JoinHandle<R>, Arc<Flag>) {
+    let flag = Flag::new();
+    let handle = thread::spawn({
+        let flag = flag.clone();
+        move || first(&flag.waker())
+    });
+    (handle, flag)
+}
+
 /// The reader's buffer: a read of fewer bytes than this empties the
 /// kernel's queue, so `poll_read_stream` clears readiness after it too.
 const BUF: usize = 2;
@@ -184,12 +197,7 @@ fn loom_two_waiters_racing_an_event() {
         let readers: Vec<_> = (0..2)
             .map(|_| {
                 let (reg, kernel) = (reg.clone(), kernel.clone());
-                let flag = Flag::new();
-                let handle = thread::spawn({
-                    let flag = flag.clone();
-                    move || read_one(&reg, &kernel, &flag.waker()).is_ready()
-                });
-                (handle, flag)
+                reader(move |waker| read_one(&reg, &kernel, waker).is_ready())
             })
             .collect();
         kernel.0.fetch_add(2, Ordering::AcqRel);
@@ -306,16 +314,11 @@ fn loom_keyed_waiters_racing_an_event_and_a_drop() {
         let readers: Vec<_> = (0..2)
             .map(|_| {
                 let (reg, kernel) = (reg.clone(), kernel.clone());
-                let flag = Flag::new();
-                let handle = thread::spawn({
-                    let flag = flag.clone();
-                    move || {
-                        let mut key = None;
-                        let done = read_one(&reg, &kernel, &mut key, &flag.waker()).is_ready();
-                        (done, key)
-                    }
-                });
-                (handle, flag)
+                reader(move |waker| {
+                    let mut key = None;
+                    let done = read_one(&reg, &kernel, &mut key, waker).is_ready();
+                    (done, key)
+                })
             })
             .collect();
         let dropped = thread::spawn({
