@@ -34,7 +34,7 @@ use std::task::{Context, Poll, Waker};
 
 use loom::thread;
 
-use super::Registration;
+use super::{Registration, at_key};
 use crate::event_loop::cell::wake_all;
 use crate::event_loop::reactor::{Direction, READABLE};
 use crate::event_loop::shared::Shared;
@@ -305,7 +305,7 @@ fn loom_keyed_waiters_racing_an_event_and_a_drop() {
             reg.poll_io(
                 &mut cx,
                 Direction::Read,
-                key,
+                at_key(key),
                 |_| kernel.recv(1),
                 |_, _| false,
             )
