@@ -352,7 +352,7 @@ impl<S: Source> Registration<S> {
         cx: &mut Context<'_>,
         f: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io(cx, Direction::Read, Polled, f, |_, _| false)
+        self.poll_io(cx, Direction::Read, IoEntry::poll_ready, f, |_, _| false)
     }
 
     /// Runs the write-side I/O call `f` until it does not return
@@ -367,7 +367,7 @@ impl<S: Source> Registration<S> {
         cx: &mut Context<'_>,
         f: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io(cx, Direction::Write, Polled, f, |_, _| false)
+        self.poll_io(cx, Direction::Write, IoEntry::poll_ready, f, |_, _| false)
     }
 
     /// [`poll_read_io`](Self::poll_read_io) for a byte-stream source (TCP,
@@ -411,7 +411,7 @@ impl<S: Source> Registration<S> {
         len: usize,
         f: impl FnMut(&S) -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
-        self.poll_io(cx, Direction::Read, Polled, f, |&n, event| {
+        self.poll_io(cx, Direction::Read, IoEntry::poll_ready, f, |&n, event| {
             n > 0 && n < len && !event.is_priority()
         })
     }
@@ -429,7 +429,9 @@ impl<S: Source> Registration<S> {
         len: usize,
         f: impl FnMut(&S) -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
-        self.poll_io(cx, Direction::Write, Polled, f, |&n, _| n < len)
+        self.poll_io(cx, Direction::Write, IoEntry::poll_ready, f, |&n, _| {
+            n < len
+        })
     }
 
     /// The pattern: wait for readiness (parking as `place` says), try `f`;
@@ -446,7 +448,7 @@ impl<S: Source> Registration<S> {
     ) -> Poll<io::Result<R>> {
         ready!(budget::poll_proceed(cx));
         loop {
-            let event = ready!(place.poll_ready(&self.entry, direction, cx))?;
+            let event = ready!(place(&self.entry, direction, cx))?;
             match f(&self.source) {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(event),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
@@ -462,41 +464,18 @@ impl<S: Source> Registration<S> {
     }
 }
 
-/// Where a task waiting on a direction parks its waker.
-trait Place {
-    fn poll_ready(
-        &mut self,
-        entry: &IoEntry,
-        direction: Direction,
-        cx: &mut Context<'_>,
-    ) -> Poll<io::Result<ReadyEvent>>;
-}
+/// Where a task waiting on a direction parks its waker, `poll_io`'s
+/// `place`: [`IoEntry::poll_ready`] for a poll function's caller (among
+/// the shared waiters, see `Waiters`), [`at_key`] for a waiting future.
+/// Any such function or closure is one.
+trait Place: FnMut(&IoEntry, Direction, &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {}
 
-/// A poll function's caller: among the shared waiters (see `Waiters`).
-struct Polled;
+impl<P: FnMut(&IoEntry, Direction, &mut Context<'_>) -> Poll<io::Result<ReadyEvent>>> Place for P {}
 
-impl Place for Polled {
-    #[inline]
-    fn poll_ready(
-        &mut self,
-        entry: &IoEntry,
-        direction: Direction,
-        cx: &mut Context<'_>,
-    ) -> Poll<io::Result<ReadyEvent>> {
-        entry.poll_ready(direction, cx)
-    }
-}
-
-/// A waiting future: at its own key.
-impl Place for &mut Option<usize> {
-    #[inline]
-    fn poll_ready(
-        &mut self,
-        entry: &IoEntry,
-        direction: Direction,
-        cx: &mut Context<'_>,
-    ) -> Poll<io::Result<ReadyEvent>> {
-        entry.poll_ready_keyed(direction, cx, self)
+/// The [`Place`] of a waiting future: its own `key` among the waiters.
+fn at_key(key: &mut Option<usize>) -> impl Place + '_ {
+    move |entry: &IoEntry, direction, cx: &mut Context<'_>| {
+        entry.poll_ready_keyed(direction, cx, key)
     }
 }
 
@@ -565,7 +544,7 @@ impl<'a, S: Source> Waiter<'a, S> {
         f: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let registration = self.registration;
-        registration.poll_io(cx, self.direction, &mut self.key, f, |_, _| false)
+        registration.poll_io(cx, self.direction, at_key(&mut self.key), f, |_, _| false)
     }
 }
 
@@ -757,37 +736,41 @@ pub struct ReadyEvent {
     pub(crate) tick: u32,
 }
 
+/// `ReadyEvent`'s accessors, one a readiness bit: `name = BIT`, each with
+/// its docs.
+macro_rules! bit_accessors {
+    ($($(#[$doc:meta])* $name:ident = $bit:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(&self) -> bool {
+                self.bits & $bit != 0
+            }
+        )*
+    };
+}
+
 impl ReadyEvent {
-    /// Data (or a pending connection) may be waiting.
-    pub fn is_readable(&self) -> bool {
-        self.bits & READABLE != 0
-    }
+    bit_accessors! {
+        /// Data (or a pending connection) may be waiting.
+        is_readable = READABLE;
 
-    /// There may be room to write.
-    pub fn is_writable(&self) -> bool {
-        self.bits & WRITABLE != 0
-    }
+        /// There may be room to write.
+        is_writable = WRITABLE;
 
-    /// The peer will send nothing more (it shut down its write side or hung
-    /// up); reads return what is left, then end of file.
-    pub fn is_read_closed(&self) -> bool {
-        self.bits & READ_CLOSED != 0
-    }
+        /// The peer will send nothing more (it shut down its write side or
+        /// hung up); reads return what is left, then end of file.
+        is_read_closed = READ_CLOSED;
 
-    /// Writing can no longer succeed (hang-up or a socket error).
-    pub fn is_write_closed(&self) -> bool {
-        self.bits & WRITE_CLOSED != 0
-    }
+        /// Writing can no longer succeed (hang-up or a socket error).
+        is_write_closed = WRITE_CLOSED;
 
-    /// The source reported an error; the next I/O call returns it.
-    pub fn is_error(&self) -> bool {
-        self.bits & ERROR != 0
-    }
+        /// The source reported an error; the next I/O call returns it.
+        is_error = ERROR;
 
-    /// TCP urgent data is pending (`EPOLLPRI`): a read stops short at the
-    /// urgent mark, so a short read does not prove the socket drained.
-    pub fn is_priority(&self) -> bool {
-        self.bits & PRIORITY != 0
+        /// TCP urgent data is pending (`EPOLLPRI`): a read stops short at
+        /// the urgent mark, so a short read does not prove the socket
+        /// drained.
+        is_priority = PRIORITY;
     }
 }
 

@@ -35,39 +35,31 @@ pub trait Socket: sealed::Sealed + Unpin {
     fn writer(&self) -> impl AsyncWrite + Unpin + '_;
 }
 
-impl sealed::Sealed for TcpStream {}
+/// [`Socket`] for an ioloop stream: its own `poll_read_uninit`, and
+/// itself (`&stream` is futures-io) as the writer.
+macro_rules! socket {
+    ($stream:ident) => {
+        impl sealed::Sealed for $stream {}
 
-impl Socket for TcpStream {
-    fn poll_read_uninit(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [MaybeUninit<u8>],
-    ) -> Poll<io::Result<usize>> {
-        TcpStream::poll_read_uninit(self, cx, buf)
-    }
+        impl Socket for $stream {
+            fn poll_read_uninit(
+                &self,
+                cx: &mut Context<'_>,
+                buf: &mut [MaybeUninit<u8>],
+            ) -> Poll<io::Result<usize>> {
+                $stream::poll_read_uninit(self, cx, buf)
+            }
 
-    fn writer(&self) -> impl AsyncWrite + Unpin + '_ {
-        self
-    }
+            fn writer(&self) -> impl AsyncWrite + Unpin + '_ {
+                self
+            }
+        }
+    };
 }
 
+socket!(TcpStream);
 #[cfg(unix)]
-impl sealed::Sealed for UnixStream {}
-
-#[cfg(unix)]
-impl Socket for UnixStream {
-    fn poll_read_uninit(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [MaybeUninit<u8>],
-    ) -> Poll<io::Result<usize>> {
-        UnixStream::poll_read_uninit(self, cx, buf)
-    }
-
-    fn writer(&self) -> impl AsyncWrite + Unpin + '_ {
-        self
-    }
-}
+socket!(UnixStream);
 
 /// An ioloop socket as hyper's I/O: [`hyper::rt::Read`] and
 /// [`hyper::rt::Write`] over a [`TcpStream`] or `UnixStream`.

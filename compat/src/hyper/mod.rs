@@ -13,5 +13,5 @@ mod timer;
 
 pub use exec::{Executor, LocalExecutor};
 pub use io::{FuturesIo, HyperIo, Socket};
-pub use serve::{Server, serve};
+pub use serve::{ServeService, Server, serve};
 pub use timer::{Sleep, Timer};

@@ -11,8 +11,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use hyper::body::{Body, Incoming};
-use hyper::service::Service;
-use hyper::{Request, Response};
+use hyper::service::HttpService;
 use ioloop_net::tcp::{TcpListener, TcpStream};
 use ioloop_runtime::task::JoinSet;
 use ioloop_runtime::time::timeout;
@@ -21,6 +20,26 @@ use super::{HyperIo, LocalExecutor, Timer};
 
 /// The boxed error hyper's bounds ask services and bodies for.
 type BoxError = Box<dyn StdError + Send + Sync>;
+
+/// A service [`Server::serve`] and [`serve`] can run, implemented for every
+/// type that is one: a hyper [`Service`](hyper::service::Service) of
+/// `Request<Incoming>` answering `Response<B>` for a [`Body`] `B`, its
+/// errors and the body's boxable into `Box<dyn Error + Send + Sync>`,
+/// `Clone` (each connection gets a clone) and `'static`, as is its future.
+/// hyper's [`service_fn`](hyper::service::service_fn) makes one.
+pub trait ServeService:
+    HttpService<Incoming, ResBody: Body<Error: Into<BoxError>> + 'static, Future: 'static>
+    + Clone
+    + 'static
+{
+}
+
+impl<S> ServeService for S where
+    S: HttpService<Incoming, ResBody: Body<Error: Into<BoxError>> + 'static, Future: 'static>
+        + Clone
+        + 'static
+{
+}
 
 /// How [`Server::serve`] serves: the protocol and the grace period.
 ///
@@ -126,18 +145,14 @@ impl Server {
     /// # Panics
     ///
     /// Outside a task of an ioloop runtime's loop thread.
-    pub async fn serve<S, B, F>(
+    pub async fn serve<S, F>(
         &self,
         listener: TcpListener,
         service: S,
         shutdown: F,
     ) -> io::Result<()>
     where
-        S: Service<Request<Incoming>, Response = Response<B>> + Clone + 'static,
-        S::Future: 'static,
-        S::Error: Into<BoxError>,
-        B: Body + 'static,
-        B::Error: Into<BoxError>,
+        S: ServeService,
         F: Future,
     {
         let stop = Rc::new(Stop::default());
@@ -180,18 +195,14 @@ impl Server {
 
     /// One connection's task: hyper's connection future, told to shut down
     /// gracefully once `stop` says so.
-    fn connection<S, B>(
+    fn connection<S>(
         &self,
         stream: TcpStream,
         service: S,
         stop: Rc<Stop>,
     ) -> impl Future<Output = ()> + 'static
     where
-        S: Service<Request<Incoming>, Response = Response<B>> + 'static,
-        S::Future: 'static,
-        S::Error: Into<BoxError>,
-        B: Body + 'static,
-        B::Error: Into<BoxError>,
+        S: ServeService,
     {
         // Small responses go out at once, not after the peer's delayed ACK.
         let _ = stream.set_nodelay(true);
@@ -260,13 +271,9 @@ impl Server {
 /// })
 /// .unwrap();
 /// ```
-pub async fn serve<S, B, F>(listener: TcpListener, service: S, shutdown: F) -> io::Result<()>
+pub async fn serve<S, F>(listener: TcpListener, service: S, shutdown: F) -> io::Result<()>
 where
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + 'static,
-    S::Future: 'static,
-    S::Error: Into<BoxError>,
-    B: Body + 'static,
-    B::Error: Into<BoxError>,
+    S: ServeService,
     F: Future,
 {
     Server::new().serve(listener, service, shutdown).await

@@ -108,7 +108,7 @@ impl ReadBuf {
     /// or past what it already holds, plus [`READ_CHUNK`].
     ///
     /// Returns the number of bytes read; 0 means end of stream.
-    /// `Interrupted` is retried here, the one place reads are made.
+    /// `Interrupted` is retried here (and in the first fill).
     pub(crate) fn poll_fill<R: AsyncRead + Unpin>(
         &mut self,
         cx: &mut Context<'_>,
@@ -118,7 +118,7 @@ impl ReadBuf {
     ) -> Poll<io::Result<usize>> {
         debug_assert!(at_most > 0, "a read of 0 bytes would look like the end");
         if self.bytes.is_empty() {
-            return self.poll_first_fill(cx, reader, hold, at_most);
+            return self.poll_first_fill(cx, reader, at_most);
         }
         self.reserve(hold);
         loop {
@@ -139,12 +139,19 @@ impl ReadBuf {
     }
 
     /// [`poll_fill`](Self::poll_fill) with nothing allocated: read into a
-    /// [`PROBE`] on the stack, and allocate only if something came.
+    /// [`PROBE`] on the stack, and allocate only if something came. It
+    /// needs no `hold`: an empty buffer's first allocation is one
+    /// [`READ_CHUNK`] whatever the hold (see [`make_room`](Self::make_room)).
+    /// Cold and out of line: once per connection. Its read loop is
+    /// `poll_fill`'s, written out again: an `#[inline(always)]` helper for
+    /// the two cost 3 instructions per echoed message (`poll_fill` 115 to
+    /// 118, `benches/echo_cost.sh --top`).
+    #[cold]
+    #[inline(never)]
     fn poll_first_fill<R: AsyncRead + Unpin>(
         &mut self,
         cx: &mut Context<'_>,
         reader: &mut R,
-        hold: usize,
         at_most: usize,
     ) -> Poll<io::Result<usize>> {
         let mut probe = [0u8; PROBE];
@@ -154,7 +161,8 @@ impl ReadBuf {
                 Ok(0) => return Poll::Ready(Ok(0)),
                 Ok(n) => {
                     let n = n.min(probe.len());
-                    self.reserve(hold);
+                    self.reserve(0);
+                    debug_assert_eq!(self.bytes.len(), READ_CHUNK);
                     self.bytes[..n].copy_from_slice(&probe[..n]);
                     self.start = 0;
                     self.end = n;

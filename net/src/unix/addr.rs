@@ -46,41 +46,21 @@ impl ToUnixAddr for SocketAddr {
     }
 }
 
-impl ToUnixAddr for Path {
-    fn to_unix_addr(&self) -> io::Result<SocketAddr> {
-        addr_from_path(self)
-    }
+/// `ToUnixAddr` for the types a path is held in: the path types and the
+/// strings.
+macro_rules! to_unix_addr_as_path {
+    ($($path:ty),*) => {
+        $(
+            impl ToUnixAddr for $path {
+                fn to_unix_addr(&self) -> io::Result<SocketAddr> {
+                    addr_from_path(Path::new(self))
+                }
+            }
+        )*
+    };
 }
 
-impl ToUnixAddr for PathBuf {
-    fn to_unix_addr(&self) -> io::Result<SocketAddr> {
-        addr_from_path(self)
-    }
-}
-
-impl ToUnixAddr for str {
-    fn to_unix_addr(&self) -> io::Result<SocketAddr> {
-        addr_from_path(Path::new(self))
-    }
-}
-
-impl ToUnixAddr for String {
-    fn to_unix_addr(&self) -> io::Result<SocketAddr> {
-        addr_from_path(Path::new(self))
-    }
-}
-
-impl ToUnixAddr for OsStr {
-    fn to_unix_addr(&self) -> io::Result<SocketAddr> {
-        addr_from_path(Path::new(self))
-    }
-}
-
-impl ToUnixAddr for OsString {
-    fn to_unix_addr(&self) -> io::Result<SocketAddr> {
-        addr_from_path(Path::new(self))
-    }
-}
+to_unix_addr_as_path!(Path, PathBuf, str, String, OsStr, OsString);
 
 impl<T: ToUnixAddr + ?Sized> ToUnixAddr for &T {
     fn to_unix_addr(&self) -> io::Result<SocketAddr> {

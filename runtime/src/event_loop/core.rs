@@ -817,6 +817,10 @@ fn poll_timeout(deadline: u64, now: u64) -> Duration {
 
 #[cfg(test)]
 mod tests {
+    use std::io;
+
+    use mio::{Interest, Registry, Token};
+
     use super::*;
     use crate::io::Registration;
 
@@ -825,23 +829,13 @@ mod tests {
     struct NoFd;
 
     impl mio::event::Source for NoFd {
-        fn register(
-            &mut self,
-            _: &mio::Registry,
-            _: mio::Token,
-            _: mio::Interest,
-        ) -> std::io::Result<()> {
+        fn register(&mut self, _: &Registry, _: Token, _: Interest) -> io::Result<()> {
             Ok(())
         }
-        fn reregister(
-            &mut self,
-            _: &mio::Registry,
-            _: mio::Token,
-            _: mio::Interest,
-        ) -> std::io::Result<()> {
+        fn reregister(&mut self, _: &Registry, _: Token, _: Interest) -> io::Result<()> {
             Ok(())
         }
-        fn deregister(&mut self, _: &mio::Registry) -> std::io::Result<()> {
+        fn deregister(&mut self, _: &Registry) -> io::Result<()> {
             Ok(())
         }
     }

@@ -34,9 +34,10 @@ use std::task::{Context, Poll, Waker};
 
 use loom::thread;
 
-use super::Registration;
+use super::{Registration, at_key};
 use crate::event_loop::cell::wake_all;
 use crate::event_loop::reactor::{Direction, READABLE};
+use crate::event_loop::shared::Shared;
 use crate::handle::Handle;
 use crate::sync::harness::{self, Flag};
 use crate::sync::{AtomicUsize, Ordering};
@@ -69,6 +70,40 @@ impl Kernel {
     }
 }
 
+/// A pipe's receiving end registered with `shared`'s reactor, and the
+/// sending end that keeps it open.
+fn registered(shared: &Arc<Shared>) -> (mio::unix::pipe::Sender, Arc<Registration<Source>>) {
+    let (peer, source) = mio::unix::pipe::new().expect("a pipe");
+    let reg = Registration::with_handle(source, &Handle::new(shared.clone())).unwrap();
+    (peer, Arc::new(reg))
+}
+
+/// The loop's dispatch of one readable event for `reg`: the poll reports
+/// the edge, and the wakers it fires are woken once the table is unlocked.
+/// Returns how many it woke.
+fn dispatch_readable(shared: &Shared, reg: &Registration<Source>) -> usize {
+    let mut wakers = Vec::new();
+    shared
+        .reactor
+        .record(iter::once((reg.token, READABLE)), &mut wakers);
+    let woken = wakers.len();
+    wake_all(&mut wakers);
+    woken
+}
+
+/// A reader thread making its first try, `first`, with the waker of the
+/// flag it is returned with.
+fn reader<R: Send + 'static>(
+    first: impl FnOnce(&Waker) -> R + Send + 'static,
+) -> (thread::JoinHandle<R>, Arc<Flag>) {
+    let flag = Flag::new();
+    let handle = thread::spawn({
+        let flag = flag.clone();
+        move || first(&flag.waker())
+    });
+    (handle, flag)
+}
+
 /// The reader's buffer: a read of fewer bytes than this empties the
 /// kernel's queue, so `poll_read_stream` clears readiness after it too.
 const BUF: usize = 2;
@@ -97,9 +132,7 @@ fn read(
 fn reader_racing_events(sent: usize) {
     loom::model(move || {
         let shared = harness::shared();
-        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
-        let reg =
-            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        let (_peer, reg) = registered(&shared);
         let kernel = Arc::new(Kernel::default());
         let flag = Flag::new();
 
@@ -111,15 +144,10 @@ fn reader_racing_events(sent: usize) {
                 (done, got)
             }
         });
-        // The loop: a byte lands in the socket, the poll reports the edge,
-        // and the wakers it fires are woken once the table is unlocked.
+        // The loop: a byte lands in the socket, and a poll reports it.
         for _ in 0..sent {
             kernel.0.fetch_add(1, Ordering::AcqRel);
-            let mut wakers = Vec::new();
-            shared
-                .reactor
-                .record(iter::once((reg.token, READABLE)), &mut wakers);
-            wake_all(&mut wakers);
+            dispatch_readable(&shared, &reg);
         }
         let (mut done, mut got) = reader.join().unwrap();
 
@@ -158,9 +186,7 @@ fn loom_clear_racing_two_events() {
 fn loom_two_waiters_racing_an_event() {
     loom::model(|| {
         let shared = harness::shared();
-        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
-        let reg =
-            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        let (_peer, reg) = registered(&shared);
         let kernel = Arc::new(Kernel::default());
         // A read of one byte, into a buffer of one byte: never short.
         let read_one = |reg: &Registration<Source>, kernel: &Kernel, waker: &Waker| {
@@ -171,20 +197,11 @@ fn loom_two_waiters_racing_an_event() {
         let readers: Vec<_> = (0..2)
             .map(|_| {
                 let (reg, kernel) = (reg.clone(), kernel.clone());
-                let flag = Flag::new();
-                let handle = thread::spawn({
-                    let flag = flag.clone();
-                    move || read_one(&reg, &kernel, &flag.waker()).is_ready()
-                });
-                (handle, flag)
+                reader(move |waker| read_one(&reg, &kernel, waker).is_ready())
             })
             .collect();
         kernel.0.fetch_add(2, Ordering::AcqRel);
-        let mut wakers = Vec::new();
-        shared
-            .reactor
-            .record(iter::once((reg.token, READABLE)), &mut wakers);
-        wake_all(&mut wakers);
+        dispatch_readable(&shared, &reg);
 
         for (handle, flag) in readers {
             let mut done = handle.join().unwrap();
@@ -205,9 +222,7 @@ fn loom_two_waiters_racing_an_event() {
 fn loom_clear_never_erases_a_newer_event() {
     loom::model(|| {
         let shared = harness::shared();
-        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
-        let reg =
-            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        let (_peer, reg) = registered(&shared);
         let clearer = thread::spawn({
             let reg = reg.clone();
             move || {
@@ -220,11 +235,11 @@ fn loom_clear_never_erases_a_newer_event() {
                 event
             }
         });
-        let mut wakers = Vec::new();
-        shared
-            .reactor
-            .record(iter::once((reg.token, READABLE)), &mut wakers);
-        assert!(wakers.is_empty(), "nobody waits in this model");
+        assert_eq!(
+            dispatch_readable(&shared, &reg),
+            0,
+            "nobody waits in this model"
+        );
         let seen = clearer.join().unwrap();
         let now = reg.entry.ready_now(Direction::Read).unwrap();
         match seen.tick {
@@ -241,9 +256,7 @@ fn loom_clear_never_erases_a_newer_event() {
 fn loom_shutdown_racing_a_waiting_reader() {
     loom::model(|| {
         let shared = harness::shared();
-        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
-        let reg =
-            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        let (_peer, reg) = registered(&shared);
         // Nothing to read: the reader has to wait.
         let event = reg.entry.ready_now(Direction::Read).unwrap().unwrap();
         reg.clear_readiness(event);
@@ -282,9 +295,7 @@ fn loom_shutdown_racing_a_waiting_reader() {
 fn loom_keyed_waiters_racing_an_event_and_a_drop() {
     loom::model(|| {
         let shared = harness::shared();
-        let (_peer, source) = mio::unix::pipe::new().expect("a pipe");
-        let reg =
-            Arc::new(Registration::with_handle(source, &Handle::new(shared.clone())).unwrap());
+        let (_peer, reg) = registered(&shared);
         let kernel = Arc::new(Kernel::default());
         let read_one = |reg: &Registration<Source>,
                         kernel: &Kernel,
@@ -294,7 +305,7 @@ fn loom_keyed_waiters_racing_an_event_and_a_drop() {
             reg.poll_io(
                 &mut cx,
                 Direction::Read,
-                key,
+                at_key(key),
                 |_| kernel.recv(1),
                 |_, _| false,
             )
@@ -303,16 +314,11 @@ fn loom_keyed_waiters_racing_an_event_and_a_drop() {
         let readers: Vec<_> = (0..2)
             .map(|_| {
                 let (reg, kernel) = (reg.clone(), kernel.clone());
-                let flag = Flag::new();
-                let handle = thread::spawn({
-                    let flag = flag.clone();
-                    move || {
-                        let mut key = None;
-                        let done = read_one(&reg, &kernel, &mut key, &flag.waker()).is_ready();
-                        (done, key)
-                    }
-                });
-                (handle, flag)
+                reader(move |waker| {
+                    let mut key = None;
+                    let done = read_one(&reg, &kernel, &mut key, waker).is_ready();
+                    (done, key)
+                })
             })
             .collect();
         let dropped = thread::spawn({
@@ -329,11 +335,7 @@ fn loom_keyed_waiters_racing_an_event_and_a_drop() {
             }
         });
         kernel.0.fetch_add(2, Ordering::AcqRel);
-        let mut wakers = Vec::new();
-        shared
-            .reactor
-            .record(iter::once((reg.token, READABLE)), &mut wakers);
-        wake_all(&mut wakers);
+        dispatch_readable(&shared, &reg);
 
         for (handle, flag) in readers {
             let (mut done, mut key) = handle.join().unwrap();

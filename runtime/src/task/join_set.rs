@@ -97,29 +97,33 @@ impl Drop for Notify {
 /// and the `Notify` inside it has queued an id that no task of the set
 /// has: dropped without [`succeeded`](Self::succeeded), this takes the id
 /// back out, so that a caught failed spawn leaves the set as it was.
-struct Spawning<'a> {
-    done: &'a Mutex<Done>,
+struct Spawning<'a, T> {
+    set: &'a mut JoinSet<T>,
     id: u64,
 }
 
-impl<'a> Spawning<'a> {
-    fn new(done: &'a Mutex<Done>, id: u64) -> Self {
-        Spawning { done, id }
-    }
-
-    /// The task is spawned: its id stays.
-    fn succeeded(self) {
+impl<T> Spawning<'_, T> {
+    /// The task is spawned, as `handle`: its id stays, the set keeps the
+    /// handle under it.
+    fn succeeded(self, handle: JoinHandle<T>) {
+        self.set.tasks.insert(self.id, handle);
         std::mem::forget(self);
     }
 }
 
-impl Drop for Spawning<'_> {
+impl<T> Drop for Spawning<'_, T> {
     fn drop(&mut self) {
-        let mut done = self.done.lock();
+        let mut done = self.set.done.lock();
         if let Some(at) = done.ids.iter().rposition(|&id| id == self.id) {
             done.ids.remove(at);
         }
     }
+}
+
+/// `future`, holding the [`Notify`] that tells the set when it ends
+/// (dropped with it, however it ends).
+async fn notifying<F: Future>(future: F, _notify: Notify) -> F::Output {
+    future.await
 }
 
 impl<T> JoinSet<T> {
@@ -155,14 +159,8 @@ impl<T> JoinSet<T> {
         F: Future<Output = T> + Send + 'static,
         T: Send + 'static,
     {
-        let notify = self.notify();
-        let spawning = Spawning::new(&self.done, notify.id);
-        let handle = crate::spawn(async move {
-            let _notify = notify;
-            future.await
-        });
-        spawning.succeeded();
-        self.tasks.insert(self.next_id - 1, handle);
+        let (notify, spawning) = self.spawning();
+        spawning.succeeded(crate::spawn(notifying(future, notify)));
     }
 
     /// Spawns `future`, which need not be `Send`, into the set, as
@@ -178,22 +176,20 @@ impl<T> JoinSet<T> {
         F: Future<Output = T> + 'static,
         T: 'static,
     {
-        let notify = self.notify();
-        let spawning = Spawning::new(&self.done, notify.id);
-        let handle = crate::spawn_local(async move {
-            let _notify = notify;
-            future.await
-        });
-        spawning.succeeded();
-        self.tasks.insert(self.next_id - 1, handle);
+        let (notify, spawning) = self.spawning();
+        spawning.succeeded(crate::spawn_local(notifying(future, notify)));
     }
 
-    fn notify(&mut self) -> Notify {
+    /// A spawn starts: the next id, as the new task's [`Notify`] and the
+    /// [`Spawning`] that gives it back if the spawn fails.
+    fn spawning(&mut self) -> (Notify, Spawning<'_, T>) {
+        let id = self.next_id;
         self.next_id += 1;
-        Notify {
-            id: self.next_id - 1,
+        let notify = Notify {
+            id,
             done: self.done.clone(),
-        }
+        };
+        (notify, Spawning { set: self, id })
     }
 
     /// Waits for the next task to finish and returns its result, or `None`

@@ -440,26 +440,13 @@ pub(crate) const CLOSED: u8 = READ_CLOSED | WRITE_CLOSED;
 
 /// The readiness bits mio reports in `event`.
 pub(crate) fn from_event(event: &mio::event::Event) -> u8 {
-    let mut bits = 0;
-    if event.is_readable() {
-        bits |= READABLE;
-    }
-    if event.is_writable() {
-        bits |= WRITABLE;
-    }
-    if event.is_read_closed() {
-        bits |= READ_CLOSED;
-    }
-    if event.is_write_closed() {
-        bits |= WRITE_CLOSED;
-    }
-    if event.is_error() {
-        bits |= ERROR;
-    }
-    if event.is_priority() {
-        bits |= PRIORITY;
-    }
-    bits
+    let bit = |set: bool, bit: u8| if set { bit } else { 0 };
+    bit(event.is_readable(), READABLE)
+        | bit(event.is_writable(), WRITABLE)
+        | bit(event.is_read_closed(), READ_CLOSED)
+        | bit(event.is_write_closed(), WRITE_CLOSED)
+        | bit(event.is_error(), ERROR)
+        | bit(event.is_priority(), PRIORITY)
 }
 
 #[cfg(all(test, not(loom)))]
