@@ -213,22 +213,6 @@ impl<S: Source> Registration<S> {
     ///
     /// Cancel-safe if `f` is: dropping the future loses no readiness, and
     /// takes its waker out of the waiters.
-    ///
-    /// ```
-    /// use std::io::{Read, Write};
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     b.write_all(b"ping")?;
-    ///     let mut buf = [0u8; 4];
-    ///     let n = a.read_io(|mut s| s.read(&mut buf)).await?;
-    ///     assert_eq!(&buf[..n], b"ping");
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub async fn read_io<R>(&self, mut f: impl FnMut(&S) -> io::Result<R>) -> io::Result<R> {
         let mut waiter = self.read_waiter();
         poll_fn(|cx| waiter.poll_io(cx, &mut f)).await
@@ -387,24 +371,6 @@ impl<S: Source> Registration<S> {
     /// # Errors
     ///
     /// As [`poll_read_io`](Self::poll_read_io).
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    /// use std::io::{Read, Write};
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     b.write_all(b"short")?;
-    ///     let mut buf = [0u8; 64];
-    ///     // A short read: the buffer is drained, and readiness cleared with it.
-    ///     let n = poll_fn(|cx| a.poll_read_stream(cx, buf.len(), |mut s| s.read(&mut buf))).await?;
-    ///     assert_eq!(&buf[..n], b"short");
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
     pub fn poll_read_stream(
         &self,
         cx: &mut Context<'_>,

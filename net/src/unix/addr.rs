@@ -10,12 +10,10 @@ use super::sys::addr_from_path;
 /// A value that names a Unix socket: a path, or a
 /// [`SocketAddr`](std::os::unix::net::SocketAddr).
 ///
-/// Implemented for `Path`, `PathBuf`, `str`, `String`, `OsStr`,
-/// `OsString`, `SocketAddr`, and references to these. On Linux and
-/// Android, a path whose first byte is NUL (`"\0name"`) names `name` in
-/// the abstract namespace, as in tokio and Python; so does a `SocketAddr`
-/// made with `SocketAddrExt::from_abstract_name`. Abstract names need no
-/// file, and vanish with the last socket bound to them.
+/// Implemented for paths, strings, `SocketAddr` and references to these.
+/// On Linux and Android, a path whose first byte is NUL (`"\0name"`)
+/// names `name` in the abstract namespace, as in tokio and Python: no
+/// file, gone with the last socket bound to it.
 ///
 /// # Examples
 ///
