@@ -21,10 +21,11 @@
 //! `COMPLETE` and `DETACHED` is set second drops an output nobody took.
 //! Taking and giving back `RUNNING` is one atomic operation each, where a
 //! lock was two (2026-12-02: three fewer read-modify-writes per spawned
-//! task, one fewer per poll). The `unsafe` is in two places: reaching the
-//! stage (`with_stage`, whose callers each say why they own it) and
-//! pinning the future in place, which is what lets it live in the task's
-//! own allocation instead of a second `Box`.
+//! task, one fewer per poll). The `unsafe`, counted: 2 `unsafe impl`
+//! (`Send` and `Sync` for the cell), 2 `unsafe fn` and 10 `unsafe` blocks,
+//! all for reaching the stage (`with_stage`, whose callers each say why
+//! they own it) and pinning the future in place, which is what lets it
+//! live in the task's own allocation instead of a second `Box`.
 //!
 //! Wakers and destructors are user code. The loop calls them in many places
 //! (after I/O events, when timers fire, when a task completes); a panic in
