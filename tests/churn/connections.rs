@@ -31,6 +31,24 @@ where
     })
 }
 
+/// Warms up with 100 runs of `cycle`, then checks that `CYCLES` more leave
+/// the heap, descriptors and runtime threads where they were.
+async fn cycles_leave_nothing<F, T>(what: &str, cycle: F) -> io::Result<()>
+where
+    F: Fn() -> T,
+    T: Future<Output = io::Result<()>>,
+{
+    for _ in 0..100 {
+        cycle().await?;
+    }
+    let before = Held::now();
+    for _ in 0..CYCLES {
+        cycle().await?;
+    }
+    before.assert_back(what, SLACK);
+    Ok(())
+}
+
 /// One byte each way over a connected pair, then both dropped.
 async fn ping<S>(mut a: S, mut b: S) -> io::Result<()>
 where
@@ -61,15 +79,7 @@ fn tcp_connect_accept_close_cycles_leave_nothing() -> io::Result<()> {
             server.set_linger(Some(Duration::ZERO))?;
             ping(client, server).await
         };
-        for _ in 0..100 {
-            cycle().await?;
-        }
-        let before = Held::now();
-        for _ in 0..CYCLES {
-            cycle().await?;
-        }
-        before.assert_back("10,000 TCP connections", SLACK);
-        Ok(())
+        cycles_leave_nothing("10,000 TCP connections", cycle).await
     })
 }
 
@@ -86,15 +96,7 @@ fn unix_connect_accept_close_cycles_leave_nothing() -> io::Result<()> {
             let (server, _) = listener.accept().await?;
             ping(client, server).await
         };
-        for _ in 0..100 {
-            cycle().await?;
-        }
-        let before = Held::now();
-        for _ in 0..CYCLES {
-            cycle().await?;
-        }
-        before.assert_back("10,000 Unix connections", SLACK);
-        Ok(())
+        cycles_leave_nothing("10,000 Unix connections", cycle).await
     })
 }
 
@@ -106,14 +108,6 @@ fn unix_stream_pairs_made_and_dropped_leave_nothing() -> io::Result<()> {
             let (a, b) = UnixStream::pair()?;
             ping(a, b).await
         };
-        for _ in 0..100 {
-            cycle().await?;
-        }
-        let before = Held::now();
-        for _ in 0..CYCLES {
-            cycle().await?;
-        }
-        before.assert_back("10,000 Unix stream pairs", SLACK);
-        Ok(())
+        cycles_leave_nothing("10,000 Unix stream pairs", cycle).await
     })
 }

@@ -45,6 +45,19 @@ where
     }
 }
 
+/// Warms up with 1,000 tasks made by `task`, then checks that `TASKS` more
+/// leave the heap, descriptors and runtime threads where they were.
+async fn churn_leaves_nothing<F, T>(what: &str, task: F)
+where
+    F: Fn() -> T,
+    T: Future<Output = ()> + 'static,
+{
+    churn(1_000, &task).await;
+    let before = Held::now();
+    churn(TASKS, &task).await;
+    before.assert_back(what, SLACK);
+}
+
 /// Runs `test` on a fresh runtime, on a thread of its own, within a minute,
 /// holding the accounting lock.
 fn run<F, T>(test: F) -> io::Result<()>
@@ -74,10 +87,7 @@ fn waiters_of_futures_that_stopped_waiting_are_not_kept() -> io::Result<()> {
                 assert!(poll_once(socket.recv_from(&mut buf)).await.is_pending());
             }
         };
-        churn(1_000, task).await;
-        let before = Held::now();
-        churn(TASKS, task).await;
-        before.assert_back("64,000 recv_from futures polled once and dropped", SLACK);
+        churn_leaves_nothing("64,000 recv_from futures polled once and dropped", task).await;
         Ok(())
     })
 }
@@ -96,10 +106,7 @@ fn waiters_of_poll_recv_from_callers_that_moved_on_are_bounded() -> io::Result<(
                 assert!(polled.is_pending());
             }
         };
-        churn(1_000, task).await;
-        let before = Held::now();
-        churn(TASKS, task).await;
-        before.assert_back("64,000 poll_recv_from calls left pending", SLACK);
+        churn_leaves_nothing("64,000 poll_recv_from calls left pending", task).await;
         Ok(())
     })
 }
@@ -130,10 +137,7 @@ fn tcp_readable_futures_that_stopped_waiting_are_not_kept() -> io::Result<()> {
                 std::hint::black_box(&_ballast);
             }
         };
-        churn(1_000, task).await;
-        let before = Held::now();
-        churn(TASKS, task).await;
-        before.assert_back("64,000 readable() futures polled once and dropped", SLACK);
+        churn_leaves_nothing("64,000 readable() futures polled once and dropped", task).await;
         Ok(())
     })
 }
@@ -153,10 +157,7 @@ fn tcp_read_futures_that_stopped_waiting_are_not_kept() -> io::Result<()> {
                 assert!(poll_once(reader.read(&mut buf)).await.is_pending());
             }
         };
-        churn(1_000, task).await;
-        let before = Held::now();
-        churn(TASKS, task).await;
-        before.assert_back("64,000 reads polled once and dropped", SLACK);
+        churn_leaves_nothing("64,000 reads polled once and dropped", task).await;
         Ok(())
     })
 }
@@ -174,10 +175,7 @@ fn accept_futures_that_stopped_waiting_are_not_kept() -> io::Result<()> {
                 std::hint::black_box(&_ballast);
             }
         };
-        churn(1_000, task).await;
-        let before = Held::now();
-        churn(TASKS, task).await;
-        before.assert_back("64,000 accept futures polled once and dropped", SLACK);
+        churn_leaves_nothing("64,000 accept futures polled once and dropped", task).await;
         Ok(())
     })
 }
