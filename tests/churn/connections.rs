@@ -111,3 +111,30 @@ fn unix_stream_pairs_made_and_dropped_leave_nothing() -> io::Result<()> {
         cycles_leave_nothing("10,000 Unix stream pairs", cycle).await
     })
 }
+
+/// 10,000 UDP sockets and 10,000 Unix datagram pairs: made, a datagram
+/// each way, dropped.
+#[test]
+fn datagram_sockets_made_and_dropped_leave_nothing() -> io::Result<()> {
+    run(|| async {
+        let udp = || async {
+            let a = ioloop::net::UdpSocket::bind("127.0.0.1:0").await?;
+            let b = ioloop::net::UdpSocket::bind("127.0.0.1:0").await?;
+            a.send_to(b"p", b.local_addr()?).await?;
+            let mut byte = [0u8; 1];
+            let (_, from) = b.recv_from(&mut byte).await?;
+            b.send_to(b"q", from).await?;
+            a.recv_from(&mut byte).await?;
+            Ok(())
+        };
+        cycles_leave_nothing("10,000 UDP socket pairs", udp).await?;
+        let unix = || async {
+            let (a, b) = ioloop::net::UnixDatagram::pair()?;
+            a.send(b"p").await?;
+            let mut byte = [0u8; 1];
+            b.recv(&mut byte).await?;
+            Ok(())
+        };
+        cycles_leave_nothing("10,000 Unix datagram pairs", unix).await
+    })
+}
