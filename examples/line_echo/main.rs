@@ -23,8 +23,8 @@
 //! which the dump's first line only says is being polled); the server
 //! goes on.
 //!
-//! - `handler.rs`: the protocol, one task per connection.
-//! - `stop.rs`: the stop notice connections wait on.
+//! - `handler.rs`: the protocol, one task per connection, and the stop
+//!   notice connections wait on.
 //! - `server.rs`: signals, graceful shutdown, the loops.
 //! - `../common/loops.rs`: `--loops N`, one listener per loop on one port.
 
@@ -34,7 +34,6 @@ mod handler;
 #[path = "../common/loops.rs"]
 mod loops;
 mod server;
-mod stop;
 
 use std::time::Duration;
 

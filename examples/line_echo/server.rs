@@ -17,9 +17,8 @@ use std::time::Duration;
 use ioloop::signal::{Signal, SignalKind};
 use ioloop::{Handle, Runtime, ShutdownReport};
 
-use crate::handler::{self, Config, Either, End};
+use crate::handler::{self, Config, Either, End, Stop};
 use crate::loops;
-use crate::stop::Stop;
 
 /// Serves on 127.0.0.1:`port` with `loops` loops until Ctrl-C or SIGTERM,
 /// then gives open connections up to `grace` to finish their current line.
