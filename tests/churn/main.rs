@@ -16,6 +16,7 @@ mod guards;
 mod hyper;
 mod runtimes;
 mod shutdown;
+mod signals;
 mod tasks;
 mod timers;
 mod waiters;
