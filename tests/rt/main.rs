@@ -13,6 +13,7 @@ mod budget;
 mod dump;
 mod ecosystem;
 mod fib_offload;
+mod from_tokio;
 mod handle;
 mod join_set;
 mod order;
