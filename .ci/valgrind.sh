@@ -86,8 +86,9 @@ for s in "${SKIP[@]}"; do
     skip_args+=(--skip "$s")
 done
 
-# Build in the profile `cargo test` uses, so CI reuses the binaries, and
-# take their paths from cargo's JSON messages (the stable interface).
+# Build in the profile `cargo test` uses, so CI reuses the compiled
+# dependencies, and take the binaries' paths from cargo's JSON messages
+# (the stable interface).
 executables() {
     cargo test --no-run --message-format=json "$@" |
         grep -o '"executable":"[^"]*"' |
@@ -95,9 +96,9 @@ executables() {
 }
 mapfile -t exes < <(
     executables "${UNIT_PACKAGES[@]/#/--package=}" --lib
-    # `hyper`: the compat binary needs it (and `cargo test --workspace`
-    # builds the others with it too, so CI reuses these binaries).
-    executables --package=ioloop --features hyper "${test_args[@]}"
+    # The test binaries are testkit's (it turns on `hyper`, which the
+    # compat binary needs).
+    executables --package=testkit "${test_args[@]}"
 )
 if [ "${#exes[@]}" -ne $((${#UNIT_PACKAGES[@]} + ${#RUNS[@]})) ]; then
     echo "valgrind.sh: expected $((${#UNIT_PACKAGES[@]} + ${#RUNS[@]})) test binaries, cargo built ${#exes[@]}" >&2

@@ -17,5 +17,5 @@ for tool in "wrk wrk" "strace strace" "taskset util-linux"; do
 done
 
 # `hyper`: the hyper row's servers (hyper_hello, hyper_hello_tokio).
-cargo build --release --examples --features hyper --quiet
+cargo build --release --workspace --examples --quiet
 exec target/release/examples/compare "$@"

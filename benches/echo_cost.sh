@@ -46,7 +46,7 @@ need valgrind valgrind
 need strace strace
 need taskset util-linux
 
-cargo build --release --example "$server_name" --example loadgen --quiet
+cargo build --release --workspace --example "$server_name" --example loadgen --quiet
 server=target/release/examples/$server_name
 loadgen=target/release/examples/loadgen
 work=$(mktemp -d)

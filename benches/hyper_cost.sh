@@ -42,7 +42,7 @@ need strace strace
 need wrk wrk
 need taskset util-linux
 
-cargo build --release --features hyper --example hyper_hello --example hyper_hello_tokio --quiet
+cargo build --release -p testkit --example hyper_hello --example hyper_hello_tokio --quiet
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

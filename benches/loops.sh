@@ -43,7 +43,7 @@ done
 . benches/lib.sh
 need taskset util-linux
 
-cargo build --release --example line_echo --example loadgen --quiet
+cargo build --release --workspace --example line_echo --example loadgen --quiet
 server=target/release/examples/line_echo
 loadgen=target/release/examples/loadgen
 work=$(mktemp -d)

@@ -17,7 +17,7 @@ mod args;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 
-use futures_util::io::{AsyncReadExt, AsyncWriteExt};
+use ioloop::io::{AsyncReadExt, AsyncWriteExt};
 use ioloop::net::{TcpListener, TcpStream};
 
 const USAGE: &str = "usage: tcp_echo [--port 16001]";

@@ -26,6 +26,11 @@
 
 pub mod guide;
 
+/// README.md's code, compiled as doc tests so it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub use ioloop_runtime::{
     Builder, EnterGuard, Handle, JoinError, JoinHandle, Metrics, Runtime, ShutdownReport, YieldNow,
     block_on, signal, spawn, spawn_blocking, spawn_local, task, time, yield_now,
@@ -35,7 +40,27 @@ pub use ioloop_runtime::{
 pub use ioloop_macros::{main, test};
 
 /// I/O: asyncio-style streams, and registering sources with the reactor.
+///
+/// The futures-io traits every stream and socket implements, their
+/// extension traits (`read`, `read_exact`, `read_to_end`, `write_all`,
+/// `close`, ...) and `copy` are re-exported from futures-util, so a
+/// program needs no second crate for them:
+///
+/// ```no_run
+/// use ioloop::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # ioloop::block_on(async {
+/// let mut stream = ioloop::net::TcpStream::connect("127.0.0.1:7").await?;
+/// stream.write_all(b"ping\n").await?;
+/// let mut reply = [0; 5];
+/// stream.read_exact(&mut reply).await?;
+/// # std::io::Result::Ok(())
+/// # });
+/// ```
 pub mod io {
+    pub use futures_util::io::{
+        AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, copy,
+    };
     pub use ioloop_net::io::*;
     pub use ioloop_runtime::io::{ReadyEvent, Registration, Waiter};
 }

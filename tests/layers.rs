@@ -13,7 +13,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+/// The workspace root: this binary belongs to the testkit package.
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 const CRATES: &[&str] = &["runtime/src", "net/src", "compat/src", "macros/src"];
 
 /// Each file's layer, by path prefix (the longest that matches wins). A file

@@ -3,7 +3,7 @@
 //! peak RSS it reports belongs to that workload alone.
 //!
 //! ```sh
-//! cargo build --release --example bench_micro
+//! cargo build --release -p testkit --example bench_micro
 //! target/release/examples/bench_micro --runtime ioloop --workload spawn
 //! target/release/examples/bench_micro --runtime tokio_ct --workload timers --n 100000
 //! ```

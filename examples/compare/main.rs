@@ -2,8 +2,8 @@
 //! multi_thread runtimes, side by side in one run (issue 5).
 //!
 //! ```sh
-//! cargo run --release --example compare -- --quick     # about 2 minutes
-//! cargo run --release --example compare                # the full run
+//! cargo run --release -p testkit --example compare -- --quick     # about 2 minutes
+//! cargo run --release -p testkit --example compare    # the full run
 //! ```
 //!
 //! (`benches/compare.sh` does the same and installs what it needs first.)
@@ -151,8 +151,9 @@ fn build_programs() -> io::Result<()> {
     progress("building the servers and clients (release) ...");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    // `hyper`: the hyper twins need it (required-features).
-    cmd.args(["build", "--release", "--quiet", "--features", "hyper"]);
+    // `--workspace`: the ioloop servers are the facade's examples, the
+    // twins and the clients testkit's.
+    cmd.args(["build", "--release", "--quiet", "--workspace"]);
     for p in PROGRAMS {
         cmd.args(["--example", p]);
     }

@@ -4,7 +4,7 @@
 use std::io;
 use std::sync::Arc;
 
-use futures_util::io::{AsyncReadExt, AsyncWriteExt};
+use ioloop::io::{AsyncReadExt, AsyncWriteExt};
 use ioloop::net::{TcpListener, TcpStream, UdpSocket};
 
 /// The largest `n` answered: fib(93) is the last that fits in a `u64`, and

@@ -7,7 +7,7 @@
 use std::io;
 use std::time::Duration;
 
-use futures_util::io::AsyncReadExt;
+use ioloop::io::AsyncReadExt;
 use ioloop::io::StreamWriter;
 use ioloop::net::{TcpListener, TcpStream};
 

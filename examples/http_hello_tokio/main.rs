@@ -5,7 +5,7 @@
 //! `--flavor multi_thread`.
 //!
 //! ```sh
-//! cargo run --release --example http_hello_tokio -- --port 8081
+//! cargo run --release -p testkit --example http_hello_tokio -- --port 8081
 //! curl -s http://127.0.0.1:8081/
 //! wrk -t1 -c100 -d5s http://127.0.0.1:8081/
 //! ```

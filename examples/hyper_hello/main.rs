@@ -5,10 +5,10 @@
 //! measures the two (`benches/compare.sh --only hyper`).
 //!
 //! ```sh
-//! cargo run --release --features hyper --example hyper_hello -- --port 8080
+//! cargo run --release -p testkit --example hyper_hello -- --port 8080
 //! curl -s http://127.0.0.1:8080/
 //! wrk -t1 -c100 -d5s http://127.0.0.1:8080/
-//! cargo run --release --features hyper --example hyper_hello -- --port 8080 --http2
+//! cargo run --release -p testkit --example hyper_hello -- --port 8080 --http2
 //! curl -s --http2-prior-knowledge http://127.0.0.1:8080/
 //! ```
 //!

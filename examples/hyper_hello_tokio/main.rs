@@ -6,7 +6,7 @@
 //! per connection.
 //!
 //! ```sh
-//! cargo run --release --features hyper --example hyper_hello_tokio -- --port 8081
+//! cargo run --release -p testkit --example hyper_hello_tokio -- --port 8081
 //! wrk -t1 -c100 -d5s http://127.0.0.1:8081/
 //! ```
 //!

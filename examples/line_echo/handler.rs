@@ -22,8 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use futures_util::io::AsyncReadExt;
-use ioloop::io::{StreamReader, StreamWriter};
+use ioloop::io::{AsyncReadExt, StreamReader, StreamWriter};
 use ioloop::net::{TcpListener, TcpStream};
 use ioloop::time::{sleep, timeout};
 use slab::Slab;

@@ -4,7 +4,7 @@
 //! runtime, or its multi-thread one with `--flavor multi_thread`.
 //!
 //! ```sh
-//! cargo run --example line_echo_tokio -- --port 9101
+//! cargo run -p testkit --example line_echo_tokio -- --port 9101
 //! nc 127.0.0.1 9101        # type lines; each comes back as "[echo] ..."
 //! ```
 //!

@@ -4,6 +4,7 @@
 //! HDR histogram.
 //!
 //! ```sh
+//! cargo build --release -p testkit --example loadgen
 //! cargo run --release --example line_echo -- --port 9100 &
 //! taskset -c 1 target/release/examples/loadgen --addr 127.0.0.1:9100 \
 //!     --protocol line --connections 100 --size 64 --duration 5 --json

@@ -2,7 +2,7 @@
 //! executor, no tasks and no wakers (issue 6).
 //!
 //! ```sh
-//! cargo run --release --example mio_reference -- --protocol line --port 9102
+//! cargo run --release -p testkit --example mio_reference -- --protocol line --port 9102
 //! nc 127.0.0.1 9102
 //! ```
 //!

@@ -4,7 +4,7 @@
 //! exactly that one.
 //!
 //! ```sh
-//! cargo run --example tls_echo -- --port 9443 > cert.pem
+//! cargo run -p testkit --example tls_echo -- --port 9443 > cert.pem
 //! openssl s_client -quiet -CAfile cert.pem -connect localhost:9443
 //! ```
 //!

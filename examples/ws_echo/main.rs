@@ -3,7 +3,7 @@
 //! or binary message comes back as it was sent.
 //!
 //! ```sh
-//! cargo run --example ws_echo -- --port 9002
+//! cargo run -p testkit --example ws_echo -- --port 9002
 //! # any WebSocket client, e.g. Python's `websockets`:
 //! python3 -c 'import asyncio, websockets
 //! async def main():

@@ -12,7 +12,6 @@ static ALLOC: testkit::account::Counting = testkit::account::Counting;
 
 mod connections;
 mod guards;
-#[cfg(feature = "hyper")]
 mod hyper;
 mod runtimes;
 mod shutdown;
