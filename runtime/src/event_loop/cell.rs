@@ -39,7 +39,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use crate::base::join_error::{JoinError, describe};
+use crate::base::{JoinError, describe};
 use crate::sync::{AtomicUsize, Mutex, Ordering, UnsafeCell};
 use std::sync::atomic::AtomicU64;
 

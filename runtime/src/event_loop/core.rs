@@ -1,4 +1,7 @@
-//! The loop thread's state, and the tick.
+//! A runtime's loop: the state only its thread touches ([`Core`]) and the
+//! tick, the half other threads reach ([`Shared`]: the injection queue,
+//! the park state, the task list), and the table of homes through which
+//! a thread finds a runtime by number.
 //!
 //! One tick (`Core::run`) is asyncio's `_run_once`, in four steps, each a
 //! function: run the jobs that were ready when the tick began
@@ -7,6 +10,25 @@
 //! and wake the waiters of what it reported (`poll_os`). One function
 //! decides where a woken task is queued (`schedule`). The guide's chapter
 //! on the tick walks it step by step.
+//!
+//! # Waking a sleeping loop
+//!
+//! A task woken on the loop thread goes straight into the local run queue.
+//! A task woken anywhere else goes into the injection queue, and then the
+//! loop may need a nudge. `park` says whether it does:
+//!
+//! | `park` | meaning | a foreign wake... |
+//! |---|---|---|
+//! | `AWAKE` | the loop is running tasks or timers | sets `NOTIFIED`; no syscall |
+//! | `PARKED` | the loop is in, or about to enter, a blocking `epoll_wait` | sets `NOTIFIED` and writes to mio's eventfd |
+//! | `NOTIFIED` | someone already queued work since the loop last looked | nothing |
+//!
+//! The loop moves `AWAKE -> PARKED` with a compare-and-swap just before a
+//! blocking poll; if the swap fails the state was `NOTIFIED` and it polls
+//! with a zero timeout instead. After every poll it swaps back to `AWAKE`
+//! and, if it finds `NOTIFIED`, drains the injection queue. Any number of
+//! foreign wakes between two polls therefore cost one eventfd write at most,
+//! and none at all while the loop is awake.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -14,21 +36,19 @@ use std::future::Future;
 use std::io;
 use std::mem;
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::task::{Poll, Waker};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
 
 use mio::{Events, Poll as Poller};
+use slab::Slab;
 
 use super::cell::{Schedule, Task, TaskCell, UNREGISTERED, wake_all};
-use super::clock::{self, ClockState, LoopClock};
-use super::homes::Home;
-use super::shared::{Inject, Job, Listed, Shared};
-use super::timers::Timers;
-use crate::base::budget;
-use crate::base::join_error::JoinError;
-use crate::base::watch::{self, Publisher};
+use super::reactor::Reactor;
+use super::timers::{self, Clock, ClockState, LoopClock, Timers};
+use crate::base::{self, Counters, JoinError, PoolStats, Publisher, Watch, budget};
+use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
 
 thread_local! {
     static CURRENT: Current = const {
@@ -357,7 +377,7 @@ impl Core {
         }
         self.live.set(self.live.get() + 1);
         let born = self.born.get().unwrap_or_else(|| {
-            let now = clock::now();
+            let now = timers::now();
             self.born.set(Some(now));
             now
         });
@@ -417,7 +437,7 @@ impl Core {
             budget::reset();
             match job {
                 Some(Job::Main) => {
-                    self.publisher.start(&self.shared.watch, watch::MAIN);
+                    self.publisher.start(&self.shared.watch, base::MAIN);
                     let poll = poll_main();
                     self.publisher.end(&self.shared.watch);
                     if let Poll::Ready(output) = poll {
@@ -814,6 +834,258 @@ fn poll_timeout(deadline: u64, now: u64) -> Duration {
     let millis = deadline.saturating_sub(now).div_ceil(1_000_000);
     Duration::from_millis(millis.clamp(1, MAX_MILLIS))
 }
+
+const AWAKE: u8 = 0;
+const PARKED: u8 = 1;
+const NOTIFIED: u8 = 2;
+
+/// An entry in a run queue.
+pub(crate) enum Job {
+    /// The future passed to `block_on`. It lives on `block_on`'s stack, so
+    /// the queue holds a marker; keeping it in the queue (rather than in a
+    /// flag) keeps it in wake order with the tasks.
+    Main,
+    Task(Task),
+}
+
+/// Work handed to the loop from outside it.
+#[derive(Default)]
+pub(crate) struct Inject {
+    /// Wakes and spawns from other threads, in the order they happened.
+    pub(crate) queue: VecDeque<Job>,
+    /// Timers armed by sleeps polled off the loop thread: deadline (in
+    /// timer ticks), and the waker to fire.
+    pub(crate) timers: Vec<(u64, Waker)>,
+    /// Set when the runtime shuts down: from then on, a task handed in is
+    /// cancelled on the spot instead of queued.
+    pub(crate) closed: bool,
+}
+
+/// The loop's list of live tasks, here so another thread can read it
+/// while the loop is stuck (a dump, the stall detector). Only the loop
+/// changes it, when a task enters (`Core::push`) or completes; its lock is
+/// uncontended but for a dump, and never held across a poll.
+#[derive(Default)]
+pub(crate) struct TaskList {
+    pub(crate) slab: Slab<Listed>,
+    /// The id the next task entered gets; ids start at 1.
+    pub(crate) next_id: u64,
+}
+
+/// A task in the [`TaskList`].
+pub(crate) struct Listed {
+    pub(crate) task: Task,
+    /// Unique in its runtime, never reused.
+    pub(crate) id: u64,
+    /// When it entered the list, in timer ticks, as the loop read the clock
+    /// once per tick: within a tick of its spawn.
+    pub(crate) born: u64,
+}
+
+impl TaskList {
+    pub(crate) fn get(&self, key: usize) -> Option<&Listed> {
+        self.slab.get(key)
+    }
+}
+
+/// The blocking pool, as a runtime's [`Shared`] holds it: the seam between
+/// the core and the pool (`blocking.rs`), which sits above it. The loop
+/// asks it one thing, whether it is quiet (auto-advance of a paused clock);
+/// the rest is for the layers above, which reach the pool through `Shared`.
+pub(crate) trait BlockingPool: Send + Sync {
+    /// Queues `job` for a pool thread; cancels it after shutdown.
+    fn spawn(self: Arc<Self>, job: Task);
+    /// Refuses new jobs; those accepted still run.
+    fn shutdown(&self);
+    /// Jobs queued, or running and without their output yet.
+    fn unfinished(&self) -> usize;
+    /// No job is queued or running.
+    fn is_quiet(&self) -> bool;
+    /// Sets the waker woken whenever the pool goes quiet.
+    fn set_on_quiet(&self, waker: Option<Waker>);
+    /// Threads, idle threads and queued jobs.
+    fn stats(&self) -> PoolStats;
+}
+
+/// The thread-safe half of a runtime.
+pub(crate) struct Shared {
+    pub(crate) inject: Mutex<Inject>,
+    /// Every live task the loop has taken in.
+    pub(crate) tasks: Mutex<TaskList>,
+    /// What the loop is polling now.
+    pub(crate) watch: Watch,
+    park: AtomicU8,
+    waker: PollWaker,
+    pub(crate) reactor: Reactor,
+    pub(crate) pool: Arc<dyn BlockingPool>,
+    pub(crate) counters: Counters,
+    /// The runtime's clock, for threads other than the loop's.
+    pub(crate) clock: Clock,
+}
+
+impl Shared {
+    pub(crate) fn new(waker: PollWaker, reactor: Reactor, pool: Arc<dyn BlockingPool>) -> Self {
+        Shared {
+            inject: Mutex::new(Inject::default()),
+            tasks: Mutex::new(TaskList::default()),
+            watch: Watch::default(),
+            park: AtomicU8::new(AWAKE),
+            waker,
+            reactor,
+            pool,
+            counters: Counters::default(),
+            clock: Clock::default(),
+        }
+    }
+
+    /// Hands `job` to the loop from another thread, waking the loop if it
+    /// sleeps. After shutdown, a task handed in is cancelled instead.
+    pub(crate) fn inject(&self, job: Job) {
+        let mut inject = self.inject.lock();
+        if inject.closed {
+            drop(inject);
+            // A local task is cancelled by the loop's shutdown, on its own
+            // thread, never here.
+            if let Job::Task(task) = job
+                && !task.is_local()
+            {
+                task.cancel(JoinError::cancelled());
+            }
+            return;
+        }
+        inject.queue.push_back(job);
+        drop(inject);
+        self.unpark();
+    }
+
+    /// Hands the loop a timer, from a thread that does not run it.
+    /// Fails once the runtime has shut down.
+    pub(crate) fn arm_remote(&self, deadline: u64, waker: Waker) -> Result<(), Waker> {
+        let mut inject = self.inject.lock();
+        if inject.closed {
+            return Err(waker);
+        }
+        inject.timers.push((deadline, waker));
+        drop(inject);
+        self.unpark();
+        Ok(())
+    }
+
+    /// Closes the injection queue, when the runtime shuts down: from now
+    /// on a task handed in is cancelled on the spot. Returns what was
+    /// handed in and not yet taken.
+    pub(crate) fn close(&self) -> Inject {
+        let mut inject = self.inject.lock();
+        let pending = std::mem::take(&mut *inject);
+        inject.closed = true;
+        pending
+    }
+
+    /// Makes sure the loop looks at the injection queue soon, waking it from
+    /// the poller if it sleeps there.
+    pub(crate) fn unpark(&self) {
+        // A plain load first: while the loop is awake and already notified,
+        // a storm of foreign wakes costs no read-modify-write on this line.
+        if self.park.load(Ordering::Relaxed) == NOTIFIED {
+            return;
+        }
+        if self.park.swap(NOTIFIED, Ordering::AcqRel) == PARKED {
+            self.counters.poller_wakeups.add(1);
+            if let Err(err) = self.waker.wake() {
+                // mio's eventfd waker only fails if the eventfd is broken;
+                // there is no caller to hand this to, and the loop would
+                // sleep until its next timer or event.
+                log::error!("failed to wake the ioloop poller: {err}");
+            }
+        }
+    }
+
+    /// Called by the loop before a poll that may block. Returns `false` if
+    /// work was injected meanwhile, in which case the poll must not block.
+    pub(crate) fn try_park(&self) -> bool {
+        self.park
+            .compare_exchange(AWAKE, PARKED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Called by the loop on a tick that skips the poll: returns `true`, and
+    /// re-arms the notification, if work was injected since the loop last
+    /// looked. A plain load first keeps the common case (nothing injected)
+    /// free of read-modify-writes.
+    pub(crate) fn take_notified(&self) -> bool {
+        self.park.load(Ordering::Relaxed) == NOTIFIED && self.unpark_after_poll()
+    }
+
+    /// Called by the loop after every poll. Returns `true` if the injection
+    /// queue may hold work.
+    pub(crate) fn unpark_after_poll(&self) -> bool {
+        self.park.swap(AWAKE, Ordering::AcqRel) == NOTIFIED
+    }
+}
+
+// The table of homes: every runtime with timers, by number, weakly. A
+// timer's key names the runtime whose heap holds it (see `timers.rs`). A
+// thread that is not that runtime's loop, holding a `Sleep` it moves
+// earlier or drops, looks the runtime up here to hand its loop the move or
+// the removal.
+
+/// The runtimes that hold timers, by home number (index plus one), weakly:
+/// how a thread that is not a loop's own reaches the loop of a timer it
+/// holds the key of (a `Sleep` moved earlier from there). Touched when a
+/// runtime is built or dropped, and by such a move; never by the loop.
+static HOMES: parking_lot::Mutex<Vec<Option<Weak<Shared>>>> = parking_lot::Mutex::new(Vec::new());
+
+/// A runtime's entry in [`HOMES`], for as long as its core lives.
+#[derive(Debug)]
+pub(crate) struct Home(u32);
+
+impl Home {
+    /// Enters `shared` in the table, in the first free entry.
+    pub(crate) fn register(shared: &Arc<Shared>) -> Home {
+        let mut homes = HOMES.lock();
+        let weak = Some(Arc::downgrade(shared));
+        let index = match homes.iter().position(Option::is_none) {
+            Some(index) => {
+                homes[index] = weak;
+                index
+            }
+            None => {
+                homes.push(weak);
+                homes.len() - 1
+            }
+        };
+        Home(u32::try_from(index + 1).expect("fewer than 4 billion runtimes"))
+    }
+
+    /// The number its timer keys carry.
+    pub(crate) fn number(&self) -> u32 {
+        self.0
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        let mut homes = HOMES.lock();
+        homes[self.0 as usize - 1] = None;
+        // Give the table back once the last runtime is gone, so a process
+        // that builds runtimes one at a time keeps none of it.
+        while homes.last().is_some_and(Option::is_none) {
+            homes.pop();
+        }
+        if homes.is_empty() {
+            *homes = Vec::new();
+        }
+    }
+}
+
+/// The runtime numbered `home` (a timer key's), if it still runs.
+pub(crate) fn home(home: u32) -> Option<Arc<Shared>> {
+    let index = usize::try_from(home).ok()?.checked_sub(1)?;
+    HOMES.lock().get(index)?.as_ref()?.upgrade()
+}
+
+#[cfg(all(test, loom))]
+mod loom_model;
 
 #[cfg(test)]
 mod tests {
