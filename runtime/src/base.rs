@@ -270,6 +270,7 @@ pub(crate) const MAIN: usize = usize::MAX;
 
 /// What the loop is polling, for other threads: the stall detector and a
 /// dump.
+#[derive(Default)]
 pub(crate) struct Watch {
     /// Odd while a poll runs, even between polls; one more at each change.
     seq: AtomicU64,
@@ -277,16 +278,6 @@ pub(crate) struct Watch {
     key: AtomicUsize,
     /// Where the running `block_on` was called.
     main: Mutex<Option<&'static Location<'static>>>,
-}
-
-impl Default for Watch {
-    fn default() -> Self {
-        Watch {
-            seq: AtomicU64::new(0),
-            key: AtomicUsize::new(0),
-            main: Mutex::new(None),
-        }
-    }
 }
 
 /// The loop's side of the watch: the next sequence number, kept in the

@@ -289,41 +289,22 @@ where
     /// clears the bits in `clear`, in one step. Returns the state before,
     /// or `None` if the future is gone or someone else holds it.
     fn claim(&self, clear: usize) -> Option<usize> {
-        let mut state = self.state.load(Ordering::Acquire);
-        loop {
-            if state & (COMPLETE | RUNNING) != 0 {
-                return None;
-            }
-            let next = (state & !clear) | RUNNING;
-            match self
-                .state
-                .compare_exchange_weak(state, next, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return Some(state),
-                Err(actual) => state = actual,
-            }
-        }
+        self.state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
+                (s & (COMPLETE | RUNNING) == 0).then_some((s & !clear) | RUNNING)
+            })
+            .ok()
     }
 
     /// Gives the stage back after a poll that left the future pending.
     /// Returns `false`, keeping it, if the task was cancelled meanwhile:
     /// the caller must then drop the future.
     fn release(&self) -> bool {
-        let mut state = self.state.load(Ordering::Relaxed);
-        loop {
-            if state & CANCELLED != 0 {
-                return false;
-            }
-            match self.state.compare_exchange_weak(
-                state,
-                state & !RUNNING,
-                Ordering::Release,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return true,
-                Err(actual) => state = actual,
-            }
-        }
+        self.state
+            .fetch_update(Ordering::Release, Ordering::Relaxed, |s| {
+                (s & CANCELLED == 0).then_some(s & !RUNNING)
+            })
+            .is_ok()
     }
 
     /// Completes the task, whose stage the caller holds (`RUNNING`): drops
@@ -505,17 +486,11 @@ where
         // Only the loop thread sets the key bits; wakers may be changing the
         // state bits concurrently, and keep their changes.
         debug_assert!(key < UNREGISTERED);
-        let mut state = self.state.load(Ordering::Relaxed);
-        loop {
-            let new = (state & BITS_MASK) | (key << KEY_SHIFT);
-            match self
-                .state
-                .compare_exchange_weak(state, new, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => return,
-                Err(actual) => state = actual,
-            }
-        }
+        let _ = self
+            .state
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| {
+                Some((s & BITS_MASK) | (key << KEY_SHIFT))
+            });
     }
 
     fn location(&self) -> &'static Location<'static> {

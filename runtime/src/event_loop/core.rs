@@ -34,7 +34,6 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
-use std::mem;
 use std::rc::Rc;
 use std::sync::{Arc, Weak};
 use std::task::{Poll, Waker};
@@ -87,20 +86,7 @@ struct Current {
 /// found (see [`shutdown_nested`]).
 #[inline]
 pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
-    let mut f = Some(f);
-    // `try_with` fails only while the thread's locals are being destroyed
-    // (a runtime kept in a `thread_local!` is dropped then); no loop runs.
-    match CURRENT.try_with(|slot| {
-        let f = f.take().expect("called once");
-        if slot.nested_active.get() {
-            return with_nested(slot, f);
-        }
-        let core = slot.core.borrow();
-        f(core.as_deref())
-    }) {
-        Ok(r) => r,
-        Err(_) => (f.take().expect("called once"))(None),
-    }
+    with_current(true, f)
 }
 
 /// Runs `f` with the core of the loop running on this thread, or `None`,
@@ -108,14 +94,23 @@ pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
 /// which only asks whether this thread runs the task's loop.
 #[inline]
 fn with_loop<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
+    with_current(false, f)
+}
+
+/// [`with_core`], or with `nested` false [`with_loop`].
+#[inline(always)]
+fn with_current<R>(nested: bool, f: impl FnOnce(Option<&Core>) -> R) -> R {
     let mut f = Some(f);
-    match CURRENT.try_with(|slot| {
-        let core = slot.core.borrow();
-        (f.take().expect("called once"))(core.as_deref())
-    }) {
-        Ok(r) => r,
-        Err(_) => (f.take().expect("called once"))(None),
-    }
+    // `try_with` fails only while the thread's locals are being destroyed
+    // (a runtime kept in a `thread_local!` is dropped then); no loop runs.
+    let found = CURRENT.try_with(|slot| {
+        let f = f.take().expect("called once");
+        if nested && slot.nested_active.get() {
+            return with_nested(slot, f);
+        }
+        f(slot.core.borrow().as_deref())
+    });
+    found.unwrap_or_else(|_| (f.take().expect("called once"))(None))
 }
 
 /// [`with_core`] while a runtime dropped inside the loop shuts down.
@@ -189,14 +184,7 @@ pub(crate) fn uninstall() -> Option<Box<Core>> {
 /// (see [`shutdown_nested`]); else the job is injected.
 #[inline]
 pub(crate) fn schedule<J: Queued>(job: J) {
-    let job = with_loop(|core| match core {
-        Some(core) if std::ptr::eq(&*core.shared, job.shared()) => {
-            job.push_on(core);
-            None
-        }
-        _ => Some(job),
-    });
-    if let Some(job) = job {
+    if let Some(job) = with_loop(|core| push_if_its_loop(core, job)) {
         schedule_elsewhere(job);
     }
 }
@@ -205,22 +193,21 @@ pub(crate) fn schedule<J: Queued>(job: J) {
 /// runtime shutting down on this thread if it is that one's, else into the
 /// injection queue.
 fn schedule_elsewhere<J: Queued>(job: J) {
-    let nested = CURRENT
-        .try_with(|slot| slot.nested_active.get())
-        .unwrap_or(false);
-    let job = if nested {
-        with_core(|core| match core {
-            Some(core) if std::ptr::eq(&*core.shared, job.shared()) => {
-                job.push_on(core);
-                None
-            }
-            _ => Some(job),
-        })
-    } else {
-        Some(job)
-    };
-    if let Some(job) = job {
+    if let Some(job) = with_core(|core| push_if_its_loop(core, job)) {
         job.inject();
+    }
+}
+
+/// Pushes `job` onto `core`'s run queue if `core` is its loop; else gives
+/// it back.
+#[inline]
+fn push_if_its_loop<J: Queued>(core: Option<&Core>, job: J) -> Option<J> {
+    match core {
+        Some(core) if std::ptr::eq(&*core.shared, job.shared()) => {
+            job.push_on(core);
+            None
+        }
+        _ => Some(job),
     }
 }
 
@@ -320,7 +307,7 @@ pub(crate) struct Core {
 impl Core {
     pub(crate) fn new(shared: Arc<Shared>, driver: Driver, event_interval: usize) -> Self {
         let home = Home::register(&shared);
-        let timers = Timers::with_home(home.number());
+        let timers = Timers::with_home(home.0);
         Core {
             shared,
             run_queue: RefCell::new(VecDeque::new()),
@@ -757,8 +744,7 @@ impl Core {
         }
         self.local_tasks.set(0);
         self.live.set(0);
-        let queued = mem::take(&mut *self.run_queue.borrow_mut());
-        drop(queued);
+        drop(self.run_queue.take());
         // Whoever still waits on a timer or a source (a future polled from
         // outside this runtime's tasks) is woken, to find the runtime gone
         // rather than to wait forever.
@@ -766,8 +752,7 @@ impl Core {
         wakers.extend(pending.timers.into_iter().map(|(_, waker)| waker));
         self.shared.reactor.shutdown(&mut wakers);
         wake_all(&mut wakers);
-        let queued = mem::take(&mut *self.run_queue.borrow_mut());
-        drop(queued);
+        drop(self.run_queue.take());
         // The metrics outlive the runtime (a `Handle` keeps them): they
         // show the empty tables, not the last tick's.
         self.publish_sizes();
@@ -1035,31 +1020,21 @@ impl Shared {
 /// runtime is built or dropped, and by such a move; never by the loop.
 static HOMES: parking_lot::Mutex<Vec<Option<Weak<Shared>>>> = parking_lot::Mutex::new(Vec::new());
 
-/// A runtime's entry in [`HOMES`], for as long as its core lives.
-#[derive(Debug)]
-pub(crate) struct Home(u32);
+/// A runtime's entry in [`HOMES`], for as long as its core lives: the
+/// number its timer keys carry.
+struct Home(u32);
 
 impl Home {
     /// Enters `shared` in the table, in the first free entry.
-    pub(crate) fn register(shared: &Arc<Shared>) -> Home {
+    fn register(shared: &Arc<Shared>) -> Home {
         let mut homes = HOMES.lock();
-        let weak = Some(Arc::downgrade(shared));
-        let index = match homes.iter().position(Option::is_none) {
-            Some(index) => {
-                homes[index] = weak;
-                index
-            }
-            None => {
-                homes.push(weak);
-                homes.len() - 1
-            }
-        };
+        let free = homes.iter().position(Option::is_none);
+        let index = free.unwrap_or_else(|| {
+            homes.push(None);
+            homes.len() - 1
+        });
+        homes[index] = Some(Arc::downgrade(shared));
         Home(u32::try_from(index + 1).expect("fewer than 4 billion runtimes"))
-    }
-
-    /// The number its timer keys carry.
-    pub(crate) fn number(&self) -> u32 {
-        self.0
     }
 }
 

@@ -376,6 +376,7 @@ fn next_stamp() -> NonZeroU32 {
 /// A slot: an armed timer, or a link in the free list; 32 bytes.
 ///
 /// Free exactly when `waker` is `None` (an armed timer always has one).
+#[derive(Default)]
 struct Slot {
     /// While armed, the timer's stamp (its `TimerKey`'s); while free, the
     /// next free slot (`u32::MAX` for none).
@@ -473,16 +474,6 @@ impl Timers {
 
     /// The slot of `timer`, if it is armed in this heap. A key from another
     /// runtime's heap matches nothing, stamp or not.
-    fn slot(&self, timer: TimerKey) -> Option<&Slot> {
-        if timer.home != self.home {
-            return None;
-        }
-        self.slots
-            .get(timer.key as usize)
-            .filter(|slot| slot.holds(timer.stamp))
-    }
-
-    /// `slot`, mutably.
     fn slot_mut(&mut self, timer: TimerKey) -> Option<&mut Slot> {
         if timer.home != self.home {
             return None;
@@ -498,42 +489,29 @@ impl Timers {
     /// and due before `at`, revives it instead of pushing a new one (see
     /// the module doc).
     pub(crate) fn insert(&mut self, at: u64, waker: Waker) -> TimerKey {
-        let stamp = next_stamp();
         let key = if self.free != u32::MAX {
             let key = self.free;
-            let slot = &mut self.slots[key as usize];
-            self.free = slot.tag;
-            if slot.entry == 0 || at <= slot.deadline {
-                self.heap.push(Reverse(Entry {
-                    at,
-                    stamp: stamp.get(),
-                    key,
-                }));
-                slot.entry = stamp.get();
-            }
-            slot.tag = stamp.get();
-            slot.deadline = at;
-            slot.waker = Some(waker);
+            self.free = self.slots[key as usize].tag;
             key
         } else {
-            let key = u32::try_from(self.slots.len()).expect("fewer than 4 billion timers");
-            self.slots.push(Slot {
-                tag: stamp.get(),
-                entry: stamp.get(),
-                deadline: at,
-                waker: Some(waker),
-            });
-            self.heap.push(Reverse(Entry {
-                at,
-                stamp: stamp.get(),
-                key,
-            }));
-            key
+            // A new slot, with no entry in the heap to revive.
+            self.slots.push(Slot::default());
+            u32::try_from(self.slots.len() - 1).expect("fewer than 4 billion timers")
         };
+        let id = next_stamp();
+        let stamp = id.get();
+        let slot = &mut self.slots[key as usize];
+        if slot.entry == 0 || at <= slot.deadline {
+            slot.entry = stamp;
+            self.heap.push(Reverse(Entry { at, stamp, key }));
+        }
+        slot.tag = stamp;
+        slot.deadline = at;
+        slot.waker = Some(waker);
         self.armed += 1;
         TimerKey {
             key,
-            stamp,
+            stamp: id,
             home: self.home,
         }
     }
@@ -572,7 +550,7 @@ impl Timers {
     /// is. Either way it counts as armed now, for the order of equal
     /// deadlines.
     pub(crate) fn reset(&mut self, timer: TimerKey, at: u64) -> Option<TimerKey> {
-        self.slot(timer)?;
+        self.slot_mut(timer)?;
         Some(self.move_to(timer.key, at))
     }
 
@@ -580,24 +558,21 @@ impl Timers {
     /// runs it once per echoed line, and out of line it cost 30 instructions.
     #[inline(always)]
     fn move_to(&mut self, key: u32, at: u64) -> TimerKey {
-        let stamp = next_stamp();
+        let id = next_stamp();
+        let stamp = id.get();
         let slot = &mut self.slots[key as usize];
-        slot.tag = stamp.get();
+        slot.tag = stamp;
         let earlier = at <= slot.deadline;
         slot.deadline = at;
         if earlier {
-            slot.entry = stamp.get();
-            self.heap.push(Reverse(Entry {
-                at,
-                stamp: stamp.get(),
-                key,
-            }));
+            slot.entry = stamp;
+            self.heap.push(Reverse(Entry { at, stamp, key }));
             // Only a push can tip the heap into sweeping.
             self.sweep_if_sparse();
         }
         TimerKey {
             key,
-            stamp,
+            stamp: id,
             home: self.home,
         }
     }
@@ -617,14 +592,10 @@ impl Timers {
         }
         // A fresh stamp for the entry only: the old entry must be dead, the
         // timer's identity (`tag`) stays what the key says.
-        let entry = next_stamp();
-        slot.entry = entry.get();
+        let (stamp, key) = (next_stamp().get(), timer.key);
+        slot.entry = stamp;
         slot.deadline = at;
-        self.heap.push(Reverse(Entry {
-            at,
-            stamp: entry.get(),
-            key: timer.key,
-        }));
+        self.heap.push(Reverse(Entry { at, stamp, key }));
         self.sweep_if_sparse();
     }
 
@@ -642,7 +613,7 @@ impl Timers {
     /// Disarms a timer. Returns its waker (to be dropped by the caller after
     /// the borrow ends) if it was still armed.
     pub(crate) fn remove(&mut self, timer: TimerKey) -> Option<Waker> {
-        self.slot(timer)?;
+        self.slot_mut(timer)?;
         let waker = self.release(timer.key);
         self.sweep_if_sparse();
         waker
@@ -665,7 +636,7 @@ impl Timers {
             if top.at > now {
                 break;
             }
-            let Reverse(entry) = self.heap.pop().expect("peeked");
+            let Reverse(mut entry) = self.heap.pop().expect("peeked");
             let slot = &mut self.slots[entry.key as usize];
             if !slot.keep(&entry) {
                 continue;
@@ -674,12 +645,8 @@ impl Timers {
                 // Pushed again even if already due: it then fires in
                 // deadline order, after what is due before it.
                 slot.entry = slot.tag;
-                let again = Entry {
-                    at: slot.deadline,
-                    stamp: slot.tag,
-                    key: entry.key,
-                };
-                self.heap.push(Reverse(again));
+                (entry.at, entry.stamp) = (slot.deadline, slot.tag);
+                self.heap.push(Reverse(entry));
                 continue;
             }
             slot.entry = 0;
