@@ -363,11 +363,8 @@ impl Core {
             return;
         }
         self.live.set(self.live.get() + 1);
-        let born = self.born.get().unwrap_or_else(|| {
-            let now = timers::now();
-            self.born.set(Some(now));
-            now
-        });
+        let born = self.born.get().unwrap_or_else(timers::now);
+        self.born.set(Some(born));
         // The list is in `shared` so another thread can read it; its lock
         // is the loop's alone but for a dump, and never held across a poll.
         let mut list = self.shared.tasks.lock();
@@ -583,11 +580,10 @@ impl Core {
         // reference, and dropping a task can run arbitrary code.
         drop(removed);
         self.live.set(self.live.get() - 1);
-        if self.live.get() == 0 {
-            let waiter = self.all_done.borrow_mut().take();
-            if let Some(waker) = waiter {
-                waker.wake();
-            }
+        if self.live.get() == 0
+            && let Some(waker) = self.all_done.take()
+        {
+            waker.wake();
         }
     }
 
@@ -627,8 +623,7 @@ impl Core {
         if self.live_tasks() == 0 {
             return Poll::Ready(());
         }
-        let old = self.all_done.borrow_mut().replace(cx.waker().clone());
-        drop(old);
+        drop(self.all_done.replace(Some(cx.waker().clone())));
         Poll::Pending
     }
 
@@ -703,13 +698,13 @@ impl Core {
     pub(crate) fn shutdown(&self, pending: Inject) {
         self.closing.set(true);
         for job in pending.queue {
-            if let Job::Task(task) = job {
-                // Registered tasks are in the task list and handled below;
-                // a task spawned from another thread and never taken in is
-                // only here.
-                if task.key() == UNREGISTERED {
-                    task.cancel(JoinError::cancelled());
-                }
+            // Registered tasks are in the task list and handled below; a
+            // task spawned from another thread and never taken in is only
+            // here.
+            if let Job::Task(task) = job
+                && task.key() == UNREGISTERED
+            {
+                task.cancel(JoinError::cancelled());
             }
         }
         // A future's destructor may wake or spawn; spawns are cancelled at
@@ -926,31 +921,30 @@ impl Shared {
     /// Hands `job` to the loop from another thread, waking the loop if it
     /// sleeps. After shutdown, a task handed in is cancelled instead.
     pub(crate) fn inject(&self, job: Job) {
-        let mut inject = self.inject.lock();
-        if inject.closed {
-            drop(inject);
-            // A local task is cancelled by the loop's shutdown, on its own
-            // thread, never here.
-            if let Job::Task(task) = job
-                && !task.is_local()
-            {
-                task.cancel(JoinError::cancelled());
-            }
-            return;
+        let refused = self.hand_in(job, |inject, job| inject.queue.push_back(job));
+        // A local task is cancelled by the loop's shutdown, on its own
+        // thread, never here.
+        if let Err(Job::Task(task)) = refused
+            && !task.is_local()
+        {
+            task.cancel(JoinError::cancelled());
         }
-        inject.queue.push_back(job);
-        drop(inject);
-        self.unpark();
     }
 
     /// Hands the loop a timer, from a thread that does not run it.
     /// Fails once the runtime has shut down.
     pub(crate) fn arm_remote(&self, deadline: u64, waker: Waker) -> Result<(), Waker> {
+        self.hand_in(waker, |inject, waker| inject.timers.push((deadline, waker)))
+    }
+
+    /// Puts `work` in the injection queue with `push` and wakes the loop if
+    /// it sleeps; gives it back once the runtime has shut down.
+    fn hand_in<T>(&self, work: T, push: impl FnOnce(&mut Inject, T)) -> Result<(), T> {
         let mut inject = self.inject.lock();
         if inject.closed {
-            return Err(waker);
+            return Err(work);
         }
-        inject.timers.push((deadline, waker));
+        push(&mut inject, work);
         drop(inject);
         self.unpark();
         Ok(())
