@@ -114,15 +114,11 @@ pub(crate) mod budget {
     ///     assert_eq!(other.await.unwrap(), "ran");
     /// });
     /// ```
+    ///
+    /// Inline: it runs several times per echoed message, and is a load, a
+    /// compare and a store but for the rare yield.
     #[inline]
     pub fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
-        poll_proceed(cx)
-    }
-
-    /// [`poll_budget`], inline: it runs several times per echoed message, and
-    /// is a load, a compare and a store but for the rare yield.
-    #[inline]
-    pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<()> {
         let left = LEFT.get();
         if left == 0 {
             return out_of_budget(cx);
@@ -133,7 +129,10 @@ pub(crate) mod budget {
         Poll::Ready(())
     }
 
-    /// Gives back the unit a [`poll_proceed`] just spent, for an operation
+    // The name the I/O layers use.
+    pub(crate) use poll_budget as poll_proceed;
+
+    /// Gives back the unit a [`poll_budget`] just spent, for an operation
     /// that then found nothing ready: only progress spends budget.
     #[inline]
     pub(crate) fn refund() {

@@ -165,7 +165,8 @@ enum Stage<F: Future> {
 pub(crate) struct TaskCell<F: Future, S> {
     /// State bits, and the task-list key above them.
     state: AtomicUsize,
-    scheduler: Arc<S>,
+    /// Where the task goes back to when woken.
+    pub(crate) scheduler: Arc<S>,
     /// Owned by whoever the state word names (see the module doc); reached
     /// only through `with_stage`.
     stage: UnsafeCell<Stage<F>>,
@@ -202,13 +203,6 @@ unsafe impl<F: Future, S: Send + Sync> Send for TaskCell<F, S> {}
 // invariants above allow.
 #[allow(unsafe_code)]
 unsafe impl<F: Future, S: Send + Sync> Sync for TaskCell<F, S> {}
-
-impl<F: Future, S> TaskCell<F, S> {
-    /// The scheduler the task goes back to when woken.
-    pub(crate) fn scheduler(&self) -> &S {
-        &self.scheduler
-    }
-}
 
 impl<F, S> TaskCell<F, S>
 where
@@ -335,8 +329,7 @@ where
         if prev & DETACHED != 0 {
             // SAFETY: the handle was gone before `COMPLETE`: nobody else
             // will reach the stage again.
-            let stage = unsafe { self.take_stage() };
-            drop_quietly(stage);
+            drop_quietly(unsafe { self.take_stage() });
         } else if prev & JOINING != 0
             && let Some(waker) = self.join_waker.lock().take()
         {
@@ -418,21 +411,19 @@ where
             // from another thread holds it, and completes it.)
             return false;
         };
-        if prev & CANCELLED != 0 {
-            self.complete(Err(JoinError::cancelled()));
-            return true;
+        if prev & CANCELLED == 0 {
+            // Only the loop thread polls, so a load and a store suffice.
+            self.polls
+                .store(self.polls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            let waker = Waker::from(self.clone());
+            if self.poll_future(&mut Context::from_waker(&waker), false) {
+                return true;
+            }
+            if self.release() {
+                return false;
+            }
+            // Cancelled while it ran: the future goes now, not on a later run.
         }
-        // Only the loop thread polls, so a load and a store suffice.
-        self.polls
-            .store(self.polls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-        let waker = Waker::from(self.clone());
-        if self.poll_future(&mut Context::from_waker(&waker), false) {
-            return true;
-        }
-        if self.release() {
-            return false;
-        }
-        // Cancelled while it ran: the future goes now, not on a later run.
         self.complete(Err(JoinError::cancelled()));
         true
     }
@@ -444,12 +435,9 @@ where
         let Some(prev) = self.claim(0) else {
             return;
         };
-        if prev & CANCELLED != 0 {
-            self.complete(Err(JoinError::cancelled()));
-            return;
-        }
         // A blocking closure completes in one poll and never wakes itself.
-        if !self.poll_future(&mut Context::from_waker(Waker::noop()), true) {
+        let mut cx = Context::from_waker(Waker::noop());
+        if prev & CANCELLED != 0 || !self.poll_future(&mut cx, true) {
             self.complete(Err(JoinError::cancelled()));
         }
     }
@@ -468,8 +456,7 @@ where
     fn abandon(&self) {
         if self.claim(0).is_some() {
             // SAFETY: `claim` gave us the stage.
-            let future = unsafe { self.take_stage() };
-            std::mem::forget(future);
+            std::mem::forget(unsafe { self.take_stage() });
             self.complete(Err(JoinError::cancelled()));
         }
     }
@@ -596,8 +583,7 @@ where
         if prev & COMPLETE != 0 {
             // SAFETY: `COMPLETE` was set before `DETACHED`: the loop let go
             // of the stage, which is the handle's (ours) to drop.
-            let stage = unsafe { self.take_stage() };
-            drop_quietly(stage);
+            drop_quietly(unsafe { self.take_stage() });
         }
     }
 }

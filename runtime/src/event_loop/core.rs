@@ -160,18 +160,13 @@ pub(crate) fn shutdown_nested(core: Box<Core>, pending: Inject) {
 /// are already destroyed (the thread is exiting).
 pub(crate) fn install(core: Box<Core>) -> Result<(), Box<Core>> {
     let mut core = Some(core);
-    match CURRENT.try_with(|slot| *slot.core.borrow_mut() = core.take()) {
-        Ok(()) => Ok(()),
-        Err(_) => Err(core.take().expect("not moved on failure")),
-    }
+    let installed = CURRENT.try_with(|slot| *slot.core.borrow_mut() = core.take());
+    installed.map_err(|_| core.take().expect("not moved on failure"))
 }
 
 /// Takes this thread's loop out of its slot.
 pub(crate) fn uninstall() -> Option<Box<Core>> {
-    CURRENT
-        .try_with(|slot| slot.core.borrow_mut().take())
-        .ok()
-        .flatten()
+    CURRENT.try_with(|slot| slot.core.take()).ok().flatten()
 }
 
 /// Queues `job` on its loop: the one place that decides between the local
@@ -239,7 +234,7 @@ impl Queued for (&Shared, Job) {
 
 impl<F: Future + 'static> Queued for Arc<TaskCell<F, Shared>> {
     fn shared(&self) -> &Shared {
-        self.scheduler()
+        &self.scheduler
     }
 
     /// A woken task has run (it had to, to hand out a waker), so it is in
@@ -250,7 +245,7 @@ impl<F: Future + 'static> Queued for Arc<TaskCell<F, Shared>> {
     }
 
     fn inject(self) {
-        self.scheduler().inject(Job::Task(self.clone()));
+        self.scheduler.inject(Job::Task(self.clone()));
     }
 }
 

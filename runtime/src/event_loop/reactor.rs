@@ -281,16 +281,6 @@ pub(crate) struct EntryWaiters {
     writers: Waiters,
 }
 
-impl IoEntry {
-    /// Readers with a waker parked here, for the loom model.
-    #[cfg(all(test, loom))]
-    pub(crate) fn readers_parked(&self) -> usize {
-        let mut parked = 0;
-        self.waiters.lock().readers.for_each_data(|_| parked += 1);
-        parked
-    }
-}
-
 impl EntryWaiters {
     /// The waiters of `direction`.
     pub(crate) fn get(&mut self, direction: Direction) -> &mut Waiters {
@@ -326,6 +316,14 @@ pub(crate) fn tick_of(state: u64) -> u32 {
 }
 
 impl IoEntry {
+    /// Readers with a waker parked here, for the loom model.
+    #[cfg(all(test, loom))]
+    pub(crate) fn readers_parked(&self) -> usize {
+        let mut parked = 0;
+        self.waiters.lock().readers.for_each_data(|_| parked += 1);
+        parked
+    }
+
     fn new(generation: usize, bits: u8, tick: u32) -> Self {
         IoEntry {
             state: AtomicU64::new(u64::from(bits) | (u64::from(tick) << TICK_SHIFT)),
