@@ -631,9 +631,7 @@ impl Core {
         }
         // Empty now: a burst of foreign wakes or spawns gives back what it
         // grew, as the run queue does (amortized by the pushes that grew it).
-        if inject.queue.capacity() > SHRINK_MIN {
-            inject.queue.shrink_to(SHRINK_MIN);
-        }
+        inject.queue.shrink_to(SHRINK_MIN);
         if !inject.timers.is_empty() {
             let mut timers = self.timers.borrow_mut();
             for (deadline, waker) in inject.timers.drain(..) {
@@ -642,9 +640,7 @@ impl Core {
             }
             // A burst of timers armed (or moved, or removed) from other
             // threads must not leave its capacity behind for good.
-            if inject.timers.capacity() > INJECT_TIMERS_KEPT {
-                inject.timers.shrink_to(INJECT_TIMERS_KEPT);
-            }
+            inject.timers.shrink_to(INJECT_TIMERS_KEPT);
         }
     }
 
@@ -960,10 +956,9 @@ impl Shared {
     pub(crate) fn unpark(&self) {
         // A plain load first: while the loop is awake and already notified,
         // a storm of foreign wakes costs no read-modify-write on this line.
-        if self.park.load(Ordering::Relaxed) == NOTIFIED {
-            return;
-        }
-        if self.park.swap(NOTIFIED, Ordering::AcqRel) == PARKED {
+        if self.park.load(Ordering::Relaxed) != NOTIFIED
+            && self.park.swap(NOTIFIED, Ordering::AcqRel) == PARKED
+        {
             self.counters.poller_wakeups.add(1);
             if let Err(err) = self.waker.wake() {
                 // mio's eventfd waker only fails if the eventfd is broken;

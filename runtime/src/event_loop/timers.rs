@@ -379,7 +379,7 @@ fn next_stamp() -> NonZeroU32 {
 #[derive(Default)]
 struct Slot {
     /// While armed, the timer's stamp (its `TimerKey`'s); while free, the
-    /// next free slot (`u32::MAX` for none).
+    /// next free slot's key plus one (0 for none).
     tag: u32,
     /// The stamp of this slot's latest heap entry, which is still in the
     /// heap; 0 if none is. Armed, that entry is the timer's (live, perhaps
@@ -431,10 +431,11 @@ struct Entry {
 /// the heap and 32 in the slot table (their sum was 64 with `Instant`s and
 /// 64-bit ids, and a million armed timers showed it; the slot's real
 /// deadline, for reviving dead entries, added 8).
+#[derive(Default)]
 pub(crate) struct Timers {
     heap: BinaryHeap<Reverse<Entry>>,
     slots: Vec<Slot>,
-    /// Head of the free-slot list; `u32::MAX` when empty.
+    /// Head of the free-slot list, as a key plus one; 0 when empty.
     free: u32,
     armed: usize,
     /// Slots freed since the table was last checked for shrinking.
@@ -442,19 +443,6 @@ pub(crate) struct Timers {
     /// The runtime these timers belong to, named in every key (its number
     /// in the table of homes, `core.rs`; 0 for no runtime).
     home: u32,
-}
-
-impl Default for Timers {
-    fn default() -> Self {
-        Timers {
-            heap: BinaryHeap::new(),
-            slots: Vec::new(),
-            free: u32::MAX,
-            armed: 0,
-            freed: 0,
-            home: 0,
-        }
-    }
 }
 
 impl Timers {
@@ -489,8 +477,8 @@ impl Timers {
     /// and due before `at`, revives it instead of pushing a new one (see
     /// the module doc).
     pub(crate) fn insert(&mut self, at: u64, waker: Waker) -> TimerKey {
-        let key = if self.free != u32::MAX {
-            let key = self.free;
+        let key = if self.free != 0 {
+            let key = self.free - 1;
             self.free = self.slots[key as usize].tag;
             key
         } else {
@@ -604,7 +592,7 @@ impl Timers {
     fn release(&mut self, key: u32) -> Option<Waker> {
         let slot = &mut self.slots[key as usize];
         slot.tag = self.free;
-        self.free = key;
+        self.free = key + 1;
         self.armed -= 1;
         self.freed += 1;
         slot.waker.take()
@@ -671,11 +659,11 @@ impl Timers {
             self.slots.pop();
         }
         self.slots.shrink_to_fit();
-        self.free = u32::MAX;
+        self.free = 0;
         for (key, slot) in self.slots.iter_mut().enumerate().rev() {
             if slot.waker.is_none() {
                 slot.tag = self.free;
-                self.free = key as u32;
+                self.free = key as u32 + 1;
             }
         }
         // Dead entries may name dropped slots: keep only the live ones.
@@ -741,7 +729,7 @@ impl Timers {
     /// Disarms everything, handing back the wakers.
     pub(crate) fn clear(&mut self) -> Vec<Waker> {
         self.heap.clear();
-        self.free = u32::MAX;
+        self.free = 0;
         self.armed = 0;
         self.slots.drain(..).filter_map(|slot| slot.waker).collect()
     }
