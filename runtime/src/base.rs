@@ -311,11 +311,7 @@ impl Watch {
     /// (see [`Watch::still`]).
     pub(crate) fn running(&self) -> Option<(u64, usize)> {
         let seq = self.seq.load(Ordering::Acquire);
-        if seq & 1 == 0 {
-            return None;
-        }
-        let key = self.key.load(Ordering::Relaxed);
-        Some((seq, key))
+        (seq & 1 == 1).then(|| (seq, self.key.load(Ordering::Relaxed)))
     }
 
     /// Whether the poll numbered `seq` is still the one running.

@@ -43,7 +43,7 @@ use std::time::Duration;
 use mio::{Events, Poll as Poller};
 use slab::Slab;
 
-use super::cell::{Schedule, Task, TaskCell, UNREGISTERED, wake_all};
+use super::cell::{Runnable, Schedule, Task, TaskCell, UNREGISTERED, wake_all};
 use super::reactor::Reactor;
 use super::timers::{self, Clock, ClockState, LoopClock, Timers};
 use crate::base::{self, Counters, JoinError, PoolStats, Publisher, Watch, budget};
@@ -237,11 +237,14 @@ impl<F: Future + 'static> Queued for Arc<TaskCell<F, Shared>> {
         &self.scheduler
     }
 
-    /// A woken task has run (it had to, to hand out a waker), so it is in
-    /// the task list already: no check for a task to enter.
+    /// A woken task has run (it had to, to hand out a waker: a spawned task
+    /// is `SCHEDULED` until its first run, so no wake queues it before), so
+    /// it is in the task list already and needs none of `Core::push`'s
+    /// check, a dynamic call per wake.
     #[inline]
     fn push_on(self, core: &Core) {
-        core.push_woken(self);
+        debug_assert_ne!(self.key(), UNREGISTERED, "a woken task was never entered");
+        core.run_queue.borrow_mut().push_back(Job::Task(self));
     }
 
     fn inject(self) {
@@ -273,7 +276,7 @@ pub(crate) struct Core {
     /// If none did, the list cannot have become sparse (entering only
     /// fills it), so the look, and its lock, are skipped.
     list_freed: Cell<bool>,
-    /// Tells other threads what is being polled (see `watch.rs`).
+    /// Tells other threads what is being polled (see `base.rs`).
     publisher: Publisher,
     pub(crate) timers: RefCell<Timers>,
     driver: RefCell<Driver>,
@@ -302,7 +305,6 @@ pub(crate) struct Core {
 impl Core {
     pub(crate) fn new(shared: Arc<Shared>, driver: Driver, event_interval: usize) -> Self {
         let home = Home::register(&shared);
-        let timers = Timers::with_home(home.0);
         Core {
             shared,
             run_queue: RefCell::new(VecDeque::new()),
@@ -310,7 +312,7 @@ impl Core {
             live: Cell::new(0),
             list_freed: Cell::new(false),
             publisher: Publisher::default(),
-            timers: RefCell::new(timers),
+            timers: RefCell::new(Timers::with_home(home.0)),
             _home: home,
             driver: RefCell::new(driver),
             wakers: Cell::new(Vec::new()),
@@ -336,17 +338,6 @@ impl Core {
             Job::Task(task) if task.key() == UNREGISTERED => self.enter(task),
             job => self.run_queue.borrow_mut().push_back(job),
         }
-    }
-
-    /// Queues a task that a wake found idle. Such a task has run (it had to,
-    /// to hand out a waker: a spawned task is `SCHEDULED` until its first
-    /// run, so no wake queues it before), so it is in the task list already
-    /// and needs none of [`push`](Self::push)'s check, a dynamic call per
-    /// wake.
-    #[inline]
-    fn push_woken(&self, task: Task) {
-        debug_assert_ne!(task.key(), UNREGISTERED, "a woken task was never entered");
-        self.run_queue.borrow_mut().push_back(Job::Task(task));
     }
 
     /// Enters a task just spawned into the task list and queues it; cancels
@@ -601,15 +592,9 @@ impl Core {
     /// threads and not yet taken in. A queued wake of a task already in the
     /// list is not a second task.
     pub(crate) fn live_tasks(&self) -> usize {
-        let injected = self
-            .shared
-            .inject
-            .lock()
-            .queue
-            .iter()
-            .filter(|job| matches!(job, Job::Task(task) if task.key() == UNREGISTERED))
-            .count();
-        self.live.get() + injected
+        let inject = self.shared.inject.lock();
+        let spawned = |job: &&Job| matches!(job, Job::Task(task) if task.key() == UNREGISTERED);
+        self.live.get() + inject.queue.iter().filter(spawned).count()
     }
 
     /// Ready once no spawned task is left; else wakes `cx` when the last

@@ -394,11 +394,6 @@ struct Slot {
 }
 
 impl Slot {
-    /// Whether the slot holds the timer `stamp`.
-    fn holds(&self, stamp: NonZeroU32) -> bool {
-        self.waker.is_some() && self.tag == stamp.get()
-    }
-
     /// Whether `entry` (naming this slot) is the slot's latest, and so
     /// still counts; else it is dead for good. Forgets the latest entry if
     /// it is dead, for the caller is taking it out of the heap.
@@ -468,7 +463,7 @@ impl Timers {
         }
         self.slots
             .get_mut(timer.key as usize)
-            .filter(|slot| slot.holds(timer.stamp))
+            .filter(|slot| slot.waker.is_some() && slot.tag == timer.stamp.get())
     }
 
     /// Arms a timer that wakes `waker` once `at` (in ticks) has passed.
