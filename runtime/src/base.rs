@@ -237,7 +237,7 @@ impl Counter {
     }
 }
 
-/// The counters behind [`Metrics`], stored once: the loop bumps them in
+/// The counters behind `Metrics`, stored once: the loop bumps them in
 /// place, and other threads read them as they are.
 #[derive(Default)]
 pub(crate) struct Counters {
