@@ -21,16 +21,11 @@ const CRATES: &[&str] = &["runtime/src", "net/src", "compat/src", "macros/src"];
 /// may import from its own layer or a lower one.
 const LAYERS: &str = "
     runtime/src/sync/                          0  the shim: std or loom
-    runtime/src/base/                          1  what the loop writes and the layers above read
-    runtime/src/event_loop/clock.rs            2  the core, bottom up: the clock, the heap
-    runtime/src/event_loop/timers.rs           2  of deadlines, tokens and waiters;
-    runtime/src/event_loop/reactor/token.rs    2
-    runtime/src/event_loop/reactor/waiters.rs  2
-    runtime/src/event_loop/cell.rs             3  the task cell, the reactor's table;
-    runtime/src/event_loop/reactor/            3
-    runtime/src/event_loop/shared.rs           4  the thread-safe half;
-    runtime/src/event_loop/homes.rs            5
-    runtime/src/event_loop/                    6  the tick
+    runtime/src/base.rs                        1  what the loop writes and the layers above read
+    runtime/src/event_loop/timers.rs           2  the core, bottom up: the clock and the timer
+    runtime/src/event_loop/reactor.rs          2  heap, the reactor, the task cell; then the
+    runtime/src/event_loop/cell.rs             2  tick, and the half other threads reach
+    runtime/src/event_loop/                    3
     runtime/src/                               7  above the core: handles, tasks, I/O, time, signals
     runtime/src/runtime.rs                     8  the runtime that owns a loop
     runtime/src/lib.rs                         9

@@ -36,10 +36,10 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::base::counters::PoolStats;
-use crate::base::join_error::JoinError;
+use crate::base::JoinError;
+use crate::base::PoolStats;
 use crate::event_loop::cell::Task;
-use crate::event_loop::shared::BlockingPool;
+use crate::event_loop::core::BlockingPool;
 
 /// The pool's settings, from the runtime builder.
 #[derive(Clone, Debug)]

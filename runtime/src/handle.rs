@@ -21,7 +21,7 @@ use std::thread::{self, Thread};
 
 use crate::event_loop::cell::TaskCell;
 use crate::event_loop::core::{self, Core};
-use crate::event_loop::shared::{Job, Shared};
+use crate::event_loop::core::{Job, Shared};
 use crate::metrics::Metrics;
 use crate::task::dump::Dump;
 use crate::task::join::JoinHandle;

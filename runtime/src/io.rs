@@ -12,11 +12,11 @@ use mio::Token;
 use mio::event::Source;
 
 use crate::base::budget;
+use crate::event_loop::core::Shared;
 use crate::event_loop::reactor::{
     BITS, CLOSED, Direction, ERROR, IoEntry, PRIORITY, READ_CLOSED, READABLE, SHUTDOWN, WRITABLE,
     WRITE_CLOSED, shut_down_error, tick_of,
 };
-use crate::event_loop::shared::Shared;
 use crate::handle::Handle;
 use crate::sync::Ordering;
 

@@ -1,6 +1,6 @@
 //! `Metrics`: what the loop did, for tests and benchmarks.
 
-use crate::base::counters::{Counters, PoolStats};
+use crate::base::{Counters, PoolStats};
 
 /// The counters as they are now, with the figures kept elsewhere.
 pub(crate) fn snapshot(counters: &Counters, io_sources: usize, pool: &PoolStats) -> Metrics {

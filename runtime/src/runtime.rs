@@ -15,9 +15,9 @@ use parking_lot::Mutex;
 
 use crate::blocking::{self, Pool};
 use crate::event_loop::core::{self, Core, Driver};
+use crate::event_loop::core::{Job, Shared};
 use crate::event_loop::reactor::Reactor;
-use crate::event_loop::reactor::token;
-use crate::event_loop::shared::{Job, Shared};
+use crate::event_loop::reactor::WAKER_TOKEN;
 use crate::handle::{self, Handle};
 use crate::stall::Watchdog;
 use crate::sync::{AtomicBool, Ordering, PollWaker};
@@ -106,7 +106,7 @@ impl Runtime {
 
     fn from_builder(builder: &Builder) -> io::Result<Runtime> {
         let poll = mio::Poll::new()?;
-        let waker = PollWaker::new(poll.registry(), token::WAKER)?;
+        let waker = PollWaker::new(poll.registry(), WAKER_TOKEN)?;
         let reactor = Reactor::new(poll.registry().try_clone()?);
         let pool = Pool::new(blocking::Config {
             max_threads: builder.max_blocking_threads,

@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::base::watch::MAIN;
-use crate::event_loop::shared::Shared;
+use crate::base::MAIN;
+use crate::event_loop::core::Shared;
 
 /// The watchdog thread of one runtime; stopped and joined when dropped.
 pub(crate) struct Watchdog {

@@ -39,7 +39,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use crate::base::join_error::{JoinError, describe};
+use crate::base::{JoinError, describe};
 use crate::sync::{AtomicUsize, Mutex, Ordering, UnsafeCell};
 use std::sync::atomic::AtomicU64;
 
@@ -165,7 +165,8 @@ enum Stage<F: Future> {
 pub(crate) struct TaskCell<F: Future, S> {
     /// State bits, and the task-list key above them.
     state: AtomicUsize,
-    scheduler: Arc<S>,
+    /// Where the task goes back to when woken.
+    pub(crate) scheduler: Arc<S>,
     /// Owned by whoever the state word names (see the module doc); reached
     /// only through `with_stage`.
     stage: UnsafeCell<Stage<F>>,
@@ -202,13 +203,6 @@ unsafe impl<F: Future, S: Send + Sync> Send for TaskCell<F, S> {}
 // invariants above allow.
 #[allow(unsafe_code)]
 unsafe impl<F: Future, S: Send + Sync> Sync for TaskCell<F, S> {}
-
-impl<F: Future, S> TaskCell<F, S> {
-    /// The scheduler the task goes back to when woken.
-    pub(crate) fn scheduler(&self) -> &S {
-        &self.scheduler
-    }
-}
 
 impl<F, S> TaskCell<F, S>
 where
@@ -289,41 +283,22 @@ where
     /// clears the bits in `clear`, in one step. Returns the state before,
     /// or `None` if the future is gone or someone else holds it.
     fn claim(&self, clear: usize) -> Option<usize> {
-        let mut state = self.state.load(Ordering::Acquire);
-        loop {
-            if state & (COMPLETE | RUNNING) != 0 {
-                return None;
-            }
-            let next = (state & !clear) | RUNNING;
-            match self
-                .state
-                .compare_exchange_weak(state, next, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return Some(state),
-                Err(actual) => state = actual,
-            }
-        }
+        self.state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
+                (s & (COMPLETE | RUNNING) == 0).then_some((s & !clear) | RUNNING)
+            })
+            .ok()
     }
 
     /// Gives the stage back after a poll that left the future pending.
     /// Returns `false`, keeping it, if the task was cancelled meanwhile:
     /// the caller must then drop the future.
     fn release(&self) -> bool {
-        let mut state = self.state.load(Ordering::Relaxed);
-        loop {
-            if state & CANCELLED != 0 {
-                return false;
-            }
-            match self.state.compare_exchange_weak(
-                state,
-                state & !RUNNING,
-                Ordering::Release,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return true,
-                Err(actual) => state = actual,
-            }
-        }
+        self.state
+            .fetch_update(Ordering::Release, Ordering::Relaxed, |s| {
+                (s & CANCELLED == 0).then_some(s & !RUNNING)
+            })
+            .is_ok()
     }
 
     /// Completes the task, whose stage the caller holds (`RUNNING`): drops
@@ -354,8 +329,7 @@ where
         if prev & DETACHED != 0 {
             // SAFETY: the handle was gone before `COMPLETE`: nobody else
             // will reach the stage again.
-            let stage = unsafe { self.take_stage() };
-            drop_quietly(stage);
+            drop_quietly(unsafe { self.take_stage() });
         } else if prev & JOINING != 0
             && let Some(waker) = self.join_waker.lock().take()
         {
@@ -437,21 +411,19 @@ where
             // from another thread holds it, and completes it.)
             return false;
         };
-        if prev & CANCELLED != 0 {
-            self.complete(Err(JoinError::cancelled()));
-            return true;
+        if prev & CANCELLED == 0 {
+            // Only the loop thread polls, so a load and a store suffice.
+            self.polls
+                .store(self.polls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            let waker = Waker::from(self.clone());
+            if self.poll_future(&mut Context::from_waker(&waker), false) {
+                return true;
+            }
+            if self.release() {
+                return false;
+            }
+            // Cancelled while it ran: the future goes now, not on a later run.
         }
-        // Only the loop thread polls, so a load and a store suffice.
-        self.polls
-            .store(self.polls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-        let waker = Waker::from(self.clone());
-        if self.poll_future(&mut Context::from_waker(&waker), false) {
-            return true;
-        }
-        if self.release() {
-            return false;
-        }
-        // Cancelled while it ran: the future goes now, not on a later run.
         self.complete(Err(JoinError::cancelled()));
         true
     }
@@ -463,12 +435,9 @@ where
         let Some(prev) = self.claim(0) else {
             return;
         };
-        if prev & CANCELLED != 0 {
-            self.complete(Err(JoinError::cancelled()));
-            return;
-        }
         // A blocking closure completes in one poll and never wakes itself.
-        if !self.poll_future(&mut Context::from_waker(Waker::noop()), true) {
+        let mut cx = Context::from_waker(Waker::noop());
+        if prev & CANCELLED != 0 || !self.poll_future(&mut cx, true) {
             self.complete(Err(JoinError::cancelled()));
         }
     }
@@ -487,8 +456,7 @@ where
     fn abandon(&self) {
         if self.claim(0).is_some() {
             // SAFETY: `claim` gave us the stage.
-            let future = unsafe { self.take_stage() };
-            std::mem::forget(future);
+            std::mem::forget(unsafe { self.take_stage() });
             self.complete(Err(JoinError::cancelled()));
         }
     }
@@ -505,17 +473,11 @@ where
         // Only the loop thread sets the key bits; wakers may be changing the
         // state bits concurrently, and keep their changes.
         debug_assert!(key < UNREGISTERED);
-        let mut state = self.state.load(Ordering::Relaxed);
-        loop {
-            let new = (state & BITS_MASK) | (key << KEY_SHIFT);
-            match self
-                .state
-                .compare_exchange_weak(state, new, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => return,
-                Err(actual) => state = actual,
-            }
-        }
+        let _ = self
+            .state
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| {
+                Some((s & BITS_MASK) | (key << KEY_SHIFT))
+            });
     }
 
     fn location(&self) -> &'static Location<'static> {
@@ -621,8 +583,7 @@ where
         if prev & COMPLETE != 0 {
             // SAFETY: `COMPLETE` was set before `DETACHED`: the loop let go
             // of the stage, which is the handle's (ours) to drop.
-            let stage = unsafe { self.take_stage() };
-            drop_quietly(stage);
+            drop_quietly(unsafe { self.take_stage() });
         }
     }
 }

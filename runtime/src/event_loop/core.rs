@@ -1,4 +1,7 @@
-//! The loop thread's state, and the tick.
+//! A runtime's loop: the state only its thread touches ([`Core`]) and the
+//! tick, the half other threads reach ([`Shared`]: the injection queue,
+//! the park state, the task list), and the table of homes through which
+//! a thread finds a runtime by number.
 //!
 //! One tick (`Core::run`) is asyncio's `_run_once`, in four steps, each a
 //! function: run the jobs that were ready when the tick began
@@ -7,28 +10,44 @@
 //! and wake the waiters of what it reported (`poll_os`). One function
 //! decides where a woken task is queued (`schedule`). The guide's chapter
 //! on the tick walks it step by step.
+//!
+//! # Waking a sleeping loop
+//!
+//! A task woken on the loop thread goes straight into the local run queue.
+//! A task woken anywhere else goes into the injection queue, and then the
+//! loop may need a nudge. `park` says whether it does:
+//!
+//! | `park` | meaning | a foreign wake... |
+//! |---|---|---|
+//! | `AWAKE` | the loop is running tasks or timers | sets `NOTIFIED`; no syscall |
+//! | `PARKED` | the loop is in, or about to enter, a blocking `epoll_wait` | sets `NOTIFIED` and writes to mio's eventfd |
+//! | `NOTIFIED` | someone already queued work since the loop last looked | nothing |
+//!
+//! The loop moves `AWAKE -> PARKED` with a compare-and-swap just before a
+//! blocking poll; if the swap fails the state was `NOTIFIED` and it polls
+//! with a zero timeout instead. After every poll it swaps back to `AWAKE`
+//! and, if it finds `NOTIFIED`, drains the injection queue. Any number of
+//! foreign wakes between two polls therefore cost one eventfd write at most,
+//! and none at all while the loop is awake.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
-use std::mem;
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::task::{Poll, Waker};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
 
 use mio::{Events, Poll as Poller};
+use slab::Slab;
 
-use super::cell::{Schedule, Task, TaskCell, UNREGISTERED, wake_all};
-use super::clock::{self, ClockState, LoopClock};
-use super::homes::Home;
-use super::shared::{Inject, Job, Listed, Shared};
-use super::timers::Timers;
-use crate::base::budget;
-use crate::base::join_error::JoinError;
-use crate::base::watch::{self, Publisher};
+use super::cell::{Runnable, Schedule, Task, TaskCell, UNREGISTERED, wake_all};
+use super::reactor::Reactor;
+use super::timers::{self, Clock, ClockState, LoopClock, Timers};
+use crate::base::{self, Counters, JoinError, PoolStats, Publisher, Watch, budget};
+use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
 
 thread_local! {
     static CURRENT: Current = const {
@@ -67,20 +86,7 @@ struct Current {
 /// found (see [`shutdown_nested`]).
 #[inline]
 pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
-    let mut f = Some(f);
-    // `try_with` fails only while the thread's locals are being destroyed
-    // (a runtime kept in a `thread_local!` is dropped then); no loop runs.
-    match CURRENT.try_with(|slot| {
-        let f = f.take().expect("called once");
-        if slot.nested_active.get() {
-            return with_nested(slot, f);
-        }
-        let core = slot.core.borrow();
-        f(core.as_deref())
-    }) {
-        Ok(r) => r,
-        Err(_) => (f.take().expect("called once"))(None),
-    }
+    with_current(true, f)
 }
 
 /// Runs `f` with the core of the loop running on this thread, or `None`,
@@ -88,14 +94,23 @@ pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
 /// which only asks whether this thread runs the task's loop.
 #[inline]
 fn with_loop<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
+    with_current(false, f)
+}
+
+/// [`with_core`], or with `nested` false [`with_loop`].
+#[inline(always)]
+fn with_current<R>(nested: bool, f: impl FnOnce(Option<&Core>) -> R) -> R {
     let mut f = Some(f);
-    match CURRENT.try_with(|slot| {
-        let core = slot.core.borrow();
-        (f.take().expect("called once"))(core.as_deref())
-    }) {
-        Ok(r) => r,
-        Err(_) => (f.take().expect("called once"))(None),
-    }
+    // `try_with` fails only while the thread's locals are being destroyed
+    // (a runtime kept in a `thread_local!` is dropped then); no loop runs.
+    let found = CURRENT.try_with(|slot| {
+        let f = f.take().expect("called once");
+        if nested && slot.nested_active.get() {
+            return with_nested(slot, f);
+        }
+        f(slot.core.borrow().as_deref())
+    });
+    found.unwrap_or_else(|_| (f.take().expect("called once"))(None))
 }
 
 /// [`with_core`] while a runtime dropped inside the loop shuts down.
@@ -145,18 +160,13 @@ pub(crate) fn shutdown_nested(core: Box<Core>, pending: Inject) {
 /// are already destroyed (the thread is exiting).
 pub(crate) fn install(core: Box<Core>) -> Result<(), Box<Core>> {
     let mut core = Some(core);
-    match CURRENT.try_with(|slot| *slot.core.borrow_mut() = core.take()) {
-        Ok(()) => Ok(()),
-        Err(_) => Err(core.take().expect("not moved on failure")),
-    }
+    let installed = CURRENT.try_with(|slot| *slot.core.borrow_mut() = core.take());
+    installed.map_err(|_| core.take().expect("not moved on failure"))
 }
 
 /// Takes this thread's loop out of its slot.
 pub(crate) fn uninstall() -> Option<Box<Core>> {
-    CURRENT
-        .try_with(|slot| slot.core.borrow_mut().take())
-        .ok()
-        .flatten()
+    CURRENT.try_with(|slot| slot.core.take()).ok().flatten()
 }
 
 /// Queues `job` on its loop: the one place that decides between the local
@@ -169,14 +179,7 @@ pub(crate) fn uninstall() -> Option<Box<Core>> {
 /// (see [`shutdown_nested`]); else the job is injected.
 #[inline]
 pub(crate) fn schedule<J: Queued>(job: J) {
-    let job = with_loop(|core| match core {
-        Some(core) if std::ptr::eq(&*core.shared, job.shared()) => {
-            job.push_on(core);
-            None
-        }
-        _ => Some(job),
-    });
-    if let Some(job) = job {
+    if let Some(job) = with_loop(|core| push_if_its_loop(core, job)) {
         schedule_elsewhere(job);
     }
 }
@@ -185,22 +188,21 @@ pub(crate) fn schedule<J: Queued>(job: J) {
 /// runtime shutting down on this thread if it is that one's, else into the
 /// injection queue.
 fn schedule_elsewhere<J: Queued>(job: J) {
-    let nested = CURRENT
-        .try_with(|slot| slot.nested_active.get())
-        .unwrap_or(false);
-    let job = if nested {
-        with_core(|core| match core {
-            Some(core) if std::ptr::eq(&*core.shared, job.shared()) => {
-                job.push_on(core);
-                None
-            }
-            _ => Some(job),
-        })
-    } else {
-        Some(job)
-    };
-    if let Some(job) = job {
+    if let Some(job) = with_core(|core| push_if_its_loop(core, job)) {
         job.inject();
+    }
+}
+
+/// Pushes `job` onto `core`'s run queue if `core` is its loop; else gives
+/// it back.
+#[inline]
+fn push_if_its_loop<J: Queued>(core: Option<&Core>, job: J) -> Option<J> {
+    match core {
+        Some(core) if std::ptr::eq(&*core.shared, job.shared()) => {
+            job.push_on(core);
+            None
+        }
+        _ => Some(job),
     }
 }
 
@@ -232,18 +234,21 @@ impl Queued for (&Shared, Job) {
 
 impl<F: Future + 'static> Queued for Arc<TaskCell<F, Shared>> {
     fn shared(&self) -> &Shared {
-        self.scheduler()
+        &self.scheduler
     }
 
-    /// A woken task has run (it had to, to hand out a waker), so it is in
-    /// the task list already: no check for a task to enter.
+    /// A woken task has run (it had to, to hand out a waker: a spawned task
+    /// is `SCHEDULED` until its first run, so no wake queues it before), so
+    /// it is in the task list already and needs none of `Core::push`'s
+    /// check, a dynamic call per wake.
     #[inline]
     fn push_on(self, core: &Core) {
-        core.push_woken(self);
+        debug_assert_ne!(self.key(), UNREGISTERED, "a woken task was never entered");
+        core.run_queue.borrow_mut().push_back(Job::Task(self));
     }
 
     fn inject(self) {
-        self.scheduler().inject(Job::Task(self.clone()));
+        self.scheduler.inject(Job::Task(self.clone()));
     }
 }
 
@@ -271,7 +276,7 @@ pub(crate) struct Core {
     /// If none did, the list cannot have become sparse (entering only
     /// fills it), so the look, and its lock, are skipped.
     list_freed: Cell<bool>,
-    /// Tells other threads what is being polled (see `watch.rs`).
+    /// Tells other threads what is being polled (see `base.rs`).
     publisher: Publisher,
     pub(crate) timers: RefCell<Timers>,
     driver: RefCell<Driver>,
@@ -300,7 +305,6 @@ pub(crate) struct Core {
 impl Core {
     pub(crate) fn new(shared: Arc<Shared>, driver: Driver, event_interval: usize) -> Self {
         let home = Home::register(&shared);
-        let timers = Timers::with_home(home.number());
         Core {
             shared,
             run_queue: RefCell::new(VecDeque::new()),
@@ -308,7 +312,7 @@ impl Core {
             live: Cell::new(0),
             list_freed: Cell::new(false),
             publisher: Publisher::default(),
-            timers: RefCell::new(timers),
+            timers: RefCell::new(Timers::with_home(home.0)),
             _home: home,
             driver: RefCell::new(driver),
             wakers: Cell::new(Vec::new()),
@@ -336,17 +340,6 @@ impl Core {
         }
     }
 
-    /// Queues a task that a wake found idle. Such a task has run (it had to,
-    /// to hand out a waker: a spawned task is `SCHEDULED` until its first
-    /// run, so no wake queues it before), so it is in the task list already
-    /// and needs none of [`push`](Self::push)'s check, a dynamic call per
-    /// wake.
-    #[inline]
-    fn push_woken(&self, task: Task) {
-        debug_assert_ne!(task.key(), UNREGISTERED, "a woken task was never entered");
-        self.run_queue.borrow_mut().push_back(Job::Task(task));
-    }
-
     /// Enters a task just spawned into the task list and queues it; cancels
     /// it if the loop is closing.
     #[inline(never)]
@@ -356,11 +349,8 @@ impl Core {
             return;
         }
         self.live.set(self.live.get() + 1);
-        let born = self.born.get().unwrap_or_else(|| {
-            let now = clock::now();
-            self.born.set(Some(now));
-            now
-        });
+        let born = self.born.get().unwrap_or_else(timers::now);
+        self.born.set(Some(born));
         // The list is in `shared` so another thread can read it; its lock
         // is the loop's alone but for a dump, and never held across a poll.
         let mut list = self.shared.tasks.lock();
@@ -417,7 +407,7 @@ impl Core {
             budget::reset();
             match job {
                 Some(Job::Main) => {
-                    self.publisher.start(&self.shared.watch, watch::MAIN);
+                    self.publisher.start(&self.shared.watch, base::MAIN);
                     let poll = poll_main();
                     self.publisher.end(&self.shared.watch);
                     if let Poll::Ready(output) = poll {
@@ -576,11 +566,10 @@ impl Core {
         // reference, and dropping a task can run arbitrary code.
         drop(removed);
         self.live.set(self.live.get() - 1);
-        if self.live.get() == 0 {
-            let waiter = self.all_done.borrow_mut().take();
-            if let Some(waker) = waiter {
-                waker.wake();
-            }
+        if self.live.get() == 0
+            && let Some(waker) = self.all_done.take()
+        {
+            waker.wake();
         }
     }
 
@@ -603,15 +592,9 @@ impl Core {
     /// threads and not yet taken in. A queued wake of a task already in the
     /// list is not a second task.
     pub(crate) fn live_tasks(&self) -> usize {
-        let injected = self
-            .shared
-            .inject
-            .lock()
-            .queue
-            .iter()
-            .filter(|job| matches!(job, Job::Task(task) if task.key() == UNREGISTERED))
-            .count();
-        self.live.get() + injected
+        let inject = self.shared.inject.lock();
+        let spawned = |job: &&Job| matches!(job, Job::Task(task) if task.key() == UNREGISTERED);
+        self.live.get() + inject.queue.iter().filter(spawned).count()
     }
 
     /// Ready once no spawned task is left; else wakes `cx` when the last
@@ -620,8 +603,7 @@ impl Core {
         if self.live_tasks() == 0 {
             return Poll::Ready(());
         }
-        let old = self.all_done.borrow_mut().replace(cx.waker().clone());
-        drop(old);
+        drop(self.all_done.replace(Some(cx.waker().clone())));
         Poll::Pending
     }
 
@@ -634,9 +616,7 @@ impl Core {
         }
         // Empty now: a burst of foreign wakes or spawns gives back what it
         // grew, as the run queue does (amortized by the pushes that grew it).
-        if inject.queue.capacity() > SHRINK_MIN {
-            inject.queue.shrink_to(SHRINK_MIN);
-        }
+        inject.queue.shrink_to(SHRINK_MIN);
         if !inject.timers.is_empty() {
             let mut timers = self.timers.borrow_mut();
             for (deadline, waker) in inject.timers.drain(..) {
@@ -645,9 +625,7 @@ impl Core {
             }
             // A burst of timers armed (or moved, or removed) from other
             // threads must not leave its capacity behind for good.
-            if inject.timers.capacity() > INJECT_TIMERS_KEPT {
-                inject.timers.shrink_to(INJECT_TIMERS_KEPT);
-            }
+            inject.timers.shrink_to(INJECT_TIMERS_KEPT);
         }
     }
 
@@ -696,13 +674,13 @@ impl Core {
     pub(crate) fn shutdown(&self, pending: Inject) {
         self.closing.set(true);
         for job in pending.queue {
-            if let Job::Task(task) = job {
-                // Registered tasks are in the task list and handled below;
-                // a task spawned from another thread and never taken in is
-                // only here.
-                if task.key() == UNREGISTERED {
-                    task.cancel(JoinError::cancelled());
-                }
+            // Registered tasks are in the task list and handled below; a
+            // task spawned from another thread and never taken in is only
+            // here.
+            if let Job::Task(task) = job
+                && task.key() == UNREGISTERED
+            {
+                task.cancel(JoinError::cancelled());
             }
         }
         // A future's destructor may wake or spawn; spawns are cancelled at
@@ -737,8 +715,7 @@ impl Core {
         }
         self.local_tasks.set(0);
         self.live.set(0);
-        let queued = mem::take(&mut *self.run_queue.borrow_mut());
-        drop(queued);
+        drop(self.run_queue.take());
         // Whoever still waits on a timer or a source (a future polled from
         // outside this runtime's tasks) is woken, to find the runtime gone
         // rather than to wait forever.
@@ -746,8 +723,7 @@ impl Core {
         wakers.extend(pending.timers.into_iter().map(|(_, waker)| waker));
         self.shared.reactor.shutdown(&mut wakers);
         wake_all(&mut wakers);
-        let queued = mem::take(&mut *self.run_queue.borrow_mut());
-        drop(queued);
+        drop(self.run_queue.take());
         // The metrics outlive the runtime (a `Handle` keeps them): they
         // show the empty tables, not the last tick's.
         self.publish_sizes();
@@ -814,6 +790,246 @@ fn poll_timeout(deadline: u64, now: u64) -> Duration {
     let millis = deadline.saturating_sub(now).div_ceil(1_000_000);
     Duration::from_millis(millis.clamp(1, MAX_MILLIS))
 }
+
+const AWAKE: u8 = 0;
+const PARKED: u8 = 1;
+const NOTIFIED: u8 = 2;
+
+/// An entry in a run queue.
+pub(crate) enum Job {
+    /// The future passed to `block_on`. It lives on `block_on`'s stack, so
+    /// the queue holds a marker; keeping it in the queue (rather than in a
+    /// flag) keeps it in wake order with the tasks.
+    Main,
+    Task(Task),
+}
+
+/// Work handed to the loop from outside it.
+#[derive(Default)]
+pub(crate) struct Inject {
+    /// Wakes and spawns from other threads, in the order they happened.
+    pub(crate) queue: VecDeque<Job>,
+    /// Timers armed by sleeps polled off the loop thread: deadline (in
+    /// timer ticks), and the waker to fire.
+    pub(crate) timers: Vec<(u64, Waker)>,
+    /// Set when the runtime shuts down: from then on, a task handed in is
+    /// cancelled on the spot instead of queued.
+    pub(crate) closed: bool,
+}
+
+/// The loop's list of live tasks, here so another thread can read it
+/// while the loop is stuck (a dump, the stall detector). Only the loop
+/// changes it, when a task enters (`Core::push`) or completes; its lock is
+/// uncontended but for a dump, and never held across a poll.
+#[derive(Default)]
+pub(crate) struct TaskList {
+    pub(crate) slab: Slab<Listed>,
+    /// The id the next task entered gets; ids start at 1.
+    pub(crate) next_id: u64,
+}
+
+/// A task in the [`TaskList`].
+pub(crate) struct Listed {
+    pub(crate) task: Task,
+    /// Unique in its runtime, never reused.
+    pub(crate) id: u64,
+    /// When it entered the list, in timer ticks, as the loop read the clock
+    /// once per tick: within a tick of its spawn.
+    pub(crate) born: u64,
+}
+
+impl TaskList {
+    pub(crate) fn get(&self, key: usize) -> Option<&Listed> {
+        self.slab.get(key)
+    }
+}
+
+/// The blocking pool, as a runtime's [`Shared`] holds it: the seam between
+/// the core and the pool (`blocking.rs`), which sits above it. The loop
+/// asks it one thing, whether it is quiet (auto-advance of a paused clock);
+/// the rest is for the layers above, which reach the pool through `Shared`.
+pub(crate) trait BlockingPool: Send + Sync {
+    /// Queues `job` for a pool thread; cancels it after shutdown.
+    fn spawn(self: Arc<Self>, job: Task);
+    /// Refuses new jobs; those accepted still run.
+    fn shutdown(&self);
+    /// Jobs queued, or running and without their output yet.
+    fn unfinished(&self) -> usize;
+    /// No job is queued or running.
+    fn is_quiet(&self) -> bool;
+    /// Sets the waker woken whenever the pool goes quiet.
+    fn set_on_quiet(&self, waker: Option<Waker>);
+    /// Threads, idle threads and queued jobs.
+    fn stats(&self) -> PoolStats;
+}
+
+/// The thread-safe half of a runtime.
+pub(crate) struct Shared {
+    pub(crate) inject: Mutex<Inject>,
+    /// Every live task the loop has taken in.
+    pub(crate) tasks: Mutex<TaskList>,
+    /// What the loop is polling now.
+    pub(crate) watch: Watch,
+    park: AtomicU8,
+    waker: PollWaker,
+    pub(crate) reactor: Reactor,
+    pub(crate) pool: Arc<dyn BlockingPool>,
+    pub(crate) counters: Counters,
+    /// The runtime's clock, for threads other than the loop's.
+    pub(crate) clock: Clock,
+}
+
+impl Shared {
+    pub(crate) fn new(waker: PollWaker, reactor: Reactor, pool: Arc<dyn BlockingPool>) -> Self {
+        Shared {
+            inject: Mutex::new(Inject::default()),
+            tasks: Mutex::new(TaskList::default()),
+            watch: Watch::default(),
+            park: AtomicU8::new(AWAKE),
+            waker,
+            reactor,
+            pool,
+            counters: Counters::default(),
+            clock: Clock::default(),
+        }
+    }
+
+    /// Hands `job` to the loop from another thread, waking the loop if it
+    /// sleeps. After shutdown, a task handed in is cancelled instead.
+    pub(crate) fn inject(&self, job: Job) {
+        let refused = self.hand_in(job, |inject, job| inject.queue.push_back(job));
+        // A local task is cancelled by the loop's shutdown, on its own
+        // thread, never here.
+        if let Err(Job::Task(task)) = refused
+            && !task.is_local()
+        {
+            task.cancel(JoinError::cancelled());
+        }
+    }
+
+    /// Hands the loop a timer, from a thread that does not run it.
+    /// Fails once the runtime has shut down.
+    pub(crate) fn arm_remote(&self, deadline: u64, waker: Waker) -> Result<(), Waker> {
+        self.hand_in(waker, |inject, waker| inject.timers.push((deadline, waker)))
+    }
+
+    /// Puts `work` in the injection queue with `push` and wakes the loop if
+    /// it sleeps; gives it back once the runtime has shut down.
+    fn hand_in<T>(&self, work: T, push: impl FnOnce(&mut Inject, T)) -> Result<(), T> {
+        let mut inject = self.inject.lock();
+        if inject.closed {
+            return Err(work);
+        }
+        push(&mut inject, work);
+        drop(inject);
+        self.unpark();
+        Ok(())
+    }
+
+    /// Closes the injection queue, when the runtime shuts down: from now
+    /// on a task handed in is cancelled on the spot. Returns what was
+    /// handed in and not yet taken.
+    pub(crate) fn close(&self) -> Inject {
+        let mut inject = self.inject.lock();
+        let pending = std::mem::take(&mut *inject);
+        inject.closed = true;
+        pending
+    }
+
+    /// Makes sure the loop looks at the injection queue soon, waking it from
+    /// the poller if it sleeps there.
+    pub(crate) fn unpark(&self) {
+        // A plain load first: while the loop is awake and already notified,
+        // a storm of foreign wakes costs no read-modify-write on this line.
+        if self.park.load(Ordering::Relaxed) != NOTIFIED
+            && self.park.swap(NOTIFIED, Ordering::AcqRel) == PARKED
+        {
+            self.counters.poller_wakeups.add(1);
+            if let Err(err) = self.waker.wake() {
+                // mio's eventfd waker only fails if the eventfd is broken;
+                // there is no caller to hand this to, and the loop would
+                // sleep until its next timer or event.
+                log::error!("failed to wake the ioloop poller: {err}");
+            }
+        }
+    }
+
+    /// Called by the loop before a poll that may block. Returns `false` if
+    /// work was injected meanwhile, in which case the poll must not block.
+    pub(crate) fn try_park(&self) -> bool {
+        self.park
+            .compare_exchange(AWAKE, PARKED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Called by the loop on a tick that skips the poll: returns `true`, and
+    /// re-arms the notification, if work was injected since the loop last
+    /// looked. A plain load first keeps the common case (nothing injected)
+    /// free of read-modify-writes.
+    pub(crate) fn take_notified(&self) -> bool {
+        self.park.load(Ordering::Relaxed) == NOTIFIED && self.unpark_after_poll()
+    }
+
+    /// Called by the loop after every poll. Returns `true` if the injection
+    /// queue may hold work.
+    pub(crate) fn unpark_after_poll(&self) -> bool {
+        self.park.swap(AWAKE, Ordering::AcqRel) == NOTIFIED
+    }
+}
+
+// The table of homes: every runtime with timers, by number, weakly. A
+// timer's key names the runtime whose heap holds it (see `timers.rs`). A
+// thread that is not that runtime's loop, holding a `Sleep` it moves
+// earlier or drops, looks the runtime up here to hand its loop the move or
+// the removal.
+
+/// The runtimes that hold timers, by home number (index plus one), weakly:
+/// how a thread that is not a loop's own reaches the loop of a timer it
+/// holds the key of (a `Sleep` moved earlier from there). Touched when a
+/// runtime is built or dropped, and by such a move; never by the loop.
+static HOMES: parking_lot::Mutex<Vec<Option<Weak<Shared>>>> = parking_lot::Mutex::new(Vec::new());
+
+/// A runtime's entry in [`HOMES`], for as long as its core lives: the
+/// number its timer keys carry.
+struct Home(u32);
+
+impl Home {
+    /// Enters `shared` in the table, in the first free entry.
+    fn register(shared: &Arc<Shared>) -> Home {
+        let mut homes = HOMES.lock();
+        let free = homes.iter().position(Option::is_none);
+        let index = free.unwrap_or_else(|| {
+            homes.push(None);
+            homes.len() - 1
+        });
+        homes[index] = Some(Arc::downgrade(shared));
+        Home(u32::try_from(index + 1).expect("fewer than 4 billion runtimes"))
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        let mut homes = HOMES.lock();
+        homes[self.0 as usize - 1] = None;
+        // Give the table back once the last runtime is gone, so a process
+        // that builds runtimes one at a time keeps none of it.
+        while homes.last().is_some_and(Option::is_none) {
+            homes.pop();
+        }
+        if homes.is_empty() {
+            *homes = Vec::new();
+        }
+    }
+}
+
+/// The runtime numbered `home` (a timer key's), if it still runs.
+pub(crate) fn home(home: u32) -> Option<Arc<Shared>> {
+    let index = usize::try_from(home).ok()?.checked_sub(1)?;
+    HOMES.lock().get(index)?.as_ref()?.upgrade()
+}
+
+#[cfg(all(test, loom))]
+mod loom_model;
 
 #[cfg(test)]
 mod tests {

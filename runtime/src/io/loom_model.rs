@@ -36,8 +36,8 @@ use loom::thread;
 
 use super::{Registration, at_key};
 use crate::event_loop::cell::wake_all;
+use crate::event_loop::core::Shared;
 use crate::event_loop::reactor::{Direction, READABLE};
-use crate::event_loop::shared::Shared;
 use crate::handle::Handle;
 use crate::sync::harness::{self, Flag};
 use crate::sync::{AtomicUsize, Ordering};

@@ -16,8 +16,8 @@ use super::{AtomicBool, AtomicUsize, Mutex, Ordering, PollWaker};
 use crate::blocking::{self, Pool};
 use crate::event_loop::cell::{Schedule, Task};
 use crate::event_loop::core::{Core, Driver};
-use crate::event_loop::reactor::{Reactor, token};
-use crate::event_loop::shared::{Job, Shared};
+use crate::event_loop::core::{Job, Shared};
+use crate::event_loop::reactor::{Reactor, WAKER_TOKEN};
 
 /// A scheduler that queues woken tasks for the model to run.
 pub(crate) struct Queue(Mutex<VecDeque<Task>>);
@@ -64,7 +64,7 @@ impl Queue {
 /// are about what happens around the reactor's lock, not in the kernel.
 pub(crate) fn shared() -> Arc<Shared> {
     let poll = mio::Poll::new().expect("an epoll instance");
-    let waker = PollWaker::new(poll.registry(), token::WAKER).expect("the poller's waker");
+    let waker = PollWaker::new(poll.registry(), WAKER_TOKEN).expect("the poller's waker");
     let registry = poll.registry().try_clone().expect("a second registry fd");
     let pool = Pool::new(blocking::Config {
         max_threads: 1,

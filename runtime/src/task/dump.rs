@@ -19,10 +19,10 @@ use std::panic::Location;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::event_loop::clock;
 use crate::event_loop::core;
+use crate::event_loop::core::Shared;
 use crate::event_loop::reactor::Direction;
-use crate::event_loop::shared::Shared;
+use crate::event_loop::timers as clock;
 
 /// The live tasks of a runtime, from [`Handle::dump`](crate::Handle::dump):
 /// asyncio's `all_tasks()` with each task's `print_stack()`, as far as a
@@ -200,7 +200,7 @@ pub(crate) fn take(shared: &Arc<Shared>) -> Dump {
     dumps.sort_by_key(|task| task.id);
     Dump {
         tasks: dumps,
-        main_running: running.is_some_and(|(_, key)| key == crate::base::watch::MAIN),
+        main_running: running.is_some_and(|(_, key)| key == crate::base::MAIN),
     }
 }
 

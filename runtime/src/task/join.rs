@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use crate::base::budget;
-use crate::base::join_error::{JoinError, Repr, panic_message};
+use crate::base::{JoinError, Repr, panic_message};
 use crate::event_loop::cell::Join;
 
 /// An owned permission to await a spawned task's output.

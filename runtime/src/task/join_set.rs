@@ -10,7 +10,7 @@ use std::task::{Context, Poll, Waker, ready};
 use parking_lot::Mutex;
 
 use super::join::JoinHandle;
-use crate::base::join_error::JoinError;
+use crate::base::JoinError;
 
 /// A group of tasks, whose results [`join_next`](Self::join_next) hands
 /// back in the order they finish: asyncio's `TaskGroup` and `gather`,

@@ -12,8 +12,8 @@ pub(crate) mod join;
 mod join_set;
 mod yield_now;
 
+pub use crate::base::JoinError;
 pub use crate::base::budget::{Unconstrained, consume_budget, poll_budget, unconstrained};
-pub use crate::base::join_error::JoinError;
 pub use crate::handle::{spawn, spawn_local};
 pub use dump::{Dump, TaskDump, TaskState, WaitReason};
 pub use join::JoinHandle;

@@ -11,10 +11,9 @@ use parking_lot::Mutex;
 
 use super::instant::{Instant, current_clock};
 use crate::base::budget;
-use crate::event_loop::clock::{self, instant, ticks};
 use crate::event_loop::core::{self, Core};
-use crate::event_loop::homes;
 use crate::event_loop::timers::TimerKey;
+use crate::event_loop::timers::{self as clock, instant, ticks};
 use crate::handle::Handle;
 
 /// Waits until `duration` has passed.
@@ -501,7 +500,7 @@ impl Sleep {
 /// allocation; a runtime already gone has no timers left to touch.
 #[cold]
 fn from_afar(timer: TimerKey, deadline: Option<u64>) {
-    let Some(shared) = homes::home(timer.home()) else {
+    let Some(shared) = core::home(timer.home()) else {
         return;
     };
     let job = Waker::from(Arc::new(AfarJob { timer, deadline }));

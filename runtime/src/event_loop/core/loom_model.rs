@@ -25,9 +25,8 @@ use std::task::{Context, Poll, Waker};
 
 use loom::thread;
 
-use super::Shared;
+use super::{Job, Shared};
 use crate::event_loop::cell::{Runnable, TaskCell};
-use crate::event_loop::shared::Job;
 use crate::handle::Handle;
 use crate::sync::harness::{self, Counted};
 use crate::sync::{AtomicUsize, Mutex, Ordering};

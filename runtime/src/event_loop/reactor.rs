@@ -47,16 +47,12 @@
 //! Above the readiness byte, the state word holds the `SHUTDOWN` bit (bit
 //! 8) and, in its high 32 bits, the tick of the last event that set bits.
 //!
-//! # Files
-//!
-//! - `token`: slab key + generation packed into a `mio::Token`.
-//! - `io.rs` (above the core): `Registration`, what sockets are built on,
-//!   and the waiting half of an entry (`poll_ready`, `ready_now`, `clear`).
-//! - `waiters`: the tasks waiting on one direction of a source, any number.
+//! This file holds, in order: the token (a slab key and a generation),
+//! the waiters of one direction of a source, the entry and the table.
+//! `io.rs`, above the core, is the waiting half of an entry
+//! (`Registration`: `poll_ready`, `ready_now`, `clear`).
 
-pub(crate) mod token;
-pub(crate) mod waiters;
-
+use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
 use std::task::Waker;
@@ -66,7 +62,179 @@ use mio::{Interest, Registry, Token};
 use slab::Slab;
 
 use crate::sync::{AtomicBool, AtomicU64, Mutex, Ordering};
-use waiters::Waiters;
+
+// The token: a slab key and a generation packed into a `mio::Token`. An
+// event can arrive for a freed key's earlier owner (epoll keeps a
+// registration while a duplicate of its fd lives), and the generation lets
+// the reactor drop it.
+
+/// Bits of the token that hold the slab key.
+const KEY_BITS: u32 = usize::BITS / 2;
+const KEY_MASK: usize = (1 << KEY_BITS) - 1;
+/// Mask applied to generations so they fit above the key.
+pub(crate) const GENERATION_MASK: usize = usize::MAX >> KEY_BITS;
+
+/// The token of mio's waker. No registration can get it: its key bits are
+/// all ones, one more than the largest key `pack` accepts.
+pub(crate) const WAKER_TOKEN: Token = Token(usize::MAX);
+
+/// Largest slab key a registration may have.
+pub(crate) const MAX_KEY: usize = KEY_MASK - 1;
+
+/// Builds the token for `key` in its `generation`.
+pub(crate) fn pack(key: usize, generation: usize) -> Token {
+    debug_assert!(key <= MAX_KEY);
+    Token(((generation & GENERATION_MASK) << KEY_BITS) | key)
+}
+
+/// Splits a token into its key and generation.
+pub(crate) fn unpack(token: Token) -> (usize, usize) {
+    (token.0 & KEY_MASK, token.0 >> KEY_BITS)
+}
+
+/// Poll-function callers kept besides the inline one (see [`Waiters`]).
+const SHARED_LIMIT: usize = 64;
+
+/// A slab of waiting futures with room for more than this many is freed
+/// once it is empty, so its memory follows the live waiters.
+const KEEP_CAPACITY: usize = 64;
+
+/// The tasks waiting for one direction of a source to become ready.
+///
+/// Two kinds of waiter:
+///
+/// - A *waiting future* (`readable()`, `recv_from`, `accept`: any future
+///   made by a [`Waiter`](crate::io::Waiter)) holds a key, a slot of its
+///   own in a slab: taken at its first `Pending`, updated in place on later
+///   polls, given back by its `Drop`. Registering is O(1) however many
+///   wait, and a future that stops waiting (dropped, cancelled) takes its
+///   waker, and with it its task, out at once: the set holds the live
+///   waiters, no others. The slab's memory is freed once it is empty.
+/// - A *poll-function caller* (`poll_read_ready`, `poll_recv_from`,
+///   `AsyncRead::poll_read`: no future object to hold a key) has no way to
+///   say it stopped waiting. The first is kept inline (no allocation: the
+///   hot path, one reader and one writer per connection), and up to
+///   [`SHARED_LIMIT`] more, oldest first, distinct by `will_wake` (a scan
+///   bounded by the limit). One more wakes the oldest, who registers again
+///   if it still waits: so poll-function callers that moved on hold at most
+///   that many tasks, and many more than that, all live, take turns being
+///   woken, which is correct but busy. A crowd should wait through futures.
+///
+/// The next readiness event in the direction wakes them all; one that then
+/// finds nothing to do (another took the datagram, the connection)
+/// registers again and waits for the next event. A waiting future keeps
+/// its slot, emptied, in between.
+#[derive(Default)]
+pub(crate) struct Waiters {
+    first: Option<Waker>,
+    more: Option<Box<More>>,
+}
+
+#[derive(Default)]
+struct More {
+    /// Poll-function callers besides `first`, oldest first.
+    shared: VecDeque<Waker>,
+    /// Waiting futures, each at its key; `None` once woken, until it
+    /// registers again or drops.
+    keyed: Slab<Option<Waker>>,
+}
+
+impl Waiters {
+    /// Adds the waker of a poll-function caller, unless it wakes a task
+    /// already waiting. Returns a waker to wake once the caller's lock is
+    /// released: none, unless the oldest caller had to make room.
+    #[inline]
+    pub(crate) fn register(&mut self, waker: &Waker) -> Option<Waker> {
+        match &self.first {
+            None => {
+                self.first = Some(waker.clone());
+                None
+            }
+            Some(first) if first.will_wake(waker) => None,
+            Some(_) => self.register_shared(waker),
+        }
+    }
+
+    /// `register` for a second poll-function caller and beyond.
+    #[cold]
+    fn register_shared(&mut self, waker: &Waker) -> Option<Waker> {
+        let shared = &mut self.more.get_or_insert_with(Box::default).shared;
+        if shared.iter().any(|w| w.will_wake(waker)) {
+            return None;
+        }
+        shared.push_back(waker.clone());
+        if shared.len() > SHARED_LIMIT {
+            shared.pop_front()
+        } else {
+            None
+        }
+    }
+
+    /// Parks the waker of a waiting future at `key`, taking a slot for it
+    /// if it has none yet. O(1). Returns a waker it replaced (the future
+    /// moved to another task), to be dropped once the lock is released.
+    pub(crate) fn register_keyed(
+        &mut self,
+        key: &mut Option<usize>,
+        waker: &Waker,
+    ) -> Option<Waker> {
+        let keyed = &mut self.more.get_or_insert_with(Box::default).keyed;
+        if let Some(slot) = key.and_then(|key| keyed.get_mut(key)) {
+            return match slot {
+                Some(parked) if parked.will_wake(waker) => None,
+                _ => slot.replace(waker.clone()),
+            };
+        }
+        *key = Some(keyed.insert(Some(waker.clone())));
+        None
+    }
+
+    /// Gives back the slot at `key`: its future stopped waiting. Returns
+    /// the waker still parked there, to be dropped once the lock is
+    /// released.
+    pub(crate) fn remove_keyed(&mut self, key: usize) -> Option<Waker> {
+        let more = self.more.as_mut()?;
+        let parked = more.keyed.try_remove(key).flatten();
+        if more.keyed.is_empty() && more.keyed.capacity() > KEEP_CAPACITY {
+            more.keyed = Slab::new();
+        }
+        parked
+    }
+
+    /// Moves every waiter into `out`, to be woken. The waiting futures keep
+    /// their slots.
+    #[inline]
+    pub(crate) fn take_into(&mut self, out: &mut Vec<Waker>) {
+        if let Some(waker) = self.first.take() {
+            out.push(waker);
+        }
+        if let Some(more) = &mut self.more {
+            more.take_into(out);
+        }
+    }
+
+    /// The data pointer of every waiter's waker, for a dump.
+    pub(crate) fn for_each_data(&self, mut f: impl FnMut(*const ())) {
+        self.first.iter().for_each(|waker| f(waker.data()));
+        if let Some(more) = &self.more {
+            more.shared.iter().for_each(|waker| f(waker.data()));
+            more.keyed
+                .iter()
+                .filter_map(|(_, waker)| waker.as_ref())
+                .for_each(|waker| f(waker.data()));
+        }
+    }
+}
+
+impl More {
+    /// `Waiters::take_into` beyond the inline waiter.
+    #[cold]
+    fn take_into(&mut self, out: &mut Vec<Waker>) {
+        // `drain` leaves the deque empty with its capacity kept.
+        out.extend(self.shared.drain(..));
+        out.extend(self.keyed.iter_mut().filter_map(|(_, waker)| waker.take()));
+    }
+}
 
 /// One registered source: its readiness and its waiters, shared by the
 /// table (which the loop reaches it through) and the source's
@@ -113,16 +281,6 @@ pub(crate) struct EntryWaiters {
     writers: Waiters,
 }
 
-impl IoEntry {
-    /// Readers with a waker parked here, for the loom model.
-    #[cfg(all(test, loom))]
-    pub(crate) fn readers_parked(&self) -> usize {
-        let mut parked = 0;
-        self.waiters.lock().readers.for_each_data(|_| parked += 1);
-        parked
-    }
-}
-
 impl EntryWaiters {
     /// The waiters of `direction`.
     pub(crate) fn get(&mut self, direction: Direction) -> &mut Waiters {
@@ -158,6 +316,14 @@ pub(crate) fn tick_of(state: u64) -> u32 {
 }
 
 impl IoEntry {
+    /// Readers with a waker parked here, for the loom model.
+    #[cfg(all(test, loom))]
+    pub(crate) fn readers_parked(&self) -> usize {
+        let mut parked = 0;
+        self.waiters.lock().readers.for_each_data(|_| parked += 1);
+        parked
+    }
+
     fn new(generation: usize, bits: u8, tick: u32) -> Self {
         IoEntry {
             state: AtomicU64::new(u64::from(bits) | (u64::from(tick) << TICK_SHIFT)),
@@ -189,6 +355,7 @@ impl IoEntry {
     }
 }
 
+#[derive(Default)]
 struct Entries {
     slab: Slab<Arc<IoEntry>>,
     /// Generation handed to the next registration.
@@ -235,6 +402,7 @@ pub(crate) struct Reactor {
 }
 
 /// What one dispatch did, for the counters.
+#[derive(Default)]
 pub(crate) struct Dispatched {
     pub(crate) events: u64,
     pub(crate) stale: u64,
@@ -248,13 +416,7 @@ impl Reactor {
     pub(crate) fn new(registry: Registry) -> Self {
         Reactor {
             registry,
-            entries: Mutex::new(Entries {
-                slab: Slab::new(),
-                next_generation: 0,
-                tick: 0,
-                shutdown: false,
-                freed: 0,
-            }),
+            entries: Mutex::new(Entries::default()),
             freed_hint: AtomicBool::new(false),
         }
     }
@@ -276,13 +438,13 @@ impl Reactor {
                 return Err(shut_down_error());
             }
             let generation = entries.next_generation;
-            entries.next_generation = (generation + 1) & token::GENERATION_MASK;
+            entries.next_generation = (generation + 1) & GENERATION_MASK;
             let tick = entries.tick;
             let slot = entries.slab.vacant_entry();
-            if slot.key() > token::MAX_KEY {
+            if slot.key() > MAX_KEY {
                 return Err(io::Error::other("too many I/O sources registered"));
             }
-            let token = token::pack(slot.key(), generation);
+            let token = pack(slot.key(), generation);
             let entry = Arc::new(IoEntry::new(generation, READABLE | WRITABLE, tick));
             slot.insert(entry.clone());
             (token, entry)
@@ -314,7 +476,7 @@ impl Reactor {
     /// Frees the table slot of `token`, dropping the table's share of the
     /// entry (and, if it was the last, its wakers) outside the lock.
     fn release(&self, token: Token) {
-        let (key, _) = token::unpack(token);
+        let (key, _) = unpack(token);
         let entry = {
             let mut entries = self.entries.lock();
             entries.freed += 1;
@@ -350,7 +512,7 @@ impl Reactor {
     pub(crate) fn dispatch(&self, events: &mio::Events, wakers: &mut Vec<Waker>) -> Dispatched {
         let events = events
             .iter()
-            .filter(|event| event.token() != token::WAKER)
+            .filter(|event| event.token() != WAKER_TOKEN)
             .map(|event| (event.token(), from_event(event)));
         self.record(events, wakers)
     }
@@ -363,16 +525,13 @@ impl Reactor {
         events: impl Iterator<Item = (Token, u8)>,
         wakers: &mut Vec<Waker>,
     ) -> Dispatched {
-        let mut done = Dispatched {
-            events: 0,
-            stale: 0,
-        };
+        let mut done = Dispatched::default();
         let mut entries = self.entries.lock();
         entries.tick = entries.tick.wrapping_add(1);
         let tick = entries.tick;
         for (token, bits) in events {
             done.events += 1;
-            let (key, generation) = token::unpack(token);
+            let (key, generation) = unpack(token);
             match entries.slab.get(key) {
                 Some(entry) if entry.generation == generation => {
                     entry.record(bits, tick, wakers);
@@ -451,6 +610,9 @@ pub(crate) fn from_event(event: &mio::event::Event) -> u8 {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::Wake;
+
     use super::*;
 
     /// An entry is one allocation per registered source, besides the
@@ -465,5 +627,93 @@ mod tests {
             "{} bytes",
             std::mem::size_of::<IoEntry>()
         );
+    }
+
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn waker() -> (Arc<Count>, Waker) {
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        (count.clone(), Waker::from(count))
+    }
+
+    #[test]
+    fn keyed_waiters_hold_their_slot_and_give_it_back() {
+        let mut waiters = Waiters::default();
+        let (_, a) = waker();
+        let (_, b) = waker();
+        let (mut ka, mut kb) = (None, None);
+        assert!(waiters.register_keyed(&mut ka, &a).is_none());
+        assert!(waiters.register_keyed(&mut kb, &b).is_none());
+        // Again with the same waker: in place, nothing added.
+        assert!(waiters.register_keyed(&mut ka, &a).is_none());
+        let mut out = Vec::new();
+        waiters.for_each_data(|_| out.push(()));
+        assert_eq!(out.len(), 2);
+        // Woken: the slots stay, emptied, and take the waker back in place.
+        let mut woken = Vec::new();
+        waiters.take_into(&mut woken);
+        assert_eq!(woken.len(), 2);
+        assert!(waiters.register_keyed(&mut ka, &a).is_none());
+        // Dropped: the waker goes with the slot.
+        assert!(waiters.remove_keyed(ka.unwrap()).is_some());
+        assert!(waiters.remove_keyed(kb.unwrap()).is_none());
+        let mut left = 0;
+        waiters.for_each_data(|_| left += 1);
+        assert_eq!(left, 0);
+    }
+
+    #[test]
+    fn an_empty_slab_of_many_waiters_is_freed() {
+        let mut waiters = Waiters::default();
+        let (_, a) = waker();
+        let keys: Vec<_> = (0..1_000)
+            .map(|_| {
+                let mut key = None;
+                waiters.register_keyed(&mut key, &a);
+                key.unwrap()
+            })
+            .collect();
+        for key in keys {
+            waiters.remove_keyed(key);
+        }
+        assert_eq!(waiters.more.as_ref().unwrap().keyed.capacity(), 0);
+    }
+
+    #[test]
+    fn poll_function_callers_beyond_the_limit_wake_the_oldest() {
+        let mut waiters = Waiters::default();
+        let callers: Vec<_> = (0..SHARED_LIMIT + 2).map(|_| waker()).collect();
+        for (_, waker) in &callers[..SHARED_LIMIT + 1] {
+            assert!(waiters.register(waker).is_none());
+            // Again: already there.
+            assert!(waiters.register(waker).is_none());
+        }
+        // The inline one and the limit are full: the oldest shared one
+        // (the second caller) makes room.
+        let evicted = waiters.register(&callers[SHARED_LIMIT + 1].1).unwrap();
+        assert!(evicted.will_wake(&callers[1].1));
+        let mut woken = Vec::new();
+        waiters.take_into(&mut woken);
+        assert_eq!(woken.len(), SHARED_LIMIT + 1);
+    }
+
+    #[test]
+    fn round_trips_and_never_collides_with_the_waker() {
+        for (key, generation) in [
+            (0, 0),
+            (5, 1),
+            (MAX_KEY, GENERATION_MASK),
+            (7, GENERATION_MASK + 3),
+        ] {
+            let token = pack(key, generation);
+            assert_ne!(token, WAKER_TOKEN);
+            assert_eq!(unpack(token), (key, generation & GENERATION_MASK));
+        }
     }
 }
