@@ -11,7 +11,7 @@ use std::task::{Context, Wake, Waker};
 use std::thread::{self, Thread};
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 use crate::blocking::{self, Pool};
 use crate::event_loop::core::{self, Core, Driver};
@@ -104,32 +104,6 @@ impl Runtime {
         Builder::new()
     }
 
-    fn from_builder(builder: &Builder) -> io::Result<Runtime> {
-        let poll = mio::Poll::new()?;
-        let waker = PollWaker::new(poll.registry(), token::WAKER)?;
-        let reactor = Reactor::new(poll.registry().try_clone()?);
-        let pool = Pool::new(blocking::Config {
-            max_threads: builder.max_blocking_threads,
-            keep_alive: builder.keep_alive,
-            stack_size: builder.stack_size,
-        });
-        let shared = Arc::new(Shared::new(waker, reactor, pool));
-        let driver = Driver::new(poll, builder.events_capacity);
-        let core = Core::new(shared.clone(), driver, builder.event_interval);
-        if builder.start_paused {
-            time::pause_core(&core, core.clock.read());
-        }
-        let watchdog = builder
-            .slow_poll_threshold
-            .map(|threshold| Watchdog::start(shared.clone(), threshold))
-            .transpose()?;
-        Ok(Runtime {
-            handle: Handle::new(shared),
-            home: Home::new(Box::new(core)),
-            _watchdog: watchdog,
-        })
-    }
-
     /// Runs the loop on this thread until `future` completes, and returns
     /// its output.
     ///
@@ -168,10 +142,18 @@ impl Runtime {
         let mut future = pin!(future);
         let core = match self.home.take_or_wait() {
             Some(core) => core,
-            None => match self.wait_turn(future.as_mut()) {
-                Ok(core) => core,
-                Err(output) => return output,
-            },
+            // Another thread runs the loop: poll `future` here each time it
+            // is woken, until it completes or the core comes back.
+            None => {
+                let shared = self.handle.shared().clone();
+                match handle::park_on(shared, future.as_mut(), || self.home.take_or_wait()) {
+                    Ok(output) => {
+                        self.home.stop_waiting();
+                        return output;
+                    }
+                    Err(core) => core,
+                }
+            }
         };
         if let Some(home) = core.foreign_home() {
             self.home.put_back(core);
@@ -198,20 +180,6 @@ impl Runtime {
                 future.as_mut().poll(&mut cx)
             })
         })
-    }
-
-    /// While another thread runs the loop: polls `future` on this thread
-    /// each time it is woken, until it completes (`Err(output)`) or the core
-    /// comes back for this thread to run (`Ok(core)`).
-    fn wait_turn<F: Future>(&self, future: Pin<&mut F>) -> Result<Box<Core>, F::Output> {
-        let shared = self.handle.shared().clone();
-        match handle::park_on(shared, future, || self.home.take_or_wait()) {
-            Ok(output) => {
-                self.home.stop_waiting();
-                Err(output)
-            }
-            Err(core) => Ok(core),
-        }
     }
 
     /// Makes this runtime the current one on this thread until the guard
@@ -253,12 +221,11 @@ impl Runtime {
         let shared = self.handle.shared();
         let other_loop =
             core::with_core(|core| core.is_some_and(|core| !Arc::ptr_eq(&core.shared, shared)));
-        if other_loop {
-            panic!(
-                "ioloop: Runtime::enter called on a thread running another runtime's loop, \
-                 whose runtime stays current there; spawn through this runtime's Handle instead"
-            );
-        }
+        assert!(
+            !other_loop,
+            "ioloop: Runtime::enter called on a thread running another runtime's loop, whose \
+             runtime stays current there; spawn through this runtime's Handle instead"
+        );
         EnterGuard {
             _working: handle::enter(shared.clone()),
             _runtime: PhantomData,
@@ -545,61 +512,47 @@ impl Future for Grace {
 /// paused, and a busy loop never sleeps until a deadline anyway. The wake
 /// reaches the loop however busy it is, or wakes it from the poller.
 struct Alarm {
-    shared: Arc<AlarmShared>,
+    /// The waker to wake, until the alarm is dropped (`None`), and the
+    /// thread's wait, cut short then.
+    slot: Arc<(Mutex<Option<Waker>>, Condvar)>,
     thread: Option<thread::JoinHandle<()>>,
-}
-
-struct AlarmShared {
-    /// The waker to wake, until the alarm is dropped (`None`).
-    waker: Mutex<Option<Waker>>,
-    cancelled: parking_lot::Condvar,
 }
 
 impl Alarm {
     fn start(deadline: std::time::Instant, waker: Waker) -> io::Result<Alarm> {
-        let shared = Arc::new(AlarmShared {
-            waker: Mutex::new(Some(waker)),
-            cancelled: parking_lot::Condvar::new(),
-        });
-        let theirs = shared.clone();
+        let slot = Arc::new((Mutex::new(Some(waker)), Condvar::new()));
+        let theirs = slot.clone();
         let thread = thread::Builder::new()
             .name("ioloop-shutdown".into())
-            .spawn(move || theirs.ring_at(deadline))?;
+            .spawn(move || {
+                let mut slot = theirs.0.lock();
+                // Until the deadline has surely passed, or the alarm is dropped.
+                while slot.is_some() && std::time::Instant::now() < deadline {
+                    theirs.1.wait_until(&mut slot, deadline);
+                }
+                if let Some(waker) = slot.take() {
+                    drop(slot);
+                    waker.wake();
+                }
+            })?;
         Ok(Alarm {
-            shared,
+            slot,
             thread: Some(thread),
         })
     }
 
     /// Wakes `waker` at the deadline instead, if it is another one.
     fn update(&self, waker: &Waker) {
-        let mut slot = self.shared.waker.lock();
-        if let Some(old) = slot.as_mut()
-            && !old.will_wake(waker)
-        {
+        if let Some(old) = self.slot.0.lock().as_mut() {
             old.clone_from(waker);
-        }
-    }
-}
-
-impl AlarmShared {
-    fn ring_at(&self, deadline: std::time::Instant) {
-        let mut slot = self.waker.lock();
-        // Until the deadline has surely passed, or the alarm is dropped.
-        while slot.is_some() && std::time::Instant::now() < deadline {
-            self.cancelled.wait_until(&mut slot, deadline);
-        }
-        if let Some(waker) = slot.take() {
-            drop(slot);
-            waker.wake();
         }
     }
 }
 
 impl Drop for Alarm {
     fn drop(&mut self) {
-        let waker = self.shared.waker.lock().take();
-        self.shared.cancelled.notify_one();
+        let waker = self.slot.0.lock().take();
+        self.slot.1.notify_one();
         drop(waker);
         if let Some(thread) = self.thread.take() {
             // Returns at once: the thread only waits for the deadline or
@@ -733,9 +686,8 @@ const DEFAULT_SLOW_POLL_THRESHOLD: Duration = Duration::from_millis(100);
 pub struct Builder {
     pub(crate) event_interval: usize,
     pub(crate) events_capacity: usize,
-    pub(crate) max_blocking_threads: usize,
-    pub(crate) keep_alive: Duration,
-    pub(crate) stack_size: Option<usize>,
+    /// The blocking pool's settings.
+    pub(crate) pool: blocking::Config,
     pub(crate) start_paused: bool,
     pub(crate) slow_poll_threshold: Option<Duration>,
 }
@@ -753,9 +705,11 @@ impl Builder {
         Builder {
             event_interval: DEFAULT_EVENT_INTERVAL,
             events_capacity: DEFAULT_EVENTS_CAPACITY,
-            max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
-            keep_alive: DEFAULT_KEEP_ALIVE,
-            stack_size: None,
+            pool: blocking::Config {
+                max_threads: DEFAULT_MAX_BLOCKING_THREADS,
+                keep_alive: DEFAULT_KEEP_ALIVE,
+                stack_size: None,
+            },
             start_paused: false,
             slow_poll_threshold: Some(DEFAULT_SLOW_POLL_THRESHOLD),
         }
@@ -801,7 +755,7 @@ impl Builder {
     /// If `n` is zero.
     pub fn max_blocking_threads(&mut self, n: usize) -> &mut Self {
         assert!(n > 0, "ioloop: max_blocking_threads must be at least 1");
-        self.max_blocking_threads = n;
+        self.pool.max_threads = n;
         self
     }
 
@@ -810,7 +764,7 @@ impl Builder {
     /// what the clock can count (`Duration::MAX`) keeps idle threads until
     /// the runtime is dropped.
     pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut Self {
-        self.keep_alive = keep_alive;
+        self.pool.keep_alive = keep_alive;
         self
     }
 
@@ -821,7 +775,7 @@ impl Builder {
     /// through its [`JoinHandle`](crate::JoinHandle), with the OS's error
     /// (see [`JoinError`](crate::JoinError)); nothing panics.
     pub fn thread_stack_size(&mut self, bytes: usize) -> &mut Self {
-        self.stack_size = Some(bytes);
+        self.pool.stack_size = Some(bytes);
         self
     }
 
@@ -908,7 +862,25 @@ impl Builder {
     /// runtime wakes itself through (typically `EMFILE`: no fds left), or
     /// a thread for the stall detector.
     pub fn build(&self) -> io::Result<Runtime> {
-        Runtime::from_builder(self)
+        let poll = mio::Poll::new()?;
+        let waker = PollWaker::new(poll.registry(), token::WAKER)?;
+        let reactor = Reactor::new(poll.registry().try_clone()?);
+        let pool = Pool::new(self.pool.clone());
+        let shared = Arc::new(Shared::new(waker, reactor, pool));
+        let driver = Driver::new(poll, self.events_capacity);
+        let core = Core::new(shared.clone(), driver, self.event_interval);
+        if self.start_paused {
+            time::pause_core(&core, core.clock.read());
+        }
+        let watchdog = self
+            .slow_poll_threshold
+            .map(|threshold| Watchdog::start(shared.clone(), threshold))
+            .transpose()?;
+        Ok(Runtime {
+            handle: Handle::new(shared),
+            home: Home::new(Box::new(core)),
+            _watchdog: watchdog,
+        })
     }
 }
 

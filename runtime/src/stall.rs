@@ -92,32 +92,16 @@ fn watch(shared: &Shared, threshold: Duration, stop: &(Mutex<bool>, Condvar)) {
     let mut seen: Option<Seen> = None;
     let mut stopped = stop.0.lock();
     loop {
-        // Checked: `Instant + Duration` panics on overflow, which would
-        // kill this thread and, under `panic = "abort"`, the process. A
-        // deadline past the clock's end is no deadline.
-        let deadline = Instant::now().checked_add(period);
-        while !*stopped {
-            let timed_out = match deadline {
-                Some(deadline) => stop.1.wait_until(&mut stopped, deadline).timed_out(),
-                None => {
-                    stop.1.wait(&mut stopped);
-                    false
-                }
-            };
-            if timed_out {
-                break;
-            }
-        }
+        stop.1
+            .wait_while_for(&mut stopped, |stopped| !*stopped, period);
         if *stopped {
             return;
         }
         let now = Instant::now();
         let running = shared.watch.running();
-        let still_running = match (&seen, running) {
-            (Some(poll), Some((seq, _))) => poll.seq == seq,
-            _ => false,
-        };
-        if still_running && let Some(poll) = &mut seen {
+        if let (Some(poll), Some((seq, _))) = (&mut seen, running)
+            && poll.seq == seq
+        {
             poll.last = now;
             let ran = now - poll.first;
             if ran >= poll.next_report {
@@ -161,11 +145,8 @@ fn report(shared: &Shared, poll: &mut Seen, ran: Duration, threshold: Duration) 
         "ioloop: {name} has been running one poll for {ran:.1?} (slow-poll threshold {threshold:?}); \
          no other task on its loop can run meanwhile"
     );
-    while poll.next_report <= ran {
+    while poll.next_report <= ran && poll.next_report < Duration::MAX {
         poll.next_report = poll.next_report.saturating_mul(2);
-        if poll.next_report == Duration::MAX {
-            break;
-        }
     }
 }
 
