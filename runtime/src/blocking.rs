@@ -124,10 +124,9 @@ impl Pool {
             if let Some(job) = state.queue.pop_front() {
                 state.running.push(job.clone());
                 drop(state);
-                let id = task_id(&job);
-                job.run_blocking();
+                job.clone().run_blocking();
                 state = self.state.lock();
-                if let Some(at) = state.running.iter().position(|t| task_id(t) == id) {
+                if let Some(at) = state.running.iter().position(|t| Arc::ptr_eq(t, &job)) {
                     state.running.swap_remove(at);
                 }
                 continue;
@@ -235,9 +234,4 @@ impl BlockingPool for Pool {
             queued: state.queue.len(),
         }
     }
-}
-
-/// A task's identity while it runs: the address of its cell.
-fn task_id(task: &Task) -> *const () {
-    std::sync::Arc::as_ptr(task).cast()
 }

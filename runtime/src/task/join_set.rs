@@ -53,15 +53,13 @@ pub struct JoinSet<T> {
 /// Below this room (in tasks) the set's tables never shrink.
 const SHRINK_MIN: usize = 64;
 
-/// Once `ids` holds a quarter of what it has room for, shrinks it to twice
-/// what it holds: a set that lives on (a server's connections) would
-/// otherwise keep a burst's size for good. Amortized O(1): half of the
-/// room must be freed again before the next shrink.
-fn shrink_if_sparse(ids: &mut VecDeque<u64>) {
-    let (len, capacity) = (ids.len(), ids.capacity());
-    if capacity > SHRINK_MIN && len <= capacity / 4 {
-        ids.shrink_to(len * 2);
-    }
+/// The room to shrink a table holding `len` with room for `capacity` to:
+/// twice what it holds, once it holds a quarter of its room. A set that
+/// lives on (a server's connections) would otherwise keep a burst's size
+/// for good. Amortized O(1): half of the room must be freed again before
+/// the next shrink.
+fn shrunk(len: usize, capacity: usize) -> Option<usize> {
+    (capacity > SHRINK_MIN && len <= capacity / 4).then_some(len * 2)
 }
 
 /// The tasks that finished and are not joined yet, in order, and the
@@ -217,16 +215,14 @@ impl<T> JoinSet<T> {
             Some(id) => id,
             None => {
                 let mut done = self.done.lock();
-                match done.ids.pop_front() {
-                    Some(id) => {
-                        shrink_if_sparse(&mut done.ids);
-                        id
-                    }
-                    None => {
-                        done.waker = Some(cx.waker().clone());
-                        return Poll::Pending;
-                    }
+                let Some(id) = done.ids.pop_front() else {
+                    done.waker = Some(cx.waker().clone());
+                    return Poll::Pending;
+                };
+                if let Some(room) = shrunk(done.ids.len(), done.ids.capacity()) {
+                    done.ids.shrink_to(room);
                 }
+                id
             }
         };
         let handle = self
@@ -240,18 +236,10 @@ impl<T> JoinSet<T> {
         let result = ready!(Pin::new(handle).poll(cx));
         self.finishing = None;
         self.tasks.remove(&id);
-        self.shrink_tasks_if_sparse();
-        Poll::Ready(Some(result))
-    }
-
-    /// Gives back the memory of a burst that has drained, as
-    /// `shrink_if_sparse` does for the queue of finished ids as it is
-    /// popped.
-    fn shrink_tasks_if_sparse(&mut self) {
-        let (len, capacity) = (self.tasks.len(), self.tasks.capacity());
-        if capacity > SHRINK_MIN && len <= capacity / 4 {
-            self.tasks.shrink_to(len * 2);
+        if let Some(room) = shrunk(self.tasks.len(), self.tasks.capacity()) {
+            self.tasks.shrink_to(room);
         }
+        Poll::Ready(Some(result))
     }
 
     /// Aborts every task in the set. They stay in it until joined, each

@@ -394,36 +394,27 @@ impl Sleep {
             return Poll::Ready(());
         }
         let mut timers = core.timers.borrow_mut();
-        let updated = match &self.timer {
-            Timer::Local(timer) => timers.update(*timer, self.deadline, cx.waker()),
-            _ => Err(()),
-        };
-        let old_waker = match updated {
-            Ok((timer, old)) => {
-                self.timer = Timer::Local(timer);
-                old
-            }
-            // Never armed here, or already fired (the timer fires once its
-            // deadline is past the loop's clock). Arm a fresh one.
-            Err(()) => {
-                let timer = timers.insert(self.deadline, cx.waker().clone());
-                match mem::replace(&mut self.timer, Timer::Local(timer)) {
-                    Timer::Remote(remote) => remote.cancel(),
-                    // Armed in another runtime's heap (polled there
-                    // before): it must not stay there until it fires.
-                    Timer::Local(old) if old.home() != timers.home() => {
-                        drop(timers);
-                        from_afar(old, None);
-                        return Poll::Pending;
-                    }
-                    _ => {}
-                }
-                None
-            }
-        };
+        if let Timer::Local(timer) = self.timer
+            && let Ok((timer, old_waker)) = timers.update(timer, self.deadline, cx.waker())
+        {
+            self.timer = Timer::Local(timer);
+            drop(timers);
+            // A waker's drop may run code that reaches the timers.
+            drop(old_waker);
+            return Poll::Pending;
+        }
+        // Never armed here, or already fired (the timer fires once its
+        // deadline is past the loop's clock). Arm a fresh one.
+        let timer = timers.insert(self.deadline, cx.waker().clone());
+        let home = timers.home();
         drop(timers);
-        // A waker's drop may run code that reaches the timers.
-        drop(old_waker);
+        match mem::replace(&mut self.timer, Timer::Local(timer)) {
+            Timer::Remote(remote) => remote.cancel(),
+            // Armed in another runtime's heap (polled there before): it
+            // must not stay there until it fires.
+            Timer::Local(old) if old.home() != home => from_afar(old, None),
+            _ => {}
+        }
         Poll::Pending
     }
 
@@ -439,13 +430,10 @@ impl Sleep {
                 let handle = Handle::try_current()
                     .expect("ioloop: a Sleep was polled outside an ioloop runtime");
                 let remote = Arc::new(RemoteTimer::new(cx.waker().clone()));
-                if handle
+                let armed = handle
                     .shared()
-                    .arm_remote(self.deadline, Waker::from(remote.clone()))
-                    .is_err()
-                {
-                    panic!("ioloop: a Sleep was polled after its runtime shut down");
-                }
+                    .arm_remote(self.deadline, Waker::from(remote.clone()));
+                assert!(armed.is_ok(), "{SHUT_DOWN}");
                 // A timer armed in a loop's heap (polled there before) is
                 // handed to that loop to remove.
                 if let Timer::Local(old) = mem::replace(&mut self.timer, Timer::Remote(remote)) {
@@ -457,10 +445,8 @@ impl Sleep {
         // The loop fires a timer only past its deadline, so a fired timer
         // means the deadline has passed, or the runtime shut down.
         if fired {
-            if self.is_elapsed() {
-                return Poll::Ready(());
-            }
-            panic!("ioloop: a Sleep was polled after its runtime shut down");
+            assert!(self.is_elapsed(), "{SHUT_DOWN}");
+            return Poll::Ready(());
         }
         Poll::Pending
     }
@@ -491,6 +477,9 @@ impl Sleep {
         }
     }
 }
+
+/// The panic of a sleep polled after its runtime shut down.
+const SHUT_DOWN: &str = "ioloop: a Sleep was polled after its runtime shut down";
 
 /// Moves `timer`, armed in the heap of a loop that is not running on this
 /// thread, to `deadline` (earlier), or with `None` removes it: the loop is
