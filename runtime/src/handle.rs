@@ -115,16 +115,7 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.spawn_at(future, Location::caller())
-    }
-
-    /// [`spawn`](Self::spawn), recording `location` as where.
-    fn spawn_at<F>(&self, future: F, location: &'static Location<'static>) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        let task = TaskCell::new(future, self.shared.clone(), location);
+        let task = TaskCell::new(future, self.shared.clone(), Location::caller());
         let handle = JoinHandle::new(task.clone());
         core::schedule((&*self.shared, Job::Task(task)));
         handle
@@ -272,7 +263,7 @@ where
     match on_loop {
         Ok(handle) => handle,
         // A blocking job working for a runtime.
-        Err(future) => current("spawn").spawn_at(future, location),
+        Err(future) => current("spawn").spawn(future),
     }
 }
 
@@ -361,12 +352,9 @@ where
 /// before it starts means it never runs; after, it runs to the end and its
 /// result is dropped. Dropping the handle lets the closure finish.
 ///
-/// Shutting the runtime down (dropping it, or at the end of
-/// [`Runtime::shutdown_timeout`](crate::Runtime::shutdown_timeout)'s grace
-/// period) cancels no closure: every one spawned before, running or still
-/// queued for a thread, runs to completion on the pool's threads, which
-/// exit after the last; neither waits for them. One spawned after is
-/// refused: its handle reports a cancellation at once.
+/// Shutting the runtime down cancels no closure, nor waits for one: each
+/// spawned before runs to completion on the pool's threads (see
+/// [`Runtime`](crate::Runtime)); one spawned after is cancelled at once.
 ///
 /// # Errors
 ///
@@ -413,18 +401,9 @@ fn current(what: &str) -> Handle {
 /// job, or a `block_on` waiting its turn. A guard made after this one and
 /// still alive when it drops is the user's future's, which may outlive
 /// the wait (a `block_on` whose loop comes back runs the same future on
-/// the loop): it is removed silently.
-pub(crate) fn work_for(shared: Arc<Shared>) -> WorkingFor {
-    push(shared, false)
-}
-
-/// [`work_for`] for [`Runtime::enter`](crate::Runtime::enter): the guard
-/// panics if dropped out of order.
-pub(crate) fn enter(shared: Arc<Shared>) -> WorkingFor {
-    push(shared, true)
-}
-
-fn push(shared: Arc<Shared>, strict: bool) -> WorkingFor {
+/// the loop): it is removed silently. A `strict` guard, that of
+/// [`Runtime::enter`](crate::Runtime::enter), panics if dropped out of order.
+pub(crate) fn work_for(shared: Arc<Shared>, strict: bool) -> WorkingFor {
     let entry = WORKING_FOR
         .try_with(|slot| {
             let mut working = slot.borrow_mut();
@@ -506,7 +485,7 @@ pub(crate) fn park_on<F: Future, R>(
     mut future: Pin<&mut F>,
     mut stop: impl FnMut() -> Option<R>,
 ) -> Result<F::Output, R> {
-    let _working = work_for(shared);
+    let _working = work_for(shared, false);
     let unparker = Arc::new(Unparker {
         thread: thread::current(),
         woken: AtomicBool::new(false),
@@ -561,7 +540,7 @@ impl<F: FnOnce() -> T, T> Future for Blocking<F> {
 
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<T> {
         let (f, shared) = self.0.take().expect("a blocking job runs once");
-        let _working = work_for(shared);
+        let _working = work_for(shared, false);
         Poll::Ready(f())
     }
 }

@@ -315,22 +315,7 @@ impl<S: Source> Registration<S> {
     /// Whatever `f` returns other than `WouldBlock` and `Interrupted`, and
     /// the errors of [`poll_read_ready`](Self::poll_read_ready).
     ///
-    /// ```
-    /// use std::future::poll_fn;
-    /// use std::io::{Read, Write};
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     b.write_all(b"ping")?;
-    ///     let mut buf = [0u8; 4];
-    ///     let n = poll_fn(|cx| a.poll_read_io(cx, |mut s| s.read(&mut buf))).await?;
-    ///     assert_eq!(&buf[..n], b"ping");
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
+    /// [`Waiter`] has an example of the same call, made by a future.
     pub fn poll_read_io<R>(
         &self,
         cx: &mut Context<'_>,
@@ -649,56 +634,51 @@ pub struct ReadyEvent {
     pub(crate) tick: u32,
 }
 
-/// `ReadyEvent`'s accessors, one a readiness bit: `name = BIT`, each with
-/// its docs.
-macro_rules! bit_accessors {
-    ($($(#[$doc:meta])* $name:ident = $bit:ident;)*) => {
-        $(
-            $(#[$doc])*
-            pub fn $name(&self) -> bool {
-                self.bits & $bit != 0
+/// `ReadyEvent`'s accessors, one a readiness bit (`name("field") = BIT;`,
+/// each with its docs), and its `Debug`, which shows each bit as `field`.
+macro_rules! ready_event {
+    ($($(#[$doc:meta])* $name:ident($field:literal) = $bit:ident;)*) => {
+        impl ReadyEvent {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self) -> bool {
+                    self.bits & $bit != 0
+                }
+            )*
+        }
+
+        impl fmt::Debug for ReadyEvent {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct("ReadyEvent")
+                    $(.field($field, &self.$name()))*
+                    .field("tick", &self.tick)
+                    .finish()
             }
-        )*
+        }
     };
 }
 
-impl ReadyEvent {
-    bit_accessors! {
-        /// Data (or a pending connection) may be waiting.
-        is_readable = READABLE;
+ready_event! {
+    /// Data (or a pending connection) may be waiting.
+    is_readable("readable") = READABLE;
 
-        /// There may be room to write.
-        is_writable = WRITABLE;
+    /// There may be room to write.
+    is_writable("writable") = WRITABLE;
 
-        /// The peer will send nothing more (it shut down its write side or
-        /// hung up); reads return what is left, then end of file.
-        is_read_closed = READ_CLOSED;
+    /// The peer will send nothing more (it shut down its write side or
+    /// hung up); reads return what is left, then end of file.
+    is_read_closed("read_closed") = READ_CLOSED;
 
-        /// Writing can no longer succeed (hang-up or a socket error).
-        is_write_closed = WRITE_CLOSED;
+    /// Writing can no longer succeed (hang-up or a socket error).
+    is_write_closed("write_closed") = WRITE_CLOSED;
 
-        /// The source reported an error; the next I/O call returns it.
-        is_error = ERROR;
+    /// The source reported an error; the next I/O call returns it.
+    is_error("error") = ERROR;
 
-        /// TCP urgent data is pending (`EPOLLPRI`): a read stops short at
-        /// the urgent mark, so a short read does not prove the socket
-        /// drained.
-        is_priority = PRIORITY;
-    }
-}
-
-impl fmt::Debug for ReadyEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReadyEvent")
-            .field("readable", &self.is_readable())
-            .field("writable", &self.is_writable())
-            .field("read_closed", &self.is_read_closed())
-            .field("write_closed", &self.is_write_closed())
-            .field("error", &self.is_error())
-            .field("priority", &self.is_priority())
-            .field("tick", &self.tick)
-            .finish()
-    }
+    /// TCP urgent data is pending (`EPOLLPRI`): a read stops short at
+    /// the urgent mark, so a short read does not prove the socket
+    /// drained.
+    is_priority("priority") = PRIORITY;
 }
 
 #[cfg(all(test, loom))]

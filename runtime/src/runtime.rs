@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use std::panic::Location;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
-use std::task::{Context, Wake, Waker};
+use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 use std::time::Duration;
 
@@ -227,7 +227,7 @@ impl Runtime {
              runtime stays current there; spawn through this runtime's Handle instead"
         );
         EnterGuard {
-            _working: handle::enter(shared.clone()),
+            _working: handle::work_for(shared.clone(), true),
             _runtime: PhantomData,
         }
     }
@@ -371,12 +371,6 @@ struct Slot {
 }
 
 impl Home {
-    fn new(core: Box<Core>) -> Self {
-        let home = Home::default();
-        home.slot.lock().core = Some(core);
-        home
-    }
-
     /// Takes the core if it is home; else notes that this thread waits for
     /// it, to be unparked when it comes back.
     fn take_or_wait(&self) -> Option<Box<Core>> {
@@ -479,16 +473,16 @@ struct Grace {
 impl Future for Grace {
     type Output = bool;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> std::task::Poll<bool> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
         let done = core::with_core(|core| core.expect("inside block_on").poll_all_done(cx));
         if done.is_ready() {
-            return std::task::Poll::Ready(true);
+            return Poll::Ready(true);
         }
         let Some(deadline) = self.deadline else {
-            return std::task::Poll::Pending;
+            return Poll::Pending;
         };
         if std::time::Instant::now() >= deadline {
-            return std::task::Poll::Ready(false);
+            return Poll::Ready(false);
         }
         match &self.alarm {
             Some(alarm) => alarm.update(cx.waker()),
@@ -503,7 +497,7 @@ impl Future for Grace {
                 }
             },
         }
-        std::task::Poll::Pending
+        Poll::Pending
     }
 }
 
@@ -876,9 +870,11 @@ impl Builder {
             .slow_poll_threshold
             .map(|threshold| Watchdog::start(shared.clone(), threshold))
             .transpose()?;
+        let home = Home::default();
+        home.put_back(Box::new(core));
         Ok(Runtime {
             handle: Handle::new(shared),
-            home: Home::new(Box::new(core)),
+            home,
             _watchdog: watchdog,
         })
     }

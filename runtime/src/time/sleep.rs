@@ -84,10 +84,7 @@ pub(super) const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
 /// `as_nanos`'s u128 (a server does this for every sleep it makes or moves).
 #[inline]
 pub(super) fn capped_nanos(duration: Duration) -> u64 {
-    const NEVER_NANOS: u64 = NEVER.as_secs() * 1_000_000_000;
-    if duration >= NEVER {
-        return NEVER_NANOS;
-    }
+    let duration = duration.min(NEVER);
     duration.as_secs() * 1_000_000_000 + u64::from(duration.subsec_nanos())
 }
 
@@ -518,8 +515,7 @@ impl Wake for AfarJob {
         let removed = core::with_core(|core| {
             // The loop fires its timers' wakers with the heap unborrowed;
             // `try_` only so that no other path could ever panic here.
-            let core = core?;
-            let mut timers = core.timers.try_borrow_mut().ok()?;
+            let mut timers = core?.timers.try_borrow_mut().ok()?;
             match self.deadline {
                 Some(deadline) => {
                     timers.move_earlier_keeping_key(self.timer, deadline);
@@ -539,14 +535,11 @@ impl Wake for AfarJob {
 /// code that reaches them.
 fn remove_local(core: &Core, timer: TimerKey) {
     let mut timers = core.timers.borrow_mut();
-    if timers.home() != timer.home() {
-        drop(timers);
-        from_afar(timer, None);
-        return;
-    }
-    let waker = timers.remove(timer);
+    let removed = (timers.home() == timer.home()).then(|| timers.remove(timer));
     drop(timers);
-    drop(waker);
+    if removed.is_none() {
+        from_afar(timer, None);
+    }
 }
 
 impl Future for Sleep {
