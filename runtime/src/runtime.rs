@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 use std::time::Duration;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use crate::blocking::{self, Pool};
 use crate::event_loop::core::{self, Core, Driver};
@@ -19,7 +19,7 @@ use crate::event_loop::reactor::Reactor;
 use crate::event_loop::reactor::token;
 use crate::event_loop::shared::{Job, Shared};
 use crate::handle::{self, Handle};
-use crate::stall::Watchdog;
+use crate::stall::{self, Sentinel, Watchdog};
 use crate::sync::{AtomicBool, Ordering, PollWaker};
 use crate::task::dump::Dump;
 use crate::task::join::JoinHandle;
@@ -485,8 +485,13 @@ impl Future for Grace {
             return Poll::Ready(false);
         }
         match &self.alarm {
-            Some(alarm) => alarm.update(cx.waker()),
-            None => match Alarm::start(deadline, cx.waker().clone()) {
+            // Wakes this waker at the deadline instead, if it is another one.
+            Some(alarm) => {
+                if let Some(old) = alarm.state().lock().as_mut() {
+                    old.clone_from(cx.waker());
+                }
+            }
+            None => match alarm(deadline, cx.waker().clone()) {
                 Ok(alarm) => self.alarm = Some(alarm),
                 Err(err) => {
                     // No thread to wake the loop at the deadline: poll again
@@ -505,56 +510,21 @@ impl Future for Grace {
 /// first: the loop cannot time the grace period itself, as its clock may be
 /// paused, and a busy loop never sleeps until a deadline anyway. The wake
 /// reaches the loop however busy it is, or wakes it from the poller.
-struct Alarm {
-    /// The waker to wake, until the alarm is dropped (`None`), and the
-    /// thread's wait, cut short then.
-    slot: Arc<(Mutex<Option<Waker>>, Condvar)>,
-    thread: Option<thread::JoinHandle<()>>,
-}
+type Alarm = Sentinel<Waker>;
 
-impl Alarm {
-    fn start(deadline: std::time::Instant, waker: Waker) -> io::Result<Alarm> {
-        let slot = Arc::new((Mutex::new(Some(waker)), Condvar::new()));
-        let theirs = slot.clone();
-        let thread = thread::Builder::new()
-            .name("ioloop-shutdown".into())
-            .spawn(move || {
-                let mut slot = theirs.0.lock();
-                // Until the deadline has surely passed, or the alarm is dropped.
-                while slot.is_some() && std::time::Instant::now() < deadline {
-                    theirs.1.wait_until(&mut slot, deadline);
-                }
-                if let Some(waker) = slot.take() {
-                    drop(slot);
-                    waker.wake();
-                }
-            })?;
-        Ok(Alarm {
-            slot,
-            thread: Some(thread),
-        })
-    }
-
-    /// Wakes `waker` at the deadline instead, if it is another one.
-    fn update(&self, waker: &Waker) {
-        if let Some(old) = self.slot.0.lock().as_mut() {
-            old.clone_from(waker);
+/// Starts an [`Alarm`] that wakes `waker` at `deadline`.
+fn alarm(deadline: std::time::Instant, waker: Waker) -> io::Result<Alarm> {
+    Sentinel::start("ioloop-shutdown", waker, move |(slot, cancelled)| {
+        let mut slot = slot.lock();
+        // Until the deadline has surely passed, or the alarm is dropped.
+        while slot.is_some() && std::time::Instant::now() < deadline {
+            cancelled.wait_until(&mut slot, deadline);
         }
-    }
-}
-
-impl Drop for Alarm {
-    fn drop(&mut self) {
-        let waker = self.slot.0.lock().take();
-        self.slot.1.notify_one();
-        drop(waker);
-        if let Some(thread) = self.thread.take() {
-            // Returns at once: the thread only waits for the deadline or
-            // this cancellation. Joined, so no thread outlives the
-            // shutdown.
-            let _ = thread.join();
+        if let Some(waker) = slot.take() {
+            drop(slot);
+            waker.wake();
         }
-    }
+    })
 }
 
 /// The waker of the `block_on` future: queues `Job::Main` once per wake-up.
@@ -868,7 +838,7 @@ impl Builder {
         }
         let watchdog = self
             .slow_poll_threshold
-            .map(|threshold| Watchdog::start(shared.clone(), threshold))
+            .map(|threshold| stall::watchdog(shared.clone(), threshold))
             .transpose()?;
         let home = Home::default();
         home.put_back(Box::new(core));
