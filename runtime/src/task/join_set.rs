@@ -90,34 +90,6 @@ impl Drop for Notify {
     }
 }
 
-/// A spawn into the set under way. If the spawn panics (outside a runtime,
-/// say), the future it was handed has been dropped by the time this is,
-/// and the `Notify` inside it has queued an id that no task of the set
-/// has: dropped without [`succeeded`](Self::succeeded), this takes the id
-/// back out, so that a caught failed spawn leaves the set as it was.
-struct Spawning<'a, T> {
-    set: &'a mut JoinSet<T>,
-    id: u64,
-}
-
-impl<T> Spawning<'_, T> {
-    /// The task is spawned, as `handle`: its id stays, the set keeps the
-    /// handle under it.
-    fn succeeded(self, handle: JoinHandle<T>) {
-        self.set.tasks.insert(self.id, handle);
-        std::mem::forget(self);
-    }
-}
-
-impl<T> Drop for Spawning<'_, T> {
-    fn drop(&mut self) {
-        let mut done = self.set.done.lock();
-        if let Some(at) = done.ids.iter().rposition(|&id| id == self.id) {
-            done.ids.remove(at);
-        }
-    }
-}
-
 /// `future`, holding the [`Notify`] that tells the set when it ends
 /// (dropped with it, however it ends).
 async fn notifying<F: Future>(future: F, _notify: Notify) -> F::Output {
@@ -157,8 +129,9 @@ impl<T> JoinSet<T> {
         F: Future<Output = T> + Send + 'static,
         T: Send + 'static,
     {
-        let (notify, spawning) = self.spawning();
-        spawning.succeeded(crate::spawn(notifying(future, notify)));
+        let (id, notify) = self.notify();
+        self.tasks
+            .insert(id, crate::spawn(notifying(future, notify)));
     }
 
     /// Spawns `future`, which need not be `Send`, into the set, as
@@ -174,20 +147,19 @@ impl<T> JoinSet<T> {
         F: Future<Output = T> + 'static,
         T: 'static,
     {
-        let (notify, spawning) = self.spawning();
-        spawning.succeeded(crate::spawn_local(notifying(future, notify)));
+        let (id, notify) = self.notify();
+        self.tasks
+            .insert(id, crate::spawn_local(notifying(future, notify)));
     }
 
-    /// A spawn starts: the next id, as the new task's [`Notify`] and the
-    /// [`Spawning`] that gives it back if the spawn fails.
-    fn spawning(&mut self) -> (Notify, Spawning<'_, T>) {
+    /// The next id, and the [`Notify`] of a task spawned under it. If the
+    /// spawn fails (and panics), the id is queued as done with no task
+    /// under it, and skipped by the next [`poll_join_next`](Self::poll_join_next).
+    fn notify(&mut self) -> (u64, Notify) {
         let id = self.next_id;
         self.next_id += 1;
-        let notify = Notify {
-            id,
-            done: self.done.clone(),
-        };
-        (notify, Spawning { set: self, id })
+        let done = self.done.clone();
+        (id, Notify { id, done })
     }
 
     /// Waits for the next task to finish and returns its result, or `None`
@@ -215,7 +187,11 @@ impl<T> JoinSet<T> {
             Some(id) => id,
             None => {
                 let mut done = self.done.lock();
-                let Some(id) = done.ids.pop_front() else {
+                // An id with no task under it is one whose spawn failed.
+                let tasks = &self.tasks;
+                let next =
+                    std::iter::from_fn(|| done.ids.pop_front()).find(|id| tasks.contains_key(id));
+                let Some(id) = next else {
                     done.waker = Some(cx.waker().clone());
                     return Poll::Pending;
                 };
