@@ -83,15 +83,6 @@ impl Pool {
         })
     }
 
-    fn start_thread(self: &Arc<Self>, id: usize) -> io::Result<()> {
-        let mut builder = std::thread::Builder::new().name(format!("ioloop-blocking-{id}"));
-        if let Some(size) = self.config.stack_size {
-            builder = builder.stack_size(size);
-        }
-        let pool = self.clone();
-        builder.spawn(move || pool.work_loop()).map(drop)
-    }
-
     /// A thread could not be started. If no thread is left to run the
     /// queue, nothing ever will: fail every queued job with the OS error,
     /// so their handles report it instead of waiting forever.
@@ -178,7 +169,12 @@ impl BlockingPool for Pool {
         let id = state.next_thread;
         state.next_thread += 1;
         drop(state);
-        if let Err(err) = self.start_thread(id) {
+        let mut builder = std::thread::Builder::new().name(format!("ioloop-blocking-{id}"));
+        if let Some(size) = self.config.stack_size {
+            builder = builder.stack_size(size);
+        }
+        let pool = self.clone();
+        if let Err(err) = builder.spawn(move || pool.work_loop()) {
             self.thread_failed(err);
         }
     }

@@ -1,11 +1,11 @@
 //! `Runtime` and `block_on`: owning a loop and running it.
 
 use std::fmt;
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::io;
 use std::marker::PhantomData;
 use std::panic::Location;
-use std::pin::{Pin, pin};
+use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
@@ -285,10 +285,7 @@ impl Runtime {
         // Wall time: a paused clock, held still by a busy task, would never
         // reach a deadline of its own. `None`: no deadline at all.
         let deadline = std::time::Instant::now().checked_add(timeout);
-        let finished = self.block_on(Grace {
-            deadline,
-            alarm: None,
-        });
+        let finished = self.block_on(grace(deadline));
         let live = self
             .home
             .slot
@@ -463,36 +460,30 @@ pub struct ShutdownReport {
 /// The grace period of [`Runtime::shutdown_timeout`], as the `block_on`
 /// future: ready with `true` once no task is left, with `false` once the
 /// wall-clock `deadline` has passed.
-struct Grace {
-    deadline: Option<std::time::Instant>,
-    /// Wakes the loop at the deadline; started at the first poll that has
-    /// to wait.
-    alarm: Option<Alarm>,
-}
-
-impl Future for Grace {
-    type Output = bool;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+fn grace(deadline: Option<std::time::Instant>) -> impl Future<Output = bool> {
+    // Wakes the loop at the deadline; started at the first poll that has
+    // to wait.
+    let mut alarm: Option<Alarm> = None;
+    poll_fn(move |cx| {
         let done = core::with_core(|core| core.expect("inside block_on").poll_all_done(cx));
         if done.is_ready() {
             return Poll::Ready(true);
         }
-        let Some(deadline) = self.deadline else {
+        let Some(deadline) = deadline else {
             return Poll::Pending;
         };
         if std::time::Instant::now() >= deadline {
             return Poll::Ready(false);
         }
-        match &self.alarm {
+        match &alarm {
             // Wakes this waker at the deadline instead, if it is another one.
             Some(alarm) => {
                 if let Some(old) = alarm.state().lock().as_mut() {
                     old.clone_from(cx.waker());
                 }
             }
-            None => match alarm(deadline, cx.waker().clone()) {
-                Ok(alarm) => self.alarm = Some(alarm),
+            None => match start_alarm(deadline, cx.waker().clone()) {
+                Ok(started) => alarm = Some(started),
                 Err(err) => {
                     // No thread to wake the loop at the deadline: poll again
                     // at once, each tick, until it passes. Costly, but it
@@ -503,7 +494,7 @@ impl Future for Grace {
             },
         }
         Poll::Pending
-    }
+    })
 }
 
 /// A thread that wakes a waker at a wall-clock deadline, unless dropped
@@ -513,7 +504,7 @@ impl Future for Grace {
 type Alarm = Sentinel<Waker>;
 
 /// Starts an [`Alarm`] that wakes `waker` at `deadline`.
-fn alarm(deadline: std::time::Instant, waker: Waker) -> io::Result<Alarm> {
+fn start_alarm(deadline: std::time::Instant, waker: Waker) -> io::Result<Alarm> {
     Sentinel::start("ioloop-shutdown", waker, move |(slot, cancelled)| {
         let mut slot = slot.lock();
         // Until the deadline has surely passed, or the alarm is dropped.

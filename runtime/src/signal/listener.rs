@@ -126,7 +126,13 @@ impl Signal {
                 .poll_read_stream(cx, CHUNK, |mut rx| rx.read(&mut buf));
             match read {
                 Poll::Ready(Ok(CHUNK)) => received = true,
-                Poll::Ready(Ok(0)) => return Poll::Ready(Err(closed_pipe())),
+                // The pipe's write end closed while the listener lived:
+                // signal-hook holds it until `Drop` unregisters the action,
+                // so this should never be seen.
+                Poll::Ready(Ok(0)) => {
+                    let err = "ioloop: a signal listener's pipe was closed under it";
+                    return Poll::Ready(Err(io::Error::new(io::ErrorKind::UnexpectedEof, err)));
+                }
                 Poll::Ready(Ok(_)) => return Poll::Ready(Ok(())),
                 // Deliveries were consumed in this poll, so it must report
                 // them now; an error that persists is the next call's.
@@ -141,15 +147,6 @@ impl Signal {
             }
         }
     }
-}
-
-/// The pipe's write end closed while the listener lived: signal-hook holds
-/// it until `Drop` unregisters the action, so this should never be seen.
-fn closed_pipe() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::UnexpectedEof,
-        "ioloop: a signal listener's pipe was closed under it",
-    )
 }
 
 impl Drop for Signal {

@@ -64,7 +64,7 @@ pub fn sleep(duration: Duration) -> Sleep {
         // reads the clock to see (see `Sleep::poll_local`). A longer one
         // is never read for, first poll or not.
         timer: if (MADE_MIN..=CLOCK_SLACK).contains(&nanos) {
-            Timer::Made(crate::base::budget::job())
+            Timer::Made(budget::job())
         } else {
             Timer::Unarmed
         },
@@ -342,10 +342,8 @@ impl Sleep {
     /// Ready once the deadline has passed; else arms a timer that wakes
     /// `cx` then. Spends no budget.
     pub(super) fn poll_deadline(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match core::with_core(|core| core.map(|core| self.poll_local(core, cx))) {
-            Some(poll) => poll,
-            None => self.poll_remote(cx),
-        }
+        core::with_core(|core| core.map(|core| self.poll_local(core, cx)))
+            .unwrap_or_else(|| self.poll_remote(cx))
     }
 
     /// `poll_deadline` on the loop thread.
@@ -377,7 +375,7 @@ impl Sleep {
         let now = core.clock.now();
         if now >= self.deadline
             || (self.deadline - now <= CLOCK_SLACK
-                && !matches!(self.timer, Timer::Made(job) if job == crate::base::budget::job())
+                && !matches!(self.timer, Timer::Made(job) if job == budget::job())
                 && core.clock.read_now() >= self.deadline)
         {
             // Disarmed here, with the core at hand, so that `poll`'s
