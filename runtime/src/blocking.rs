@@ -100,10 +100,8 @@ impl Pool {
             orphans.len()
         );
         for job in orphans {
-            job.cancel(JoinError::no_thread(io::Error::new(
-                err.kind(),
-                err.to_string(),
-            )));
+            let err = io::Error::new(err.kind(), err.to_string());
+            job.cancel(JoinError::no_thread(err));
         }
     }
 

@@ -580,12 +580,11 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 /// the loop that runs the task.
 #[track_caller]
 fn refuse_nesting() {
-    if core::with_core(|core| core.is_some()) {
-        panic!(
-            "ioloop: block_on called from inside a running runtime; it would block the loop \
-             that runs this task. Use `.await` on the future, or `ioloop::spawn` it."
-        );
-    }
+    assert!(
+        core::with_core(|core| core.is_none()),
+        "ioloop: block_on called from inside a running runtime; it would block the loop that \
+         runs this task. Use `.await` on the future, or `ioloop::spawn` it."
+    );
 }
 
 /// Jobs run per tick at most before the OS is polled again. Large enough
