@@ -560,17 +560,21 @@ impl IoEntry {
             return Poll::Ready(ready);
         }
         let waiters_here = waiters.get(direction);
-        // A shared waiter may evict the oldest, which is woken; a keyed
-        // one replaces its own old waker, which is dropped.
-        let (evicted, replaced) = match key {
-            None => (waiters_here.register(cx.waker()), None),
-            Some(key) => (None, waiters_here.register_keyed(key, cx.waker())),
+        // Wakers are woken and dropped only after the lock is released: a
+        // waker can run arbitrary code, even code that takes this lock.
+        let evicted = match key {
+            // A shared waiter may evict the oldest, which is woken. Nearly
+            // always there is none.
+            None => waiters_here.register(cx.waker()),
+            // A keyed one replaces its own old waker, which is dropped.
+            Some(key) => {
+                let replaced = waiters_here.register_keyed(key, cx.waker());
+                drop(waiters);
+                drop(replaced);
+                return Poll::Pending;
+            }
         };
         drop(waiters);
-        // Woken and dropped only after the lock is released: a waker can
-        // run arbitrary code, even code that takes this lock. Nearly
-        // always there is none.
-        drop(replaced);
         if let Some(waker) = evicted {
             waker.wake();
         }

@@ -84,7 +84,10 @@ pub(super) const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
 /// `as_nanos`'s u128 (a server does this for every sleep it makes or moves).
 #[inline]
 pub(super) fn capped_nanos(duration: Duration) -> u64 {
-    let duration = duration.min(NEVER);
+    const NEVER_NANOS: u64 = NEVER.as_secs() * 1_000_000_000;
+    if duration >= NEVER {
+        return NEVER_NANOS;
+    }
     duration.as_secs() * 1_000_000_000 + u64::from(duration.subsec_nanos())
 }
 
