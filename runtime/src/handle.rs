@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 use std::fmt;
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -129,7 +129,15 @@ impl Handle {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let job = Blocking(Some((f, self.shared.clone())));
+        // The closure dressed as a future that completes on its first poll,
+        // so a blocking job is the same single-allocation task as a spawned
+        // future. It runs working for its runtime.
+        let mut job = Some((f, self.shared.clone()));
+        let job = poll_fn(move |_| {
+            let (f, shared) = job.take().expect("a blocking job runs once");
+            let _working = work_for(shared, false);
+            Poll::Ready(f())
+        });
         let task = TaskCell::new(job, self.shared.clone(), Location::caller());
         let handle = JoinHandle::new(task.clone());
         self.shared.pool.clone().spawn(task);
@@ -524,23 +532,5 @@ impl Wake for Unparker {
     fn wake_by_ref(self: &Arc<Self>) {
         self.woken.store(true, Ordering::Release);
         self.thread.unpark();
-    }
-}
-
-/// A blocking closure dressed as a future that completes on its first
-/// poll, so a blocking job is the same single-allocation task as a spawned
-/// future. It runs working for its runtime.
-struct Blocking<F>(Option<(F, Arc<Shared>)>);
-
-// The closure is never pinned: it is moved out and called.
-impl<F> Unpin for Blocking<F> {}
-
-impl<F: FnOnce() -> T, T> Future for Blocking<F> {
-    type Output = T;
-
-    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<T> {
-        let (f, shared) = self.0.take().expect("a blocking job runs once");
-        let _working = work_for(shared, false);
-        Poll::Ready(f())
     }
 }

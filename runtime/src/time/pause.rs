@@ -143,10 +143,6 @@ struct Nudge(Weak<Shared>);
 
 impl Wake for Nudge {
     fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
         if let Some(shared) = self.0.upgrade() {
             shared.unpark();
         }

@@ -336,7 +336,7 @@ impl Sleep {
             }
             Timer::Remote(remote) => {
                 // Wake the waiter to arm a timer for the new deadline.
-                remote.wake_by_ref();
+                remote.wake();
                 Timer::Unarmed
             }
         };
@@ -509,10 +509,6 @@ struct AfarJob {
 
 impl Wake for AfarJob {
     fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
         let removed = core::with_core(|core| {
             // The loop fires its timers' wakers with the heap unborrowed;
             // `try_` only so that no other path could ever panic here.
@@ -612,10 +608,6 @@ impl RemoteTimer {
 
 impl Wake for RemoteTimer {
     fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
         let waker = {
             let mut state = self.state.lock();
             state.fired = true;
