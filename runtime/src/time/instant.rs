@@ -23,7 +23,7 @@ use crate::handle::Handle;
 /// a runtime (a blocking job, a `block_on` waiting its turn), that
 /// runtime's; anywhere else, the real clock. A runtime that was never
 /// paused has the real clock, so outside tests this is `std`'s instant,
-/// read at the same cost.
+/// read at about the same cost.
 ///
 /// The two convert both ways ([`from_std`](Instant::from_std),
 /// [`into_std`](Instant::into_std), and `From`), and an `Instant` is the
@@ -62,10 +62,7 @@ impl Instant {
     /// assert!(b >= a);
     /// ```
     pub fn now() -> Instant {
-        if !clock::any_virtual() {
-            return Instant::from_std(std::time::Instant::now());
-        }
-        Instant::from_std(instant(current_clock().now()))
+        Instant::from_std(instant(clock::read(current_clock)))
     }
 
     /// The same point in time as `std`'s instant `std`.
