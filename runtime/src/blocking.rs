@@ -83,15 +83,6 @@ impl Pool {
         })
     }
 
-    fn start_thread(self: &Arc<Self>, id: usize) -> io::Result<()> {
-        let mut builder = std::thread::Builder::new().name(format!("ioloop-blocking-{id}"));
-        if let Some(size) = self.config.stack_size {
-            builder = builder.stack_size(size);
-        }
-        let pool = self.clone();
-        builder.spawn(move || pool.work_loop()).map(drop)
-    }
-
     /// A thread could not be started. If no thread is left to run the
     /// queue, nothing ever will: fail every queued job with the OS error,
     /// so their handles report it instead of waiting forever.
@@ -109,10 +100,8 @@ impl Pool {
             orphans.len()
         );
         for job in orphans {
-            job.cancel(JoinError::no_thread(io::Error::new(
-                err.kind(),
-                err.to_string(),
-            )));
+            let err = io::Error::new(err.kind(), err.to_string());
+            job.cancel(JoinError::no_thread(err));
         }
     }
 
@@ -124,10 +113,9 @@ impl Pool {
             if let Some(job) = state.queue.pop_front() {
                 state.running.push(job.clone());
                 drop(state);
-                let id = task_id(&job);
-                job.run_blocking();
+                job.clone().run_blocking();
                 state = self.state.lock();
-                if let Some(at) = state.running.iter().position(|t| task_id(t) == id) {
+                if let Some(at) = state.running.iter().position(|t| Arc::ptr_eq(t, &job)) {
                     state.running.swap_remove(at);
                 }
                 continue;
@@ -179,7 +167,12 @@ impl BlockingPool for Pool {
         let id = state.next_thread;
         state.next_thread += 1;
         drop(state);
-        if let Err(err) = self.start_thread(id) {
+        let mut builder = std::thread::Builder::new().name(format!("ioloop-blocking-{id}"));
+        if let Some(size) = self.config.stack_size {
+            builder = builder.stack_size(size);
+        }
+        let pool = self.clone();
+        if let Err(err) = builder.spawn(move || pool.work_loop()) {
             self.thread_failed(err);
         }
     }
@@ -235,9 +228,4 @@ impl BlockingPool for Pool {
             queued: state.queue.len(),
         }
     }
-}
-
-/// A task's identity while it runs: the address of its cell.
-fn task_id(task: &Task) -> *const () {
-    std::sync::Arc::as_ptr(task).cast()
 }

@@ -1,15 +1,10 @@
-//! `Handle`, a way into a runtime from anywhere, and the one path by which
-//! tasks and blocking jobs are spawned: [`spawn`] and [`spawn_blocking`]
-//! are `Handle::current()`'s methods.
-//!
-//! A thread belongs to a runtime when it runs the runtime's loop, or when
-//! it works *for* the runtime without running it: a blocking-pool thread
-//! during a job, or a `block_on` waiting for another thread's turn to end.
-//! The second kind is recorded here, in `WORKING_FOR`.
+//! `Handle`, a way into a runtime from anywhere, and the spawn functions.
+//! A thread belongs to a runtime when it runs its loop, or works *for* it
+//! (a blocking job, a `block_on` waiting its turn): recorded in `WORKING_FOR`.
 
 use std::cell::RefCell;
 use std::fmt;
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -20,8 +15,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
 use crate::event_loop::cell::TaskCell;
-use crate::event_loop::core::{self, Core};
-use crate::event_loop::core::{Job, Shared};
+use crate::event_loop::core::{self, Job, Shared};
 use crate::metrics::Metrics;
 use crate::task::dump::Dump;
 use crate::task::join::JoinHandle;
@@ -120,16 +114,7 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.spawn_at(future, Location::caller())
-    }
-
-    /// [`spawn`](Self::spawn), recording `location` as where.
-    fn spawn_at<F>(&self, future: F, location: &'static Location<'static>) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        let task = TaskCell::new(future, self.shared.clone(), location);
+        let task = TaskCell::new(future, self.shared.clone(), Location::caller());
         let handle = JoinHandle::new(task.clone());
         core::schedule((&*self.shared, Job::Task(task)));
         handle
@@ -143,7 +128,15 @@ impl Handle {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let job = Blocking(Some((f, self.shared.clone())));
+        // The closure dressed as a future that completes on its first poll,
+        // so a blocking job is the same single-allocation task as a spawned
+        // future. It runs working for its runtime.
+        let mut job = Some((f, self.shared.clone()));
+        let job = poll_fn(move |_| {
+            let (f, shared) = job.take().expect("a blocking job runs once");
+            let _working = work_for(shared, false);
+            Poll::Ready(f())
+        });
         let task = TaskCell::new(job, self.shared.clone(), Location::caller());
         let handle = JoinHandle::new(task.clone());
         self.shared.pool.clone().spawn(task);
@@ -184,10 +177,8 @@ impl Handle {
             panic!("ioloop: Handle::block_on called on a loop's thread; await the future instead");
         }
         let never = || None::<std::convert::Infallible>;
-        match park_on(self.shared.clone(), std::pin::pin!(future), never) {
-            Ok(output) => output,
-            Err(never) => match never {},
-        }
+        let Ok(output) = park_on(self.shared.clone(), std::pin::pin!(future), never);
+        output
     }
 
     /// The runtime's live tasks: each one's id, spawn location, state
@@ -202,22 +193,6 @@ impl Handle {
     /// tasks they wake (see [`Dump`]). While it copies the task list (a
     /// reference per task) the loop waits if it spawns or completes a task:
     /// a dump is for a human, not for a hot path.
-    ///
-    /// ```
-    /// use ioloop::task::TaskState;
-    ///
-    /// let rt = ioloop::Runtime::new().unwrap();
-    /// rt.block_on(async {
-    ///     let _stuck = ioloop::spawn(std::future::pending::<()>());
-    ///     ioloop::yield_now().await;
-    /// });
-    /// // From outside the loop: the task is idle, polled once.
-    /// let dump = rt.handle().dump();
-    /// assert_eq!(dump.tasks.len(), 1);
-    /// assert_eq!(dump.tasks[0].state, TaskState::Idle);
-    /// assert_eq!(dump.tasks[0].polls, 1);
-    /// println!("{dump}");
-    /// ```
     #[doc(alias = "all_tasks")]
     pub fn dump(&self) -> Dump {
         crate::task::dump::take(&self.shared)
@@ -255,15 +230,10 @@ impl fmt::Debug for Handle {
 ///
 /// A panic in the task is caught: its handle gives a [`JoinError`](crate::JoinError) for
 /// which `is_panic` is true, and the loop and the other tasks go on. The
-/// task's future is dropped while the panic unwinds, before it is caught,
-/// as synchronous code drops its locals (and as tokio does): whatever the
-/// future holds (an `async` block's locals, a hand-written future's or a
-/// combinator's fields) sees [`std::thread::panicking`], so a
-/// `std::sync::Mutex` guard in it poisons its mutex and a guard that rolls
-/// back on unwind rolls back. A destructor of a hand-written future that
-/// panics in turn is logged and the handle keeps the first panic; one of
-/// an `async` block's locals aborts the process, as any panic in a
-/// destructor during unwinding does, in any runtime.
+/// future is dropped while the panic unwinds, as tokio does, so its guards
+/// see [`std::thread::panicking`] (a `std::sync::Mutex` guard poisons its
+/// mutex). A destructor panicking in turn is logged, the first panic kept;
+/// in an `async` block's locals it aborts the process, as in any runtime.
 ///
 /// # Panics
 ///
@@ -289,31 +259,19 @@ where
     // `Handle` made and dropped (two reference-count updates), no second
     // look for the loop.
     let on_loop = core::with_core(|core| match core {
-        Some(core) => Ok(spawn_on(core, future, location)),
+        Some(core) => {
+            let task = TaskCell::new(future, core.shared.clone(), location);
+            let handle = JoinHandle::new(task.clone());
+            core.enter(task);
+            Ok(handle)
+        }
         None => Err(future),
     });
     match on_loop {
         Ok(handle) => handle,
         // A blocking job working for a runtime.
-        Err(future) => current("spawn").spawn_at(future, location),
+        Err(future) => current("spawn").spawn(future),
     }
-}
-
-/// Spawns `future` on `core`, the loop running on this thread: `spawn`'s
-/// path when it finds a loop running.
-fn spawn_on<F>(
-    core: &Core,
-    future: F,
-    location: &'static Location<'static>,
-) -> JoinHandle<F::Output>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let task = TaskCell::new(future, core.shared.clone(), location);
-    let handle = JoinHandle::new(task.clone());
-    core.enter(task);
-    handle
 }
 
 /// Runs `future`, which need not be `Send`, as a new task on the loop
@@ -364,23 +322,19 @@ pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
 {
-    let mut future = Some(future);
     let location = Location::caller();
     core::with_core(|core| {
         core.map(|core| {
-            let task =
-                TaskCell::new_local(future.take().expect("once"), core.shared.clone(), location);
+            let task = TaskCell::new_local(future, core.shared.clone(), location);
             let handle = JoinHandle::new(task.clone());
             core.enter_local(task);
             handle
         })
     })
-    .unwrap_or_else(|| {
-        panic!(
-            "ioloop::spawn_local called off a loop's thread: a future that is not Send \
-                 can only run where it was made; call it inside block_on or a task"
-        )
-    })
+    .expect(
+        "ioloop::spawn_local called off a loop's thread: a future that is not Send can only run \
+         where it was made; call it inside block_on or a task",
+    )
 }
 
 /// Runs `f` on a thread of the runtime's blocking pool and returns a handle
@@ -405,12 +359,9 @@ where
 /// before it starts means it never runs; after, it runs to the end and its
 /// result is dropped. Dropping the handle lets the closure finish.
 ///
-/// Shutting the runtime down (dropping it, or at the end of
-/// [`Runtime::shutdown_timeout`](crate::Runtime::shutdown_timeout)'s grace
-/// period) cancels no closure: every one spawned before, running or still
-/// queued for a thread, runs to completion on the pool's threads, which
-/// exit after the last; neither waits for them. One spawned after is
-/// refused: its handle reports a cancellation at once.
+/// Shutting the runtime down cancels no closure, nor waits for one: each
+/// spawned before runs to completion on the pool's threads (see
+/// [`Runtime`](crate::Runtime)); one spawned after is cancelled at once.
 ///
 /// # Errors
 ///
@@ -457,18 +408,9 @@ fn current(what: &str) -> Handle {
 /// job, or a `block_on` waiting its turn. A guard made after this one and
 /// still alive when it drops is the user's future's, which may outlive
 /// the wait (a `block_on` whose loop comes back runs the same future on
-/// the loop): it is removed silently.
-pub(crate) fn work_for(shared: Arc<Shared>) -> WorkingFor {
-    push(shared, false)
-}
-
-/// [`work_for`] for [`Runtime::enter`](crate::Runtime::enter): the guard
-/// panics if dropped out of order.
-pub(crate) fn enter(shared: Arc<Shared>) -> WorkingFor {
-    push(shared, true)
-}
-
-fn push(shared: Arc<Shared>, strict: bool) -> WorkingFor {
+/// the loop): it is removed silently. A `strict` guard, that of
+/// [`Runtime::enter`](crate::Runtime::enter), panics if dropped out of order.
+pub(crate) fn work_for(shared: Arc<Shared>, strict: bool) -> WorkingFor {
     let entry = WORKING_FOR
         .try_with(|slot| {
             let mut working = slot.borrow_mut();
@@ -520,20 +462,15 @@ impl Drop for WorkingFor {
         });
         // The runtimes are released after the borrow ends: a last
         // reference's drop may run code that looks at this slot.
-        match removed {
-            Ok(Ok(entry)) => drop(entry),
-            Ok(Err(entries)) => {
-                drop(entries);
-                if self.strict && !thread::panicking() {
-                    panic!(
-                        "ioloop: EnterGuard dropped out of order: guards from Runtime::enter must \
-                         be dropped in the reverse order they were made, and a guard made after \
-                         this one is still alive (or was leaked)"
-                    );
-                }
+        if let Ok(Err(entries)) = removed {
+            drop(entries);
+            if self.strict && !thread::panicking() {
+                panic!(
+                    "ioloop: EnterGuard dropped out of order: guards from Runtime::enter must be \
+                     dropped in the reverse order they were made, and a guard made after this one \
+                     is still alive (or was leaked)"
+                );
             }
-            // The thread's locals are being destroyed: nothing to restore.
-            Err(_) => {}
         }
     }
 }
@@ -555,7 +492,7 @@ pub(crate) fn park_on<F: Future, R>(
     mut future: Pin<&mut F>,
     mut stop: impl FnMut() -> Option<R>,
 ) -> Result<F::Output, R> {
-    let _working = work_for(shared);
+    let _working = work_for(shared, false);
     let unparker = Arc::new(Unparker {
         thread: thread::current(),
         woken: AtomicBool::new(false),
@@ -594,23 +531,5 @@ impl Wake for Unparker {
     fn wake_by_ref(self: &Arc<Self>) {
         self.woken.store(true, Ordering::Release);
         self.thread.unpark();
-    }
-}
-
-/// A blocking closure dressed as a future that completes on its first
-/// poll, so a blocking job is the same single-allocation task as a spawned
-/// future. It runs working for its runtime.
-struct Blocking<F>(Option<(F, Arc<Shared>)>);
-
-// The closure is never pinned: it is moved out and called.
-impl<F> Unpin for Blocking<F> {}
-
-impl<F: FnOnce() -> T, T> Future for Blocking<F> {
-    type Output = T;
-
-    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<T> {
-        let (f, shared) = self.0.take().expect("a blocking job runs once");
-        let _working = work_for(shared);
-        Poll::Ready(f())
     }
 }

@@ -130,7 +130,7 @@ impl<S: Source> Registration<S> {
     /// ```
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         ready!(budget::poll_proceed(cx));
-        self.entry.poll_ready(Direction::Read, cx)
+        self.entry.poll_ready(Direction::Read, cx, None)
     }
 
     /// Returns the source's write readiness, or registers `cx` to be woken
@@ -141,7 +141,7 @@ impl<S: Source> Registration<S> {
     /// Fails once the runtime has shut down.
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         ready!(budget::poll_proceed(cx));
-        self.entry.poll_ready(Direction::Write, cx)
+        self.entry.poll_ready(Direction::Write, cx, None)
     }
 
     /// Waits until the source is readable (or read-closed, or in error).
@@ -315,28 +315,13 @@ impl<S: Source> Registration<S> {
     /// Whatever `f` returns other than `WouldBlock` and `Interrupted`, and
     /// the errors of [`poll_read_ready`](Self::poll_read_ready).
     ///
-    /// ```
-    /// use std::future::poll_fn;
-    /// use std::io::{Read, Write};
-    /// use ioloop::io::Registration;
-    ///
-    /// ioloop::block_on(async {
-    ///     let (a, mut b) = mio::net::UnixStream::pair()?;
-    ///     let a = Registration::new(a)?;
-    ///     b.write_all(b"ping")?;
-    ///     let mut buf = [0u8; 4];
-    ///     let n = poll_fn(|cx| a.poll_read_io(cx, |mut s| s.read(&mut buf))).await?;
-    ///     assert_eq!(&buf[..n], b"ping");
-    ///     Ok::<_, std::io::Error>(())
-    /// })
-    /// .unwrap();
-    /// ```
+    /// [`Waiter`] has an example of the same call, made by a future.
     pub fn poll_read_io<R>(
         &self,
         cx: &mut Context<'_>,
         f: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io(cx, Direction::Read, IoEntry::poll_ready, f, |_, _| false)
+        self.poll_io(cx, Direction::Read, None, f, |_, _| false)
     }
 
     /// Runs the write-side I/O call `f` until it does not return
@@ -351,7 +336,7 @@ impl<S: Source> Registration<S> {
         cx: &mut Context<'_>,
         f: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io(cx, Direction::Write, IoEntry::poll_ready, f, |_, _| false)
+        self.poll_io(cx, Direction::Write, None, f, |_, _| false)
     }
 
     /// [`poll_read_io`](Self::poll_read_io) for a byte-stream source (TCP,
@@ -377,7 +362,7 @@ impl<S: Source> Registration<S> {
         len: usize,
         f: impl FnMut(&S) -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
-        self.poll_io(cx, Direction::Read, IoEntry::poll_ready, f, |&n, event| {
+        self.poll_io(cx, Direction::Read, None, f, |&n, event| {
             n > 0 && n < len && !event.is_priority()
         })
     }
@@ -395,26 +380,25 @@ impl<S: Source> Registration<S> {
         len: usize,
         f: impl FnMut(&S) -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
-        self.poll_io(cx, Direction::Write, IoEntry::poll_ready, f, |&n, _| {
-            n < len
-        })
+        self.poll_io(cx, Direction::Write, None, f, |&n, _| n < len)
     }
 
-    /// The pattern: wait for readiness (parking as `place` says), try `f`;
-    /// on `WouldBlock` clear the readiness that allowed it and wait again.
-    /// `drained` says whether a successful result, under that readiness,
-    /// shows the kernel buffer is exhausted as well.
+    /// The pattern: wait for readiness (parked at `key` for a waiting
+    /// future, see [`IoEntry::poll_ready`]), try `f`; on `WouldBlock` clear
+    /// the readiness that allowed it and wait again. `drained` says whether
+    /// a successful result, under that readiness, shows the kernel buffer
+    /// is exhausted as well.
     fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
-        mut place: impl Place,
+        mut key: Option<&mut Option<usize>>,
         mut f: impl FnMut(&S) -> io::Result<R>,
         drained: impl Fn(&R, &ReadyEvent) -> bool,
     ) -> Poll<io::Result<R>> {
         ready!(budget::poll_proceed(cx));
         loop {
-            let event = ready!(place(&self.entry, direction, cx))?;
+            let event = ready!(self.entry.poll_ready(direction, cx, key.as_deref_mut()))?;
             match f(&self.source) {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(event),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
@@ -427,21 +411,6 @@ impl<S: Source> Registration<S> {
                 Err(err) => return Poll::Ready(Err(err)),
             }
         }
-    }
-}
-
-/// Where a task waiting on a direction parks its waker, `poll_io`'s
-/// `place`: [`IoEntry::poll_ready`] for a poll function's caller (among
-/// the shared waiters, see `Waiters`), [`at_key`] for a waiting future.
-/// Any such function or closure is one.
-trait Place: FnMut(&IoEntry, Direction, &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {}
-
-impl<P: FnMut(&IoEntry, Direction, &mut Context<'_>) -> Poll<io::Result<ReadyEvent>>> Place for P {}
-
-/// The [`Place`] of a waiting future: its own `key` among the waiters.
-fn at_key(key: &mut Option<usize>) -> impl Place + '_ {
-    move |entry: &IoEntry, direction, cx: &mut Context<'_>| {
-        entry.poll_ready_keyed(direction, cx, key)
     }
 }
 
@@ -494,7 +463,7 @@ impl<'a, S: Source> Waiter<'a, S> {
     pub fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         ready!(budget::poll_proceed(cx));
         let entry = &self.registration.entry;
-        entry.poll_ready_keyed(self.direction, cx, &mut self.key)
+        entry.poll_ready(self.direction, cx, Some(&mut self.key))
     }
 
     /// Runs the I/O call `f` until it does not return `WouldBlock`, waiting
@@ -510,7 +479,7 @@ impl<'a, S: Source> Waiter<'a, S> {
         f: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let registration = self.registration;
-        registration.poll_io(cx, self.direction, at_key(&mut self.key), f, |_, _| false)
+        registration.poll_io(cx, self.direction, Some(&mut self.key), f, |_, _| false)
     }
 }
 
@@ -557,7 +526,10 @@ impl IoEntry {
         ready_in(self.state.load(Ordering::Acquire), direction)
     }
 
-    /// Ready bits for `direction`, or parks `cx`'s waker until there are.
+    /// Ready bits for `direction`, or parks `cx`'s waker until there are:
+    /// among the shared waiters for a poll function's caller (`key` is
+    /// `None`), at its own `key` for a waiting future, which gives it back
+    /// with [`forget`](Self::forget) when it drops (see `Waiters`).
     ///
     /// The ready case is one atomic load; waiting takes the entry's lock
     /// and looks again under it (see [`IoEntry`]).
@@ -566,68 +538,46 @@ impl IoEntry {
         &self,
         direction: Direction,
         cx: &mut Context<'_>,
+        key: Option<&mut Option<usize>>,
     ) -> Poll<io::Result<ReadyEvent>> {
         match ready_fast(self.state.load(Ordering::Acquire), direction) {
             Some(event) => Poll::Ready(Ok(event)),
-            None => self.park(direction, cx),
+            None => self.park(direction, cx, key),
         }
     }
 
     /// `poll_ready`'s slow path: under the lock, look again, and park the
     /// waker only if the direction is still not ready (nor shut down).
     #[inline(never)]
-    fn park(&self, direction: Direction, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
+    fn park(
+        &self,
+        direction: Direction,
+        cx: &mut Context<'_>,
+        key: Option<&mut Option<usize>>,
+    ) -> Poll<io::Result<ReadyEvent>> {
         let mut waiters = self.waiters.lock();
-        match ready_in(self.state.load(Ordering::Acquire), direction) {
-            Ok(None) => {}
-            Ok(Some(event)) => return Poll::Ready(Ok(event)),
-            Err(err) => return Poll::Ready(Err(err)),
+        if let Some(ready) = ready_in(self.state.load(Ordering::Acquire), direction).transpose() {
+            return Poll::Ready(ready);
         }
-        let evicted = waiters.get(direction).register(cx.waker());
+        let waiters_here = waiters.get(direction);
+        // Wakers are woken and dropped only after the lock is released: a
+        // waker can run arbitrary code, even code that takes this lock.
+        let evicted = match key {
+            // A shared waiter may evict the oldest, which is woken. Nearly
+            // always there is none.
+            None => waiters_here.register(cx.waker()),
+            // A keyed one replaces its own old waker, which is dropped.
+            Some(key) => {
+                let replaced = waiters_here.register_keyed(key, cx.waker());
+                drop(waiters);
+                drop(replaced);
+                return Poll::Pending;
+            }
+        };
         drop(waiters);
-        // Woken only after the lock is released: a waker can run arbitrary
-        // code, even code that takes this lock. Nearly always there is
-        // none.
         if let Some(waker) = evicted {
             waker.wake();
         }
-        Poll::Pending
-    }
-
-    /// `poll_ready` for a waiting future, which holds its place among the
-    /// waiters at `key` (see `Waiters`) and gives it back with
-    /// [`forget`](Self::forget) when it drops.
-    #[inline]
-    pub(crate) fn poll_ready_keyed(
-        &self,
-        direction: Direction,
-        cx: &mut Context<'_>,
-        key: &mut Option<usize>,
-    ) -> Poll<io::Result<ReadyEvent>> {
-        match ready_fast(self.state.load(Ordering::Acquire), direction) {
-            Some(event) => Poll::Ready(Ok(event)),
-            None => self.park_keyed(direction, cx, key),
-        }
-    }
-
-    /// `park` for a waiting future, at its own slot.
-    #[inline(never)]
-    fn park_keyed(
-        &self,
-        direction: Direction,
-        cx: &mut Context<'_>,
-        key: &mut Option<usize>,
-    ) -> Poll<io::Result<ReadyEvent>> {
-        let mut waiters = self.waiters.lock();
-        match ready_in(self.state.load(Ordering::Acquire), direction) {
-            Ok(None) => {}
-            Ok(Some(event)) => return Poll::Ready(Ok(event)),
-            Err(err) => return Poll::Ready(Err(err)),
-        }
-        let replaced = waiters.get(direction).register_keyed(key, cx.waker());
-        drop(waiters);
-        // Dropped only after the lock is released, as wakers are woken.
-        drop(replaced);
         Poll::Pending
     }
 
@@ -682,76 +632,57 @@ fn ready_fast(state: u64, direction: Direction) -> Option<ReadyEvent> {
 /// after this one was read, is not cleared with it.
 ///
 /// [`poll_write_ready`]: Registration::poll_write_ready
-/// ```
-/// use std::io::Write;
-/// use ioloop::io::Registration;
-///
-/// ioloop::block_on(async {
-///     let (a, mut b) = mio::net::UnixStream::pair()?;
-///     let a = Registration::new(a)?;
-///     b.write_all(b"x")?;
-///     let event = a.readable().await?;
-///     assert!(event.is_readable());
-///     Ok::<_, std::io::Error>(())
-/// })
-/// .unwrap();
-/// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct ReadyEvent {
     pub(crate) bits: u8,
     pub(crate) tick: u32,
 }
 
-/// `ReadyEvent`'s accessors, one a readiness bit: `name = BIT`, each with
-/// its docs.
-macro_rules! bit_accessors {
-    ($($(#[$doc:meta])* $name:ident = $bit:ident;)*) => {
-        $(
-            $(#[$doc])*
-            pub fn $name(&self) -> bool {
-                self.bits & $bit != 0
+/// `ReadyEvent`'s accessors, one a readiness bit (`name("field") = BIT;`,
+/// each with its docs), and its `Debug`, which shows each bit as `field`.
+macro_rules! ready_event {
+    ($($(#[$doc:meta])* $name:ident($field:literal) = $bit:ident;)*) => {
+        impl ReadyEvent {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self) -> bool {
+                    self.bits & $bit != 0
+                }
+            )*
+        }
+
+        impl fmt::Debug for ReadyEvent {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct("ReadyEvent")
+                    $(.field($field, &self.$name()))*
+                    .field("tick", &self.tick)
+                    .finish()
             }
-        )*
+        }
     };
 }
 
-impl ReadyEvent {
-    bit_accessors! {
-        /// Data (or a pending connection) may be waiting.
-        is_readable = READABLE;
+ready_event! {
+    /// Data (or a pending connection) may be waiting.
+    is_readable("readable") = READABLE;
 
-        /// There may be room to write.
-        is_writable = WRITABLE;
+    /// There may be room to write.
+    is_writable("writable") = WRITABLE;
 
-        /// The peer will send nothing more (it shut down its write side or
-        /// hung up); reads return what is left, then end of file.
-        is_read_closed = READ_CLOSED;
+    /// The peer will send nothing more (it shut down its write side or
+    /// hung up); reads return what is left, then end of file.
+    is_read_closed("read_closed") = READ_CLOSED;
 
-        /// Writing can no longer succeed (hang-up or a socket error).
-        is_write_closed = WRITE_CLOSED;
+    /// Writing can no longer succeed (hang-up or a socket error).
+    is_write_closed("write_closed") = WRITE_CLOSED;
 
-        /// The source reported an error; the next I/O call returns it.
-        is_error = ERROR;
+    /// The source reported an error; the next I/O call returns it.
+    is_error("error") = ERROR;
 
-        /// TCP urgent data is pending (`EPOLLPRI`): a read stops short at
-        /// the urgent mark, so a short read does not prove the socket
-        /// drained.
-        is_priority = PRIORITY;
-    }
-}
-
-impl fmt::Debug for ReadyEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReadyEvent")
-            .field("readable", &self.is_readable())
-            .field("writable", &self.is_writable())
-            .field("read_closed", &self.is_read_closed())
-            .field("write_closed", &self.is_write_closed())
-            .field("error", &self.is_error())
-            .field("priority", &self.is_priority())
-            .field("tick", &self.tick)
-            .finish()
-    }
+    /// TCP urgent data is pending (`EPOLLPRI`): a read stops short at
+    /// the urgent mark, so a short read does not prove the socket
+    /// drained.
+    is_priority("priority") = PRIORITY;
 }
 
 #[cfg(all(test, loom))]

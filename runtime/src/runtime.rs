@@ -1,25 +1,24 @@
 //! `Runtime` and `block_on`: owning a loop and running it.
 
 use std::fmt;
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::io;
 use std::marker::PhantomData;
 use std::panic::Location;
-use std::pin::{Pin, pin};
+use std::pin::pin;
 use std::sync::Arc;
-use std::task::{Context, Wake, Waker};
+use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 use std::time::Duration;
 
 use parking_lot::Mutex;
 
 use crate::blocking::{self, Pool};
-use crate::event_loop::core::{self, Core, Driver};
-use crate::event_loop::core::{Job, Shared};
+use crate::event_loop::core::{self, Core, Driver, Job, Shared};
 use crate::event_loop::reactor::Reactor;
 use crate::event_loop::reactor::WAKER_TOKEN;
 use crate::handle::{self, Handle};
-use crate::stall::Watchdog;
+use crate::stall::{self, Sentinel, Watchdog};
 use crate::sync::{AtomicBool, Ordering, PollWaker};
 use crate::task::dump::Dump;
 use crate::task::join::JoinHandle;
@@ -104,32 +103,6 @@ impl Runtime {
         Builder::new()
     }
 
-    fn from_builder(builder: &Builder) -> io::Result<Runtime> {
-        let poll = mio::Poll::new()?;
-        let waker = PollWaker::new(poll.registry(), WAKER_TOKEN)?;
-        let reactor = Reactor::new(poll.registry().try_clone()?);
-        let pool = Pool::new(blocking::Config {
-            max_threads: builder.max_blocking_threads,
-            keep_alive: builder.keep_alive,
-            stack_size: builder.stack_size,
-        });
-        let shared = Arc::new(Shared::new(waker, reactor, pool));
-        let driver = Driver::new(poll, builder.events_capacity);
-        let core = Core::new(shared.clone(), driver, builder.event_interval);
-        if builder.start_paused {
-            time::pause_core(&core, core.clock.read());
-        }
-        let watchdog = builder
-            .slow_poll_threshold
-            .map(|threshold| Watchdog::start(shared.clone(), threshold))
-            .transpose()?;
-        Ok(Runtime {
-            handle: Handle::new(shared),
-            home: Home::new(Box::new(core)),
-            _watchdog: watchdog,
-        })
-    }
-
     /// Runs the loop on this thread until `future` completes, and returns
     /// its output.
     ///
@@ -168,10 +141,18 @@ impl Runtime {
         let mut future = pin!(future);
         let core = match self.home.take_or_wait() {
             Some(core) => core,
-            None => match self.wait_turn(future.as_mut()) {
-                Ok(core) => core,
-                Err(output) => return output,
-            },
+            // Another thread runs the loop: poll `future` here each time it
+            // is woken, until it completes or the core comes back.
+            None => {
+                let shared = self.handle.shared().clone();
+                match handle::park_on(shared, future.as_mut(), || self.home.take_or_wait()) {
+                    Ok(output) => {
+                        self.home.stop_waiting();
+                        return output;
+                    }
+                    Err(core) => core,
+                }
+            }
         };
         if let Some(home) = core.foreign_home() {
             self.home.put_back(core);
@@ -198,20 +179,6 @@ impl Runtime {
                 future.as_mut().poll(&mut cx)
             })
         })
-    }
-
-    /// While another thread runs the loop: polls `future` on this thread
-    /// each time it is woken, until it completes (`Err(output)`) or the core
-    /// comes back for this thread to run (`Ok(core)`).
-    fn wait_turn<F: Future>(&self, future: Pin<&mut F>) -> Result<Box<Core>, F::Output> {
-        let shared = self.handle.shared().clone();
-        match handle::park_on(shared, future, || self.home.take_or_wait()) {
-            Ok(output) => {
-                self.home.stop_waiting();
-                Err(output)
-            }
-            Err(core) => Ok(core),
-        }
     }
 
     /// Makes this runtime the current one on this thread until the guard
@@ -253,14 +220,13 @@ impl Runtime {
         let shared = self.handle.shared();
         let other_loop =
             core::with_core(|core| core.is_some_and(|core| !Arc::ptr_eq(&core.shared, shared)));
-        if other_loop {
-            panic!(
-                "ioloop: Runtime::enter called on a thread running another runtime's loop, \
-                 whose runtime stays current there; spawn through this runtime's Handle instead"
-            );
-        }
+        assert!(
+            !other_loop,
+            "ioloop: Runtime::enter called on a thread running another runtime's loop, whose \
+             runtime stays current there; spawn through this runtime's Handle instead"
+        );
         EnterGuard {
-            _working: handle::enter(shared.clone()),
+            _working: handle::work_for(shared.clone(), true),
             _runtime: PhantomData,
         }
     }
@@ -318,10 +284,7 @@ impl Runtime {
         // Wall time: a paused clock, held still by a busy task, would never
         // reach a deadline of its own. `None`: no deadline at all.
         let deadline = std::time::Instant::now().checked_add(timeout);
-        let finished = self.block_on(Grace {
-            deadline,
-            alarm: None,
-        });
+        let finished = self.block_on(grace(deadline));
         let live = self
             .home
             .slot
@@ -404,12 +367,6 @@ struct Slot {
 }
 
 impl Home {
-    fn new(core: Box<Core>) -> Self {
-        let home = Home::default();
-        home.slot.lock().core = Some(core);
-        home
-    }
-
     /// Takes the core if it is home; else notes that this thread waits for
     /// it, to be unparked when it comes back.
     fn take_or_wait(&self) -> Option<Box<Core>> {
@@ -502,31 +459,30 @@ pub struct ShutdownReport {
 /// The grace period of [`Runtime::shutdown_timeout`], as the `block_on`
 /// future: ready with `true` once no task is left, with `false` once the
 /// wall-clock `deadline` has passed.
-struct Grace {
-    deadline: Option<std::time::Instant>,
-    /// Wakes the loop at the deadline; started at the first poll that has
-    /// to wait.
-    alarm: Option<Alarm>,
-}
-
-impl Future for Grace {
-    type Output = bool;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> std::task::Poll<bool> {
+fn grace(deadline: Option<std::time::Instant>) -> impl Future<Output = bool> {
+    // Wakes the loop at the deadline; started at the first poll that has
+    // to wait.
+    let mut alarm: Option<Alarm> = None;
+    poll_fn(move |cx| {
         let done = core::with_core(|core| core.expect("inside block_on").poll_all_done(cx));
         if done.is_ready() {
-            return std::task::Poll::Ready(true);
+            return Poll::Ready(true);
         }
-        let Some(deadline) = self.deadline else {
-            return std::task::Poll::Pending;
+        let Some(deadline) = deadline else {
+            return Poll::Pending;
         };
         if std::time::Instant::now() >= deadline {
-            return std::task::Poll::Ready(false);
+            return Poll::Ready(false);
         }
-        match &self.alarm {
-            Some(alarm) => alarm.update(cx.waker()),
-            None => match Alarm::start(deadline, cx.waker().clone()) {
-                Ok(alarm) => self.alarm = Some(alarm),
+        match &alarm {
+            // Wakes this waker at the deadline instead, if it is another one.
+            Some(alarm) => {
+                if let Some(old) = alarm.state().lock().as_mut() {
+                    old.clone_from(cx.waker());
+                }
+            }
+            None => match start_alarm(deadline, cx.waker().clone()) {
+                Ok(started) => alarm = Some(started),
                 Err(err) => {
                     // No thread to wake the loop at the deadline: poll again
                     // at once, each tick, until it passes. Costly, but it
@@ -536,78 +492,29 @@ impl Future for Grace {
                 }
             },
         }
-        std::task::Poll::Pending
-    }
+        Poll::Pending
+    })
 }
 
 /// A thread that wakes a waker at a wall-clock deadline, unless dropped
 /// first: the loop cannot time the grace period itself, as its clock may be
 /// paused, and a busy loop never sleeps until a deadline anyway. The wake
 /// reaches the loop however busy it is, or wakes it from the poller.
-struct Alarm {
-    shared: Arc<AlarmShared>,
-    thread: Option<thread::JoinHandle<()>>,
-}
+type Alarm = Sentinel<Waker>;
 
-struct AlarmShared {
-    /// The waker to wake, until the alarm is dropped (`None`).
-    waker: Mutex<Option<Waker>>,
-    cancelled: parking_lot::Condvar,
-}
-
-impl Alarm {
-    fn start(deadline: std::time::Instant, waker: Waker) -> io::Result<Alarm> {
-        let shared = Arc::new(AlarmShared {
-            waker: Mutex::new(Some(waker)),
-            cancelled: parking_lot::Condvar::new(),
-        });
-        let theirs = shared.clone();
-        let thread = thread::Builder::new()
-            .name("ioloop-shutdown".into())
-            .spawn(move || theirs.ring_at(deadline))?;
-        Ok(Alarm {
-            shared,
-            thread: Some(thread),
-        })
-    }
-
-    /// Wakes `waker` at the deadline instead, if it is another one.
-    fn update(&self, waker: &Waker) {
-        let mut slot = self.shared.waker.lock();
-        if let Some(old) = slot.as_mut()
-            && !old.will_wake(waker)
-        {
-            old.clone_from(waker);
-        }
-    }
-}
-
-impl AlarmShared {
-    fn ring_at(&self, deadline: std::time::Instant) {
-        let mut slot = self.waker.lock();
+/// Starts an [`Alarm`] that wakes `waker` at `deadline`.
+fn start_alarm(deadline: std::time::Instant, waker: Waker) -> io::Result<Alarm> {
+    Sentinel::start("ioloop-shutdown", waker, move |(slot, cancelled)| {
+        let mut slot = slot.lock();
         // Until the deadline has surely passed, or the alarm is dropped.
         while slot.is_some() && std::time::Instant::now() < deadline {
-            self.cancelled.wait_until(&mut slot, deadline);
+            cancelled.wait_until(&mut slot, deadline);
         }
         if let Some(waker) = slot.take() {
             drop(slot);
             waker.wake();
         }
-    }
-}
-
-impl Drop for Alarm {
-    fn drop(&mut self) {
-        let waker = self.shared.waker.lock().take();
-        self.shared.cancelled.notify_one();
-        drop(waker);
-        if let Some(thread) = self.thread.take() {
-            // Returns at once: the thread only waits for the deadline or
-            // this cancellation. Joined, so no thread outlives the
-            // shutdown.
-            let _ = thread.join();
-        }
-    }
+    })
 }
 
 /// The waker of the `block_on` future: queues `Job::Main` once per wake-up.
@@ -672,12 +579,11 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 /// the loop that runs the task.
 #[track_caller]
 fn refuse_nesting() {
-    if core::with_core(|core| core.is_some()) {
-        panic!(
-            "ioloop: block_on called from inside a running runtime; it would block the loop \
-             that runs this task. Use `.await` on the future, or `ioloop::spawn` it."
-        );
-    }
+    assert!(
+        core::with_core(|core| core.is_none()),
+        "ioloop: block_on called from inside a running runtime; it would block the loop that \
+         runs this task. Use `.await` on the future, or `ioloop::spawn` it."
+    );
 }
 
 /// Jobs run per tick at most before the OS is polled again. Large enough
@@ -733,9 +639,8 @@ const DEFAULT_SLOW_POLL_THRESHOLD: Duration = Duration::from_millis(100);
 pub struct Builder {
     pub(crate) event_interval: usize,
     pub(crate) events_capacity: usize,
-    pub(crate) max_blocking_threads: usize,
-    pub(crate) keep_alive: Duration,
-    pub(crate) stack_size: Option<usize>,
+    /// The blocking pool's settings.
+    pub(crate) pool: blocking::Config,
     pub(crate) start_paused: bool,
     pub(crate) slow_poll_threshold: Option<Duration>,
 }
@@ -753,9 +658,11 @@ impl Builder {
         Builder {
             event_interval: DEFAULT_EVENT_INTERVAL,
             events_capacity: DEFAULT_EVENTS_CAPACITY,
-            max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
-            keep_alive: DEFAULT_KEEP_ALIVE,
-            stack_size: None,
+            pool: blocking::Config {
+                max_threads: DEFAULT_MAX_BLOCKING_THREADS,
+                keep_alive: DEFAULT_KEEP_ALIVE,
+                stack_size: None,
+            },
             start_paused: false,
             slow_poll_threshold: Some(DEFAULT_SLOW_POLL_THRESHOLD),
         }
@@ -801,7 +708,7 @@ impl Builder {
     /// If `n` is zero.
     pub fn max_blocking_threads(&mut self, n: usize) -> &mut Self {
         assert!(n > 0, "ioloop: max_blocking_threads must be at least 1");
-        self.max_blocking_threads = n;
+        self.pool.max_threads = n;
         self
     }
 
@@ -810,7 +717,7 @@ impl Builder {
     /// what the clock can count (`Duration::MAX`) keeps idle threads until
     /// the runtime is dropped.
     pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut Self {
-        self.keep_alive = keep_alive;
+        self.pool.keep_alive = keep_alive;
         self
     }
 
@@ -821,7 +728,7 @@ impl Builder {
     /// through its [`JoinHandle`](crate::JoinHandle), with the OS's error
     /// (see [`JoinError`](crate::JoinError)); nothing panics.
     pub fn thread_stack_size(&mut self, bytes: usize) -> &mut Self {
-        self.stack_size = Some(bytes);
+        self.pool.stack_size = Some(bytes);
         self
     }
 
@@ -908,7 +815,27 @@ impl Builder {
     /// runtime wakes itself through (typically `EMFILE`: no fds left), or
     /// a thread for the stall detector.
     pub fn build(&self) -> io::Result<Runtime> {
-        Runtime::from_builder(self)
+        let poll = mio::Poll::new()?;
+        let waker = PollWaker::new(poll.registry(), WAKER_TOKEN)?;
+        let reactor = Reactor::new(poll.registry().try_clone()?);
+        let pool = Pool::new(self.pool.clone());
+        let shared = Arc::new(Shared::new(waker, reactor, pool));
+        let driver = Driver::new(poll, self.events_capacity);
+        let core = Core::new(shared.clone(), driver, self.event_interval);
+        if self.start_paused {
+            time::pause_core(&core, core.clock.read());
+        }
+        let watchdog = self
+            .slow_poll_threshold
+            .map(|threshold| stall::watchdog(shared.clone(), threshold))
+            .transpose()?;
+        let home = Home::default();
+        home.put_back(Box::new(core));
+        Ok(Runtime {
+            handle: Handle::new(shared),
+            home,
+            _watchdog: watchdog,
+        })
     }
 }
 

@@ -24,6 +24,7 @@
 //! Reported durations are lower bounds: the poll started at most half a
 //! threshold before the watchdog first saw it.
 
+use std::io;
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -33,37 +34,63 @@ use parking_lot::{Condvar, Mutex};
 use crate::base::MAIN;
 use crate::event_loop::core::Shared;
 
-/// The watchdog thread of one runtime; stopped and joined when dropped.
-pub(crate) struct Watchdog {
-    stop: Arc<(Mutex<bool>, Condvar)>,
+/// A thread that waits, on a condition variable, for its owner to drop
+/// it, and is joined then: the watchdog, and `shutdown_timeout`'s alarm.
+/// The state it shares with its owner is `Some` until that drop.
+pub(crate) struct Sentinel<T> {
+    state: Arc<(Mutex<Option<T>>, Condvar)>,
     thread: Option<JoinHandle<()>>,
 }
 
-impl Watchdog {
-    /// Starts the watchdog of `shared`'s loop. Fails if the OS refuses a
-    /// thread.
-    pub(crate) fn start(shared: Arc<Shared>, threshold: Duration) -> std::io::Result<Watchdog> {
-        let stop = Arc::new((Mutex::new(false), Condvar::new()));
-        let stopped = stop.clone();
+impl<T: Send + 'static> Sentinel<T> {
+    /// Starts a thread called `name`, on a small stack, that runs `run` on
+    /// the shared state. Fails if the OS refuses a thread.
+    pub(crate) fn start(
+        name: &str,
+        state: T,
+        run: impl FnOnce(&(Mutex<Option<T>>, Condvar)) + Send + 'static,
+    ) -> io::Result<Self> {
+        let state = Arc::new((Mutex::new(Some(state)), Condvar::new()));
+        let theirs = state.clone();
         let thread = thread::Builder::new()
-            .name("ioloop-watchdog".into())
+            .name(name.into())
             .stack_size(64 * 1024)
-            .spawn(move || watch(&shared, threshold, &stopped))?;
-        Ok(Watchdog {
-            stop,
+            .spawn(move || run(&theirs))?;
+        Ok(Sentinel {
+            state,
             thread: Some(thread),
         })
     }
+
+    /// The state shared with the thread.
+    pub(crate) fn state(&self) -> &Mutex<Option<T>> {
+        &self.state.0
+    }
 }
 
-impl Drop for Watchdog {
+impl<T> Drop for Sentinel<T> {
     fn drop(&mut self) {
-        *self.stop.0.lock() = true;
-        self.stop.1.notify_one();
+        // Dropped after the lock is released: a waker's drop may run code.
+        let state = self.state.0.lock().take();
+        self.state.1.notify_one();
+        drop(state);
         if let Some(thread) = self.thread.take() {
+            // Returns at once: the thread waits only for this drop, or a
+            // deadline of its own. Joined, so no thread outlives its owner.
             let _ = thread.join();
         }
     }
+}
+
+/// The watchdog thread of one runtime; stopped and joined when dropped.
+pub(crate) type Watchdog = Sentinel<()>;
+
+/// Starts the watchdog of `shared`'s loop. Fails if the OS refuses a
+/// thread.
+pub(crate) fn watchdog(shared: Arc<Shared>, threshold: Duration) -> io::Result<Watchdog> {
+    Sentinel::start("ioloop-watchdog", (), move |stop| {
+        watch(&shared, threshold, stop)
+    })
 }
 
 /// A poll the watchdog has seen running.
@@ -87,37 +114,21 @@ struct Seen {
 const MAX_PERIOD: Duration = Duration::from_secs(86_400);
 
 /// The watchdog's loop.
-fn watch(shared: &Shared, threshold: Duration, stop: &(Mutex<bool>, Condvar)) {
+fn watch(shared: &Shared, threshold: Duration, stop: &(Mutex<Option<()>>, Condvar)) {
     let period = (threshold / 2).clamp(Duration::from_millis(1), MAX_PERIOD);
     let mut seen: Option<Seen> = None;
-    let mut stopped = stop.0.lock();
+    let mut running = stop.0.lock();
     loop {
-        // Checked: `Instant + Duration` panics on overflow, which would
-        // kill this thread and, under `panic = "abort"`, the process. A
-        // deadline past the clock's end is no deadline.
-        let deadline = Instant::now().checked_add(period);
-        while !*stopped {
-            let timed_out = match deadline {
-                Some(deadline) => stop.1.wait_until(&mut stopped, deadline).timed_out(),
-                None => {
-                    stop.1.wait(&mut stopped);
-                    false
-                }
-            };
-            if timed_out {
-                break;
-            }
-        }
-        if *stopped {
+        stop.1
+            .wait_while_for(&mut running, |running| running.is_some(), period);
+        if running.is_none() {
             return;
         }
         let now = Instant::now();
         let running = shared.watch.running();
-        let still_running = match (&seen, running) {
-            (Some(poll), Some((seq, _))) => poll.seq == seq,
-            _ => false,
-        };
-        if still_running && let Some(poll) = &mut seen {
+        if let (Some(poll), Some((seq, _))) = (&mut seen, running)
+            && poll.seq == seq
+        {
             poll.last = now;
             let ran = now - poll.first;
             if ran >= poll.next_report {
@@ -161,11 +172,8 @@ fn report(shared: &Shared, poll: &mut Seen, ran: Duration, threshold: Duration) 
         "ioloop: {name} has been running one poll for {ran:.1?} (slow-poll threshold {threshold:?}); \
          no other task on its loop can run meanwhile"
     );
-    while poll.next_report <= ran {
+    while poll.next_report <= ran && poll.next_report < Duration::MAX {
         poll.next_report = poll.next_report.saturating_mul(2);
-        if poll.next_report == Duration::MAX {
-            break;
-        }
     }
 }
 

@@ -34,7 +34,7 @@ use std::task::{Context, Poll, Waker};
 
 use loom::thread;
 
-use super::{Registration, at_key};
+use super::Registration;
 use crate::event_loop::cell::wake_all;
 use crate::event_loop::core::Shared;
 use crate::event_loop::reactor::{Direction, READABLE};
@@ -305,7 +305,7 @@ fn loom_keyed_waiters_racing_an_event_and_a_drop() {
             reg.poll_io(
                 &mut cx,
                 Direction::Read,
-                at_key(key),
+                Some(key),
                 |_| kernel.recv(1),
                 |_, _| false,
             )
@@ -328,7 +328,7 @@ fn loom_keyed_waiters_racing_an_event_and_a_drop() {
                 let mut cx = Context::from_waker(Waker::noop());
                 let _ = reg
                     .entry
-                    .poll_ready_keyed(Direction::Read, &mut cx, &mut key);
+                    .poll_ready(Direction::Read, &mut cx, Some(&mut key));
                 if let Some(key) = key {
                     reg.entry.forget(Direction::Read, key);
                 }

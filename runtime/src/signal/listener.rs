@@ -1,7 +1,6 @@
 //! `Signal`: a listener for one signal, fed by a self-pipe the reactor
 //! watches.
 
-use std::fmt;
 use std::future::poll_fn;
 use std::io::{self, Read};
 use std::task::{Context, Poll};
@@ -26,10 +25,8 @@ const CHUNK: usize = 128;
 ///
 /// Dropping the listener removes it, but the default action is *not*
 /// restored: from the first listener for a signal on, one that would end
-/// the process (SIGINT, SIGTERM, SIGHUP, ...) no longer does, even once
-/// every listener is gone; one the process ignored (`SIG_IGN`) reaches
-/// listeners while they live; a handler other code installed earlier keeps
-/// running, before the listeners'.
+/// the process (SIGINT, SIGTERM, ...) no longer does, even once every
+/// listener is gone (the guide's "The default action is not restored").
 ///
 /// # Examples
 ///
@@ -46,6 +43,7 @@ const CHUNK: usize = 128;
 /// .unwrap();
 /// ```
 #[doc(alias = "add_signal_handler")]
+#[derive(Debug)]
 pub struct Signal {
     kind: SignalKind,
     /// The action that writes to the pipe's other end, which signal-hook
@@ -126,7 +124,13 @@ impl Signal {
                 .poll_read_stream(cx, CHUNK, |mut rx| rx.read(&mut buf));
             match read {
                 Poll::Ready(Ok(CHUNK)) => received = true,
-                Poll::Ready(Ok(0)) => return Poll::Ready(Err(closed_pipe())),
+                // The pipe's write end closed while the listener lived:
+                // signal-hook holds it until `Drop` unregisters the action,
+                // so this should never be seen.
+                Poll::Ready(Ok(0)) => {
+                    let err = "ioloop: a signal listener's pipe was closed under it";
+                    return Poll::Ready(Err(io::Error::new(io::ErrorKind::UnexpectedEof, err)));
+                }
                 Poll::Ready(Ok(_)) => return Poll::Ready(Ok(())),
                 // Deliveries were consumed in this poll, so it must report
                 // them now; an error that persists is the next call's.
@@ -143,15 +147,6 @@ impl Signal {
     }
 }
 
-/// The pipe's write end closed while the listener lived: signal-hook holds
-/// it until `Drop` unregisters the action, so this should never be seen.
-fn closed_pipe() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::UnexpectedEof,
-        "ioloop: a signal listener's pipe was closed under it",
-    )
-}
-
 impl Drop for Signal {
     fn drop(&mut self) {
         // Unregistered before the read end closes (the fields drop after
@@ -160,13 +155,5 @@ impl Drop for Signal {
         // action was already gone, which leaves nothing to do.
         signal_hook::low_level::unregister(self.action);
         log::debug!("ioloop: stopped listening for {:?}", self.kind);
-    }
-}
-
-impl fmt::Debug for Signal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Signal")
-            .field("kind", &self.kind)
-            .finish_non_exhaustive()
     }
 }

@@ -1,13 +1,26 @@
 //! Signals as ordinary I/O, asyncio's `loop.add_signal_handler`: [`ctrl_c`]
 //! waits once for SIGINT; a [`Signal`] for a [`SignalKind`] waits again and
-//! again. Deliveries coalesce, and the first listener for a signal leaves
-//! its default action off for good (see [`Signal`]); the guide's
-//! "Signals" chapter says how a signal reaches the loop, and why.
+//! again. The guide's "Signals" chapter says how a signal reaches the loop.
 
-mod ctrl_c;
 mod kind;
 mod listener;
 
-pub use ctrl_c::ctrl_c;
+use std::io;
+
 pub use kind::SignalKind;
 pub use listener::Signal;
+
+/// Waits for SIGINT (Ctrl-C): a [`Signal`] for [`SignalKind::interrupt`],
+/// made at the first poll and received once. From then on Ctrl-C no longer
+/// ends the process (see [`Signal`]); dropping the future removes the
+/// listener, losing a SIGINT not yet reported.
+///
+/// # Errors
+///
+/// As [`Signal::new`] and [`Signal::recv`].
+#[doc(alias = "add_signal_handler")]
+#[doc(alias = "KeyboardInterrupt")]
+#[doc(alias = "SIGINT")]
+pub async fn ctrl_c() -> io::Result<()> {
+    Signal::new(SignalKind::interrupt())?.recv().await
+}

@@ -124,14 +124,13 @@ pub enum WaitReason {
 /// Takes the dump of `shared`'s runtime, from any thread.
 pub(crate) fn take(shared: &Arc<Shared>) -> Dump {
     let running = shared.watch.running();
-    let listed: Vec<_> = {
-        let tasks = shared.tasks.lock();
-        tasks
-            .slab
-            .iter()
-            .map(|(key, listed)| (key, listed.id, listed.born, listed.task.clone()))
-            .collect()
-    };
+    let listed: Vec<_> = shared
+        .tasks
+        .lock()
+        .slab
+        .iter()
+        .map(|(key, listed)| (key, listed.id, listed.born, listed.task.clone()))
+        .collect();
     let now = clock::now();
     let mut dumps = Vec::with_capacity(listed.len());
     let mut by_data = HashMap::with_capacity(listed.len());
@@ -147,7 +146,10 @@ pub(crate) fn take(shared: &Arc<Shared>) -> Dump {
         } else {
             TaskState::Idle
         };
-        by_data.insert(Arc::as_ptr(task) as *const (), dumps.len());
+        // Only an idle task waits.
+        if state == TaskState::Idle {
+            by_data.insert(Arc::as_ptr(task) as *const (), dumps.len());
+        }
         dumps.push(TaskDump {
             id: *id,
             location: task.location(),
@@ -158,11 +160,10 @@ pub(crate) fn take(shared: &Arc<Shared>) -> Dump {
         });
     }
     let mut waits = |data: *const (), reason: WaitReason| {
-        if let Some(&i) = by_data.get(&data) {
-            let waits_on: &mut Vec<WaitReason> = &mut dumps[i].waits_on;
-            if !waits_on.contains(&reason) {
-                waits_on.push(reason);
-            }
+        if let Some(&i) = by_data.get(&data)
+            && !dumps[i].waits_on.contains(&reason)
+        {
+            dumps[i].waits_on.push(reason);
         }
     };
     shared
@@ -182,21 +183,11 @@ pub(crate) fn take(shared: &Arc<Shared>) -> Dump {
             && let Ok(timers) = core.timers.try_borrow()
         {
             timers.for_each_waiter(|at, data| {
-                waits(
-                    data,
-                    WaitReason::Timer {
-                        deadline: clock::instant(at),
-                    },
-                )
+                let deadline = clock::instant(at);
+                waits(data, WaitReason::Timer { deadline });
             });
         }
     });
-    // Only an idle task waits.
-    for task in &mut dumps {
-        if task.state != TaskState::Idle {
-            task.waits_on.clear();
-        }
-    }
     dumps.sort_by_key(|task| task.id);
     Dump {
         tasks: dumps,

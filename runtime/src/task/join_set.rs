@@ -53,15 +53,13 @@ pub struct JoinSet<T> {
 /// Below this room (in tasks) the set's tables never shrink.
 const SHRINK_MIN: usize = 64;
 
-/// Once `ids` holds a quarter of what it has room for, shrinks it to twice
-/// what it holds: a set that lives on (a server's connections) would
-/// otherwise keep a burst's size for good. Amortized O(1): half of the
-/// room must be freed again before the next shrink.
-fn shrink_if_sparse(ids: &mut VecDeque<u64>) {
-    let (len, capacity) = (ids.len(), ids.capacity());
-    if capacity > SHRINK_MIN && len <= capacity / 4 {
-        ids.shrink_to(len * 2);
-    }
+/// The room to shrink a table holding `len` with room for `capacity` to:
+/// twice what it holds, once it holds a quarter of its room. A set that
+/// lives on (a server's connections) would otherwise keep a burst's size
+/// for good. Amortized O(1): half of the room must be freed again before
+/// the next shrink.
+fn shrunk(len: usize, capacity: usize) -> Option<usize> {
+    (capacity > SHRINK_MIN && len <= capacity / 4).then_some(len * 2)
 }
 
 /// The tasks that finished and are not joined yet, in order, and the
@@ -88,34 +86,6 @@ impl Drop for Notify {
         };
         if let Some(waker) = waker {
             waker.wake();
-        }
-    }
-}
-
-/// A spawn into the set under way. If the spawn panics (outside a runtime,
-/// say), the future it was handed has been dropped by the time this is,
-/// and the `Notify` inside it has queued an id that no task of the set
-/// has: dropped without [`succeeded`](Self::succeeded), this takes the id
-/// back out, so that a caught failed spawn leaves the set as it was.
-struct Spawning<'a, T> {
-    set: &'a mut JoinSet<T>,
-    id: u64,
-}
-
-impl<T> Spawning<'_, T> {
-    /// The task is spawned, as `handle`: its id stays, the set keeps the
-    /// handle under it.
-    fn succeeded(self, handle: JoinHandle<T>) {
-        self.set.tasks.insert(self.id, handle);
-        std::mem::forget(self);
-    }
-}
-
-impl<T> Drop for Spawning<'_, T> {
-    fn drop(&mut self) {
-        let mut done = self.set.done.lock();
-        if let Some(at) = done.ids.iter().rposition(|&id| id == self.id) {
-            done.ids.remove(at);
         }
     }
 }
@@ -159,8 +129,9 @@ impl<T> JoinSet<T> {
         F: Future<Output = T> + Send + 'static,
         T: Send + 'static,
     {
-        let (notify, spawning) = self.spawning();
-        spawning.succeeded(crate::spawn(notifying(future, notify)));
+        let (id, notify) = self.notify();
+        self.tasks
+            .insert(id, crate::spawn(notifying(future, notify)));
     }
 
     /// Spawns `future`, which need not be `Send`, into the set, as
@@ -176,20 +147,19 @@ impl<T> JoinSet<T> {
         F: Future<Output = T> + 'static,
         T: 'static,
     {
-        let (notify, spawning) = self.spawning();
-        spawning.succeeded(crate::spawn_local(notifying(future, notify)));
+        let (id, notify) = self.notify();
+        self.tasks
+            .insert(id, crate::spawn_local(notifying(future, notify)));
     }
 
-    /// A spawn starts: the next id, as the new task's [`Notify`] and the
-    /// [`Spawning`] that gives it back if the spawn fails.
-    fn spawning(&mut self) -> (Notify, Spawning<'_, T>) {
+    /// The next id, and the [`Notify`] of a task spawned under it. If the
+    /// spawn fails (and panics), the id is queued as done with no task
+    /// under it, and skipped by the next [`poll_join_next`](Self::poll_join_next).
+    fn notify(&mut self) -> (u64, Notify) {
         let id = self.next_id;
         self.next_id += 1;
-        let notify = Notify {
-            id,
-            done: self.done.clone(),
-        };
-        (notify, Spawning { set: self, id })
+        let done = self.done.clone();
+        (id, Notify { id, done })
     }
 
     /// Waits for the next task to finish and returns its result, or `None`
@@ -217,16 +187,18 @@ impl<T> JoinSet<T> {
             Some(id) => id,
             None => {
                 let mut done = self.done.lock();
-                match done.ids.pop_front() {
-                    Some(id) => {
-                        shrink_if_sparse(&mut done.ids);
-                        id
-                    }
-                    None => {
-                        done.waker = Some(cx.waker().clone());
-                        return Poll::Pending;
-                    }
+                // An id with no task under it is one whose spawn failed.
+                let tasks = &self.tasks;
+                let next =
+                    std::iter::from_fn(|| done.ids.pop_front()).find(|id| tasks.contains_key(id));
+                let Some(id) = next else {
+                    done.waker = Some(cx.waker().clone());
+                    return Poll::Pending;
+                };
+                if let Some(room) = shrunk(done.ids.len(), done.ids.capacity()) {
+                    done.ids.shrink_to(room);
                 }
+                id
             }
         };
         let handle = self
@@ -240,18 +212,10 @@ impl<T> JoinSet<T> {
         let result = ready!(Pin::new(handle).poll(cx));
         self.finishing = None;
         self.tasks.remove(&id);
-        self.shrink_tasks_if_sparse();
-        Poll::Ready(Some(result))
-    }
-
-    /// Gives back the memory of a burst that has drained, as
-    /// `shrink_if_sparse` does for the queue of finished ids as it is
-    /// popped.
-    fn shrink_tasks_if_sparse(&mut self) {
-        let (len, capacity) = (self.tasks.len(), self.tasks.capacity());
-        if capacity > SHRINK_MIN && len <= capacity / 4 {
-            self.tasks.shrink_to(len * 2);
+        if let Some(room) = shrunk(self.tasks.len(), self.tasks.capacity()) {
+            self.tasks.shrink_to(room);
         }
+        Poll::Ready(Some(result))
     }
 
     /// Aborts every task in the set. They stay in it until joined, each

@@ -18,11 +18,10 @@ use crate::handle::Handle;
 /// hour of `Instant` time and no wall time. [`std::time::Instant`] always
 /// reads the real clock.
 ///
-/// Which clock [`now`](Instant::now) reads: on a runtime's loop thread
-/// (inside `block_on`, its tasks), that runtime's; on a thread working for
-/// a runtime (a blocking job, a `block_on` waiting its turn), that
-/// runtime's; anywhere else, the real clock. A runtime that was never
-/// paused has the real clock, so outside tests this is `std`'s instant,
+/// Which clock [`now`](Instant::now) reads: that of the runtime whose loop
+/// runs on this thread, or that this thread works for (a blocking job, a
+/// `block_on` waiting its turn); anywhere else, the real clock. A runtime
+/// never paused has the real clock: outside tests this is `std`'s instant,
 /// read at the same cost.
 ///
 /// The two convert both ways ([`from_std`](Instant::from_std),

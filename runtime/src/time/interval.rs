@@ -97,23 +97,22 @@ impl Interval {
         let scheduled = self.sleep.deadline();
         let now = Instant::now();
         let next = saturating_add(scheduled, self.period);
-        let next = if next > now {
-            next
-        } else {
-            match self.missed {
-                MissedTickBehavior::Burst => next,
-                MissedTickBehavior::Delay => saturating_add(now, self.period),
-                MissedTickBehavior::Skip => {
-                    // The first instant on the original grid after `now`,
-                    // counted from `now`: what is left of the period it
-                    // falls in. In u128 nanoseconds, so no count of missed
-                    // periods is capped (a 1 µs period after a 2 h stall
-                    // misses 7.2 billion), and the step is at most one
-                    // period, so it never lands in the past.
-                    let behind = now.duration_since(scheduled).as_nanos();
-                    let period = self.period.as_nanos();
-                    saturating_add(now, from_nanos(period - behind % period))
-                }
+        let next = match self.missed {
+            _ if next > now => next,
+            MissedTickBehavior::Burst => next,
+            MissedTickBehavior::Delay => saturating_add(now, self.period),
+            MissedTickBehavior::Skip => {
+                // The first instant on the original grid after `now`,
+                // counted from `now`: what is left of the period it falls
+                // in. In u128 nanoseconds, so no count of missed periods is
+                // capped (a 1 µs period after a 2 h stall misses 7.2
+                // billion), and the step is at most one period, so it never
+                // lands in the past. A step past u64 nanoseconds (584
+                // years) is past what `saturating_add` caps it at anyway.
+                let behind = now.duration_since(scheduled).as_nanos();
+                let period = self.period.as_nanos();
+                let left = u64::try_from(period - behind % period).unwrap_or(u64::MAX);
+                saturating_add(now, Duration::from_nanos(left))
             }
         };
         self.sleep.reset(next);
@@ -140,16 +139,6 @@ impl Interval {
     /// Changes the missed-tick policy.
     pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
         self.missed = behavior;
-    }
-}
-
-/// `nanos` as a `Duration`, saturating at [`Duration::MAX`].
-fn from_nanos(nanos: u128) -> Duration {
-    const NANOS_PER_SEC: u128 = 1_000_000_000;
-    match u64::try_from(nanos / NANOS_PER_SEC) {
-        // The remainder is below a billion: it fits.
-        Ok(secs) => Duration::new(secs, (nanos % NANOS_PER_SEC) as u32),
-        Err(_) => Duration::MAX,
     }
 }
 

@@ -8,20 +8,17 @@
 //! - [`pause`], [`resume`], [`advance`]: virtual time, for tests
 //!
 //! Each runtime reads its own clock: the real one, until it is
-//! [paused](pause); a paused clock moves only by [`advance`], or by
-//! auto-advance when the runtime has nothing else to do.
+//! [paused](pause); then only [`advance`] and auto-advance move it.
 
-mod error;
 mod instant;
 mod interval;
 mod pause;
 mod sleep;
 mod timeout;
 
-pub use error::Elapsed;
 pub use instant::Instant;
 pub use interval::{Interval, MissedTickBehavior, interval, interval_at};
 pub(crate) use pause::pause_core;
 pub use pause::{advance, pause, resume};
 pub use sleep::{Sleep, sleep, sleep_until};
-pub use timeout::{Timeout, timeout, timeout_at};
+pub use timeout::{Elapsed, Timeout, timeout, timeout_at};

@@ -52,20 +52,15 @@ use crate::event_loop::timers::ClockState;
 /// ```
 #[track_caller]
 pub fn pause() {
-    let paused = core::with_core(|core| {
-        let core = core?;
+    let paused = on_loop("pause", |core| {
         let state = core.clock.state();
         if state.is_paused() {
-            return Some(false);
+            return false;
         }
         pause_core(core, state.now());
-        Some(true)
+        true
     });
-    match paused {
-        Some(true) => {}
-        Some(false) => panic!("ioloop::time::pause: the clock is already paused"),
-        None => panic!("{}", off_loop("pause")),
-    }
+    assert!(paused, "ioloop::time::pause: the clock is already paused");
 }
 
 /// Restarts the clock of the current runtime, paused by [`pause`]: it runs
@@ -78,21 +73,16 @@ pub fn pause() {
 /// If called off a runtime's loop thread, or if the clock is not paused.
 #[track_caller]
 pub fn resume() {
-    let resumed = core::with_core(|core| {
-        let core = core?;
+    let resumed = on_loop("resume", |core| {
         let ClockState::Paused { now } = core.clock.state() else {
-            return Some(false);
+            return false;
         };
         let real = ClockState::Real.now();
         core.set_clock(ClockState::Resumed { real, at: now });
         core.shared.pool.set_on_quiet(None);
-        Some(true)
+        true
     });
-    match resumed {
-        Some(true) => {}
-        Some(false) => panic!("ioloop::time::resume: the clock is not paused"),
-        None => panic!("{}", off_loop("resume")),
-    }
+    assert!(resumed, "ioloop::time::resume: the clock is not paused");
 }
 
 /// Moves the paused clock of the current runtime forward by `duration`, in
@@ -108,24 +98,20 @@ pub fn resume() {
 /// paused (see [`pause`]).
 pub async fn advance(duration: Duration) {
     let nanos = super::sleep::capped_nanos(duration);
-    let moved = core::with_core(|core| {
-        let core = core?;
+    let moved = on_loop("advance", |core| {
         let ClockState::Paused { now } = core.clock.state() else {
-            return Some(false);
+            return false;
         };
-        core.set_clock(ClockState::Paused {
-            now: now.saturating_add(nanos),
-        });
-        Some(true)
+        let now = now.saturating_add(nanos);
+        core.set_clock(ClockState::Paused { now });
+        true
     });
-    match moved {
-        Some(true) => crate::task::yield_now().await,
-        Some(false) => panic!(
-            "ioloop::time::advance: the clock is not paused; call ioloop::time::pause() first, \
-             or build the runtime with Builder::start_paused(true)"
-        ),
-        None => panic!("{}", off_loop("advance")),
-    }
+    assert!(
+        moved,
+        "ioloop::time::advance: the clock is not paused; call ioloop::time::pause() first, \
+         or build the runtime with Builder::start_paused(true)"
+    );
+    crate::task::yield_now().await;
 }
 
 /// Pauses `core`'s clock at `now` (in ticks), and has its blocking pool
@@ -136,13 +122,18 @@ pub(crate) fn pause_core(core: &Core, now: u64) {
     core.shared.pool.set_on_quiet(Some(nudge));
 }
 
-/// The panic message of `what` called off a loop thread.
-fn off_loop(what: &str) -> String {
-    format!(
-        "ioloop::time::{what} called off a runtime's loop thread: call it inside block_on or a \
-         task (a blocking job is not on the loop thread), or build the runtime with \
-         Builder::start_paused(true)"
-    )
+/// Runs `f` with the loop running on this thread; panics naming `what`
+/// if none runs here.
+#[track_caller]
+fn on_loop(what: &str, f: impl FnOnce(&Core) -> bool) -> bool {
+    match core::with_core(|core| core.map(f)) {
+        Some(done) => done,
+        None => panic!(
+            "ioloop::time::{what} called off a runtime's loop thread: call it inside block_on or \
+             a task (a blocking job is not on the loop thread), or build the runtime with \
+             Builder::start_paused(true)"
+        ),
+    }
 }
 
 /// Wakes a paused loop out of the poller when its blocking pool goes
@@ -152,10 +143,6 @@ struct Nudge(Weak<Shared>);
 
 impl Wake for Nudge {
     fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
         if let Some(shared) = self.0.upgrade() {
             shared.unpark();
         }

@@ -63,7 +63,7 @@ pub fn sleep(duration: Duration) -> Sleep {
         // reads the clock to see (see `Sleep::poll_local`). A longer one
         // is never read for, first poll or not.
         timer: if (MADE_MIN..=CLOCK_SLACK).contains(&nanos) {
-            Timer::Made(crate::base::budget::job())
+            Timer::Made(budget::job())
         } else {
             Timer::Unarmed
         },
@@ -335,7 +335,7 @@ impl Sleep {
             }
             Timer::Remote(remote) => {
                 // Wake the waiter to arm a timer for the new deadline.
-                remote.wake_by_ref();
+                remote.wake();
                 Timer::Unarmed
             }
         };
@@ -344,10 +344,8 @@ impl Sleep {
     /// Ready once the deadline has passed; else arms a timer that wakes
     /// `cx` then. Spends no budget.
     pub(super) fn poll_deadline(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match core::with_core(|core| core.map(|core| self.poll_local(core, cx))) {
-            Some(poll) => poll,
-            None => self.poll_remote(cx),
-        }
+        core::with_core(|core| core.map(|core| self.poll_local(core, cx)))
+            .unwrap_or_else(|| self.poll_remote(cx))
     }
 
     /// `poll_deadline` on the loop thread.
@@ -379,7 +377,7 @@ impl Sleep {
         let now = core.clock.now();
         if now >= self.deadline
             || (self.deadline - now <= CLOCK_SLACK
-                && !matches!(self.timer, Timer::Made(job) if job == crate::base::budget::job())
+                && !matches!(self.timer, Timer::Made(job) if job == budget::job())
                 && core.clock.read_now() >= self.deadline)
         {
             // Disarmed here, with the core at hand, so that `poll`'s
@@ -393,36 +391,27 @@ impl Sleep {
             return Poll::Ready(());
         }
         let mut timers = core.timers.borrow_mut();
-        let updated = match &self.timer {
-            Timer::Local(timer) => timers.update(*timer, self.deadline, cx.waker()),
-            _ => Err(()),
-        };
-        let old_waker = match updated {
-            Ok((timer, old)) => {
-                self.timer = Timer::Local(timer);
-                old
-            }
-            // Never armed here, or already fired (the timer fires once its
-            // deadline is past the loop's clock). Arm a fresh one.
-            Err(()) => {
-                let timer = timers.insert(self.deadline, cx.waker().clone());
-                match mem::replace(&mut self.timer, Timer::Local(timer)) {
-                    Timer::Remote(remote) => remote.cancel(),
-                    // Armed in another runtime's heap (polled there
-                    // before): it must not stay there until it fires.
-                    Timer::Local(old) if old.home() != timers.home() => {
-                        drop(timers);
-                        from_afar(old, None);
-                        return Poll::Pending;
-                    }
-                    _ => {}
-                }
-                None
-            }
-        };
+        if let Timer::Local(timer) = self.timer
+            && let Ok((timer, old_waker)) = timers.update(timer, self.deadline, cx.waker())
+        {
+            self.timer = Timer::Local(timer);
+            drop(timers);
+            // A waker's drop may run code that reaches the timers.
+            drop(old_waker);
+            return Poll::Pending;
+        }
+        // Never armed here, or already fired (the timer fires once its
+        // deadline is past the loop's clock). Arm a fresh one.
+        let timer = timers.insert(self.deadline, cx.waker().clone());
+        let home = timers.home();
         drop(timers);
-        // A waker's drop may run code that reaches the timers.
-        drop(old_waker);
+        match mem::replace(&mut self.timer, Timer::Local(timer)) {
+            Timer::Remote(remote) => remote.cancel(),
+            // Armed in another runtime's heap (polled there before): it
+            // must not stay there until it fires.
+            Timer::Local(old) if old.home() != home => from_afar(old, None),
+            _ => {}
+        }
         Poll::Pending
     }
 
@@ -438,13 +427,10 @@ impl Sleep {
                 let handle = Handle::try_current()
                     .expect("ioloop: a Sleep was polled outside an ioloop runtime");
                 let remote = Arc::new(RemoteTimer::new(cx.waker().clone()));
-                if handle
+                let armed = handle
                     .shared()
-                    .arm_remote(self.deadline, Waker::from(remote.clone()))
-                    .is_err()
-                {
-                    panic!("ioloop: a Sleep was polled after its runtime shut down");
-                }
+                    .arm_remote(self.deadline, Waker::from(remote.clone()));
+                assert!(armed.is_ok(), "{SHUT_DOWN}");
                 // A timer armed in a loop's heap (polled there before) is
                 // handed to that loop to remove.
                 if let Timer::Local(old) = mem::replace(&mut self.timer, Timer::Remote(remote)) {
@@ -456,10 +442,8 @@ impl Sleep {
         // The loop fires a timer only past its deadline, so a fired timer
         // means the deadline has passed, or the runtime shut down.
         if fired {
-            if self.is_elapsed() {
-                return Poll::Ready(());
-            }
-            panic!("ioloop: a Sleep was polled after its runtime shut down");
+            assert!(self.is_elapsed(), "{SHUT_DOWN}");
+            return Poll::Ready(());
         }
         Poll::Pending
     }
@@ -491,6 +475,9 @@ impl Sleep {
     }
 }
 
+/// The panic of a sleep polled after its runtime shut down.
+const SHUT_DOWN: &str = "ioloop: a Sleep was polled after its runtime shut down";
+
 /// Moves `timer`, armed in the heap of a loop that is not running on this
 /// thread, to `deadline` (earlier), or with `None` removes it: the loop is
 /// handed a job that does it on its next tick, the one way into its heap
@@ -521,15 +508,10 @@ struct AfarJob {
 
 impl Wake for AfarJob {
     fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
         let removed = core::with_core(|core| {
             // The loop fires its timers' wakers with the heap unborrowed;
             // `try_` only so that no other path could ever panic here.
-            let core = core?;
-            let mut timers = core.timers.try_borrow_mut().ok()?;
+            let mut timers = core?.timers.try_borrow_mut().ok()?;
             match self.deadline {
                 Some(deadline) => {
                     timers.move_earlier_keeping_key(self.timer, deadline);
@@ -549,14 +531,11 @@ impl Wake for AfarJob {
 /// code that reaches them.
 fn remove_local(core: &Core, timer: TimerKey) {
     let mut timers = core.timers.borrow_mut();
-    if timers.home() != timer.home() {
-        drop(timers);
-        from_afar(timer, None);
-        return;
-    }
-    let waker = timers.remove(timer);
+    let removed = (timers.home() == timer.home()).then(|| timers.remove(timer));
     drop(timers);
-    drop(waker);
+    if removed.is_none() {
+        from_afar(timer, None);
+    }
 }
 
 impl Future for Sleep {
@@ -628,10 +607,6 @@ impl RemoteTimer {
 
 impl Wake for RemoteTimer {
     fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
         let waker = {
             let mut state = self.state.lock();
             state.fired = true;

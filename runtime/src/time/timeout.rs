@@ -1,11 +1,12 @@
-//! `timeout`, `timeout_at` and their future, `Timeout`.
+//! `timeout`, `timeout_at`, their future, `Timeout`, and its error, `Elapsed`.
 
+use std::fmt;
 use std::future::Future;
+use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use super::error::Elapsed;
 use super::instant::Instant;
 use super::sleep::{Sleep, sleep, sleep_until};
 use crate::base::budget;
@@ -107,5 +108,27 @@ impl<F: Future> Future for Timeout<F> {
             Pin::new(this.sleep).poll(cx)
         };
         elapsed.map(|()| Err(Elapsed(())))
+    }
+}
+
+/// The error [`timeout`](timeout) returns when the deadline passed
+/// before the future finished.
+///
+/// Converts into an [`io::Error`] of kind [`io::ErrorKind::TimedOut`], so
+/// `?` works in functions that return `io::Result`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Elapsed(pub(crate) ());
+
+impl fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("deadline has elapsed")
+    }
+}
+
+impl std::error::Error for Elapsed {}
+
+impl From<Elapsed> for io::Error {
+    fn from(err: Elapsed) -> Self {
+        io::Error::new(io::ErrorKind::TimedOut, err)
     }
 }
