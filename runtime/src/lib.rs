@@ -6,7 +6,7 @@
 //! thread; each turn (a tick) runs the tasks that were ready, fires the
 //! timers that are due, and polls the OS. The facade's guide walks the tick
 //! step by step; ARCHITECTURE.md maps the files: `event_loop/` is the core,
-//! `base/` and `sync/` below it, everything else above.
+//! `base.rs` and `sync/` below it, everything else above.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
