@@ -38,8 +38,7 @@ struct Working {
     next_id: u64,
 }
 
-/// A cloneable reference to a runtime, usable from any thread: to spawn
-/// onto its loop or read its counters.
+/// A cloneable reference to a runtime, usable from any thread.
 ///
 /// ```
 /// let rt = ioloop::Runtime::new().unwrap();

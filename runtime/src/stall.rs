@@ -6,7 +6,7 @@
 //! the one stuck; so it only says what it is doing, at the cost of three
 //! plain stores per poll and no clock read: before a poll it stores the
 //! task's slot in the task list and an odd sequence number, after the poll
-//! the next, even one (`Watch`, in `watch.rs`). The watchdog, one thread per runtime
+//! the next, even one (`Watch`, in `base.rs`). The watchdog, one thread per runtime
 //! (none when the threshold is `None`), wakes every half threshold and
 //! looks: an odd number it has already seen is a poll still running. Once
 //! the same poll has been seen for a whole threshold, it logs a warning

@@ -270,7 +270,7 @@ pub(crate) struct IoEntry {
     /// The tasks waiting on each direction.
     pub(crate) waiters: Mutex<EntryWaiters>,
     /// Which registration of its table slot the entry belongs to (see
-    /// `token`). Never changes.
+    /// the token, at the top of this file). Never changes.
     generation: usize,
 }
 

@@ -1,5 +1,5 @@
 //! `JoinHandle`, the awaitable end of a spawned task, and what `JoinError`
-//! (defined in `event_loop/join_error.rs`) tells its user.
+//! (defined in `base.rs`) tells its user.
 
 use std::any::Any;
 use std::fmt;
