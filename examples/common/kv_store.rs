@@ -62,8 +62,8 @@ impl Store {
     }
 
     /// Runs `args` (a command with at least its name), writing the reply to
-    /// `out`.
-    pub fn execute(&self, args: &[Vec<u8>], out: &mut Vec<u8>) -> Outcome {
+    /// `out`. A `SET` takes its value out of `args` rather than copy it.
+    pub fn execute(&self, args: &mut [Vec<u8>], out: &mut Vec<u8>) -> Outcome {
         let name = args[0].to_ascii_uppercase();
         match (name.as_slice(), args.len()) {
             (b"PING", 1) => resp::simple(out, "PONG"),
@@ -77,7 +77,8 @@ impl Store {
             },
             (b"SET", n) if n >= 3 => match expiry(&args[3..]) {
                 Ok(ttl) => {
-                    self.set(&args[1], &args[2], ttl);
+                    let value = std::mem::take(&mut args[2]);
+                    self.set(&args[1], value, ttl);
                     resp::simple(out, "OK");
                 }
                 Err(text) => resp::error(out, text),
@@ -119,13 +120,13 @@ impl Store {
         Some(entry.value.clone())
     }
 
-    fn set(&self, key: &[u8], value: &[u8], ttl: Option<Duration>) {
+    fn set(&self, key: &[u8], value: Vec<u8>, ttl: Option<Duration>) {
         let expires = ttl.map(|ttl| Instant::now() + ttl);
         let mut inner = self.lock();
         if let Some(at) = expires {
             inner.deadlines.push(Reverse((at, key.to_vec())));
         }
-        let value = Arc::new(value.to_vec());
+        let value = Arc::new(value);
         inner.keys.insert(key.to_vec(), Entry { value, expires });
     }
 

@@ -32,6 +32,8 @@ pub struct Config {
     pub grace: Duration,
 }
 
+/// The most a connection's input buffer keeps between commands.
+const MAX_KEPT: usize = 64 * 1024;
 /// How often expired keys nobody reads are swept.
 const SWEEP_EVERY: Duration = Duration::from_millis(100);
 /// A large value goes out this much at a time, waiting for the socket
@@ -62,7 +64,12 @@ pub async fn serve(
             biased;
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                // As Redis does: a reply goes out at once, never held
+                // back waiting for the client's ACK of the previous one.
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    stream
+                }
                 Err(err) => {
                     log::warn!("kv_server: accept: {err}");
                     continue;
@@ -119,9 +126,13 @@ async fn converse(
     let (mut inbuf, mut out) = (Vec::new(), Vec::new());
     let mut subscribed = kv_store::Subscriptions::new();
     loop {
-        let args = match resp::parse(&inbuf) {
+        let mut args = match resp::parse(&inbuf) {
             Parsed::Command(args, used) => {
                 inbuf.drain(..used);
+                // A large command (a big SET) leaves no large buffer behind.
+                if inbuf.capacity() > MAX_KEPT && inbuf.len() < MAX_KEPT {
+                    inbuf.shrink_to(MAX_KEPT);
+                }
                 args
             }
             Parsed::Invalid(why) => {
@@ -164,7 +175,7 @@ async fn converse(
         if !subscribed.is_empty() && kv_store::answered_while_subscribed(&mut out, &args) {
             continue;
         }
-        match store.execute(&args, &mut out) {
+        match store.execute(&mut args, &mut out) {
             Outcome::Done => {}
             Outcome::Value(value) if value.len() <= VALUE_PIECE => {
                 out.extend_from_slice(&value);

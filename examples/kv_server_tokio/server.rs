@@ -25,6 +25,8 @@ pub struct Config {
     pub grace: Duration,
 }
 
+/// The most a connection's input buffer keeps between commands.
+const MAX_KEPT: usize = 64 * 1024;
 const SWEEP_EVERY: Duration = Duration::from_millis(100);
 
 /// As `kv_server`'s `serve`.
@@ -57,7 +59,12 @@ pub async fn serve(
             biased;
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                // As Redis does: a reply goes out at once, never held
+                // back waiting for the client's ACK of the previous one.
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    stream
+                }
                 Err(err) => {
                     eprintln!("kv_server_tokio: accept: {err}");
                     continue;
@@ -99,9 +106,13 @@ async fn converse(
     let mut subscribed = kv_store::Subscriptions::new();
     loop {
         out.clear();
-        let args = match resp::parse(&inbuf) {
+        let mut args = match resp::parse(&inbuf) {
             Parsed::Command(args, used) => {
                 inbuf.drain(..used);
+                // A large command (a big SET) leaves no large buffer behind.
+                if inbuf.capacity() > MAX_KEPT && inbuf.len() < MAX_KEPT {
+                    inbuf.shrink_to(MAX_KEPT);
+                }
                 args
             }
             Parsed::Invalid(why) => {
@@ -143,7 +154,7 @@ async fn converse(
             writer.write_all(&out).await?;
             continue;
         }
-        match store.execute(&args, &mut out) {
+        match store.execute(&mut args, &mut out) {
             Outcome::Done => writer.write_all(&out).await?,
             Outcome::Value(value) => {
                 writer.write_all(&out).await?;
