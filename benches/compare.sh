@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 . benches/lib.sh
 # The harness skips what needs a tool it could not get.
-for tool in "wrk wrk" "strace strace" "taskset util-linux"; do
+for tool in "wrk wrk" "strace strace" "taskset util-linux" "redis-benchmark redis-tools"; do
     need $tool || echo "could not install ${tool#* }; the harness skips what needs it" >&2
 done
 

@@ -126,7 +126,7 @@ fn usage(why: &str) -> ! {
 
 /// The programs the harness runs, built in release mode next to it: every
 /// server of [`RUNTIMES`] (the reference server included) and the clients.
-const PROGRAMS: [&str; 9] = [
+const PROGRAMS: [&str; 11] = [
     "line_echo",
     "line_echo_tokio",
     "http_hello",
@@ -134,6 +134,8 @@ const PROGRAMS: [&str; 9] = [
     "mio_reference",
     "hyper_hello",
     "hyper_hello_tokio",
+    "kv_server",
+    "kv_server_tokio",
     "loadgen",
     "bench_micro",
 ];
@@ -167,7 +169,7 @@ fn build_programs() -> io::Result<()> {
 /// One planned run: a label and what to do for a runtime.
 type Job = (String, Box<dyn Fn(&Runtime) -> io::Result<Vec<Sample>>>);
 
-fn plan(o: &Options, have_wrk: bool) -> Vec<Job> {
+fn plan(o: &Options, have_wrk: bool, have_redis: bool) -> Vec<Job> {
     let d = o.duration;
     // Quick runs skip the warm-up: each connects its clients only once.
     let warm = if o.quick { 0.0 } else { 1.0 };
@@ -189,6 +191,15 @@ fn plan(o: &Options, have_wrk: bool) -> Vec<Job> {
             "hyper 100 conns".into(),
             Box::new(move |rt| workloads::hyper(rt, 100, d, warm)),
         ));
+    }
+    if have_redis {
+        for pipeline in [1, 16] {
+            let requests = if o.quick { 20_000 } else { 100_000 } * pipeline;
+            jobs.push((
+                format!("redis 50 clients -P {pipeline}"),
+                Box::new(move |rt| workloads::redis(rt, pipeline, requests)),
+            ));
+        }
     }
     for w in ["spawn", "timers", "pingpong"] {
         jobs.push((w.into(), Box::new(move |rt| workloads::micro(rt, w, n))));
@@ -223,7 +234,8 @@ fn main() -> io::Result<()> {
     build_programs()?;
     let have_wrk = procs::ensure_tool("wrk", "wrk");
     let have_strace = procs::ensure_tool("strace", "strace");
-    let jobs = plan(&o, have_wrk);
+    let have_redis = procs::ensure_tool("redis-benchmark", "redis-tools");
+    let jobs = plan(&o, have_wrk, have_redis);
     let total = jobs.len() * RUNTIMES.len() * o.reps;
     let mut samples = Vec::new();
     let mut failures = Vec::new();

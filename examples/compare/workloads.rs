@@ -21,6 +21,9 @@ pub struct Runtime {
     /// `bench_micro`'s name for it; `None` for the reference server, which
     /// has no executor to measure.
     pub micro: Option<&'static str>,
+    /// The Redis-protocol key-value server, for the redis-benchmark rows;
+    /// `None` for the raw mio loop, which has none.
+    pub kv: Option<(&'static str, &'static [&'static str])>,
 }
 
 pub const RUNTIMES: [Runtime; 4] = [
@@ -30,6 +33,7 @@ pub const RUNTIMES: [Runtime; 4] = [
         http: ("http_hello", &[]),
         hyper: Some(("hyper_hello", &[])),
         micro: Some("ioloop"),
+        kv: Some(("kv_server", &[])),
     },
     Runtime {
         name: "tokio_ct",
@@ -37,6 +41,7 @@ pub const RUNTIMES: [Runtime; 4] = [
         http: ("http_hello_tokio", &["--flavor", "current_thread"]),
         hyper: Some(("hyper_hello_tokio", &[])),
         micro: Some("tokio_ct"),
+        kv: Some(("kv_server_tokio", &["--flavor", "current_thread"])),
     },
     Runtime {
         name: "tokio_mt",
@@ -44,6 +49,7 @@ pub const RUNTIMES: [Runtime; 4] = [
         http: ("http_hello_tokio", &["--flavor", "multi_thread"]),
         hyper: None,
         micro: Some("tokio_mt"),
+        kv: Some(("kv_server_tokio", &["--flavor", "multi_thread"])),
     },
     Runtime {
         name: "mio_raw",
@@ -51,6 +57,7 @@ pub const RUNTIMES: [Runtime; 4] = [
         http: ("mio_reference", &["--protocol", "http"]),
         hyper: None,
         micro: None,
+        kv: None,
     },
 ];
 
@@ -236,6 +243,77 @@ pub fn hyper(rt: &Runtime, conns: usize, secs: f64, warm: f64) -> io::Result<Vec
         ),
         None => Ok(Vec::new()),
     }
+}
+
+/// redis-benchmark against the key-value server: SET and GET from 50
+/// clients, `pipeline` commands in flight on each: requests/s of each, and
+/// the server's CPU per request over both.
+pub fn redis(rt: &Runtime, pipeline: usize, requests: usize) -> io::Result<Vec<Sample>> {
+    let Some((example, args)) = rt.kv else {
+        return Ok(Vec::new());
+    };
+    let server = Server::start(example, args)?;
+    let w = format!("redis 50 clients -P {pipeline}");
+    let bench = |n: usize| -> io::Result<String> {
+        let out = Command::new("taskset")
+            .args(["-c", CLIENT_CORE, "redis-benchmark", "-h", "127.0.0.1"])
+            .args([
+                "-p",
+                &server.addr.port().to_string(),
+                "-c",
+                "50",
+                "-t",
+                "set,get",
+            ])
+            .args(["-n", &n.to_string(), "-P", &pipeline.to_string(), "--csv"])
+            .output()?;
+        if !out.status.success() {
+            return Err(io::Error::other(
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    // A first, shorter run warms the server up (its tables and buffers).
+    bench(requests / 10)?;
+    let cpu0 = server.cpu()?;
+    let out = bench(requests)?;
+    let cpu = server.cpu()? - cpu0;
+    // --csv: a header, then `"SET","123456.79",...` per test.
+    let rps = |test: &str| -> io::Result<f64> {
+        out.lines()
+            .find_map(|l| l.strip_prefix(&format!("\"{test}\",\"")))
+            .and_then(|rest| rest.split('"').next()?.parse().ok())
+            .ok_or_else(|| {
+                io::Error::other(format!("no {test} row in redis-benchmark's output: {out}"))
+            })
+    };
+    Ok(vec![
+        sample(
+            &w,
+            "SET throughput",
+            "req/s",
+            Better::Higher,
+            rt,
+            rps("SET")?,
+        ),
+        sample(
+            &w,
+            "GET throughput",
+            "req/s",
+            Better::Higher,
+            rt,
+            rps("GET")?,
+        ),
+        sample(
+            &w,
+            "server CPU per request",
+            "µs",
+            Better::Lower,
+            rt,
+            cpu.as_secs_f64() * 1e6 / (2 * requests) as f64,
+        ),
+    ])
 }
 
 /// wrk against `server` (example and arguments), as workload `w`.

@@ -31,9 +31,18 @@ pub mod util;
 /// examples/line_echo/handler.rs: the line echo protocol on ioloop.
 #[path = "../../examples/line_echo/handler.rs"]
 pub mod handler;
+/// examples/kv_server/server.rs: the key-value server on ioloop.
+#[path = "../../examples/kv_server/server.rs"]
+pub mod kv_server;
+/// examples/common/kv_store.rs: the key-value server's commands and store.
+#[path = "../../examples/common/kv_store.rs"]
+pub mod kv_store;
 /// examples/common/loops.rs: `--loops N`, one listener per loop on one port.
 #[path = "../../examples/common/loops.rs"]
 pub mod loops;
+/// examples/common/resp.rs: the Redis protocol.
+#[path = "../../examples/common/resp.rs"]
+pub mod resp;
 /// examples/line_echo/server.rs: the line echo server as `main` runs it.
 #[path = "../../examples/line_echo/server.rs"]
 pub mod server;

@@ -10,6 +10,7 @@ mod http;
 mod callbacks_layer;
 mod http_hello;
 mod http_parser;
+mod kv_server;
 mod line_echo;
 mod line_echo_callbacks;
 mod line_echo_tokio;
