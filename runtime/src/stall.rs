@@ -12,7 +12,9 @@
 //! the same poll has been seen for a whole threshold, it logs a warning
 //! naming the task's spawn location and id, counts it in
 //! `Metrics::slow_polls`, warns again each time the poll's duration
-//! doubles, and logs once more when the poll returns.
+//! doubles, and logs once more when the poll returns (or when the runtime
+//! drops, so the program's exit loses nothing). With no logger, the
+//! warnings go to stderr: the one thing the library prints.
 //!
 //! The watchdog reads only atomics and the shared task list; it never
 //! wakes the loop or makes it do a syscall. It wakes periodically even
@@ -121,10 +123,15 @@ fn watch(shared: &Shared, threshold: Duration, stop: &(Mutex<Option<()>>, Condva
     loop {
         stop.1
             .wait_while_for(&mut running, |running| running.is_some(), period);
+        let now = Instant::now();
         if running.is_none() {
+            // The runtime is going away, often as the program exits: a
+            // reported poll's end is said now or never.
+            if let Some(poll) = seen {
+                returned(poll, now, Duration::ZERO);
+            }
             return;
         }
-        let now = Instant::now();
         let running = shared.watch.running();
         if let (Some(poll), Some((seq, _))) = (&mut seen, running)
             && poll.seq == seq
@@ -136,14 +143,8 @@ fn watch(shared: &Shared, threshold: Duration, stop: &(Mutex<Option<()>>, Condva
             }
             continue;
         }
-        if let Some(poll) = seen.take()
-            && let Some(name) = poll.name
-        {
-            log::warn!(
-                "ioloop: {name} returned from its slow poll after {:.1?} to {:.1?}",
-                poll.last - poll.first,
-                (now - poll.first).saturating_add(period),
-            );
+        if let Some(poll) = seen.take() {
+            returned(poll, now, period);
         }
         seen = running.map(|(seq, key)| Seen {
             seq,
@@ -153,6 +154,30 @@ fn watch(shared: &Shared, threshold: Duration, stop: &(Mutex<Option<()>>, Condva
             next_report: threshold,
             name: None,
         });
+    }
+}
+
+/// Says that a reported poll has returned, `now`, having run at most
+/// `slack` before the watchdog last looked.
+fn returned(poll: Seen, now: Instant, slack: Duration) {
+    if let Some(name) = poll.name {
+        warn(format_args!(
+            "ioloop: {name} returned from its slow poll after {:.1?} to {:.1?}",
+            poll.last - poll.first,
+            (now - poll.first).saturating_add(slack),
+        ));
+    }
+}
+
+/// A warning, through `log` when a logger hears warnings; otherwise on
+/// stderr, as Python's logging does with its last-resort handler, so that
+/// a stall is never silent. Until a logger raises it, the `log` facade's
+/// level is `Off`: no logger, or every record turned off.
+fn warn(message: std::fmt::Arguments<'_>) {
+    if log::max_level() >= log::LevelFilter::Warn {
+        log::warn!("{message}");
+    } else {
+        eprintln!("{message}");
     }
 }
 
@@ -168,10 +193,10 @@ fn report(shared: &Shared, poll: &mut Seen, ran: Duration, threshold: Duration) 
         poll.name = Some(name);
     }
     let name = poll.name.as_deref().unwrap_or_default();
-    log::warn!(
+    warn(format_args!(
         "ioloop: {name} has been running one poll for {ran:.1?} (slow-poll threshold {threshold:?}); \
          no other task on its loop can run meanwhile"
-    );
+    ));
     while poll.next_report <= ran && poll.next_report < Duration::MAX {
         poll.next_report = poll.next_report.saturating_mul(2);
     }

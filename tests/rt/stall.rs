@@ -56,10 +56,11 @@ fn a_task_blocked_in_a_poll_is_reported_while_it_blocks() {
         drop(guard);
         runner.join().unwrap().unwrap();
     });
-    let returned = logs
-        .wait_for("returned from its slow poll", SAFETY)
+    // This task's records only: another test's runtime, dropped meanwhile,
+    // says its own poll returned too.
+    std::iter::from_fn(|| logs.wait_for(&location, SAFETY))
+        .find(|line| line.message.contains("returned from its slow poll"))
         .expect("no line when the poll returned");
-    assert!(returned.message.contains(&location), "{}", returned.message);
     // One slow poll, however many warnings it took.
     assert_eq!(rt.handle().metrics().slow_polls, 1);
 }
@@ -158,4 +159,52 @@ fn slow_poll_threshold_of_duration_max_does_not_panic_the_watchdog() {
             "the watchdog panicked with a threshold of {threshold:?}"
         );
     }
+}
+
+/// The role variable of the child that runs a stalling program with no
+/// logger.
+const NO_LOGGER_CHILD: &str = "IOLOOP_STALL_NO_LOGGER_CHILD";
+
+/// The program a newcomer writes: `#[ioloop::main]`, the default detector
+/// (100 ms), no logger, a task that blocks the loop for half a second, and
+/// an exit right after.
+#[ioloop::main]
+async fn a_program_that_stalls() {
+    let blocking = ioloop::spawn(async { std::thread::sleep(Duration::from_millis(500)) });
+    blocking.await.unwrap();
+}
+
+/// Issue 30: with no logger installed the warnings went nowhere, and the
+/// "returned" line was lost when the program exited soon after. Now both
+/// reach stderr, naming the spawn site, before the process exits.
+#[test]
+fn with_no_logger_a_stall_is_printed_on_stderr_naming_the_spawn_site() -> std::io::Result<()> {
+    if testkit::net_proc::is_child(NO_LOGGER_CHILD) {
+        a_program_that_stalls();
+        return Ok(());
+    }
+    let name = testkit::net_proc::test_name(
+        module_path!(),
+        "with_no_logger_a_stall_is_printed_on_stderr_naming_the_spawn_site",
+    );
+    let out = testkit::util::within(SAFETY, move || {
+        std::process::Command::new(std::env::current_exe()?)
+            .args(["--exact", &name, "--nocapture", "--test-threads=1"])
+            .env(NO_LOGGER_CHILD, "1")
+            .output()
+    })?;
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let spawned_here = format!("(spawned at {}:", file!());
+    let stalled = stderr
+        .lines()
+        .find(|l| l.contains("has been running one poll"))
+        .unwrap_or_else(|| panic!("no stall warning on stderr: {stderr}"));
+    assert!(stalled.contains(&spawned_here), "{stalled}");
+    let returned = stderr
+        .lines()
+        .find(|l| l.contains("returned from its slow poll"))
+        .unwrap_or_else(|| panic!("the poll's end was lost at exit: {stderr}"));
+    assert!(returned.contains(&spawned_here), "{returned}");
+    Ok(())
 }
