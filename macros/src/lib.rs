@@ -7,6 +7,7 @@
 
 mod args;
 
+use proc_macro::TokenStream as Tokens;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use syn::{FnArg, ItemFn};
@@ -33,10 +34,7 @@ use args::Args;
 /// }
 /// ```
 #[proc_macro_attribute]
-pub fn main(
-    args: proc_macro::TokenStream,
-    item: proc_macro::TokenStream,
-) -> proc_macro::TokenStream {
+pub fn main(args: Tokens, item: Tokens) -> Tokens {
     Entry::Main.expand(args.into(), item.into()).into()
 }
 
@@ -61,10 +59,7 @@ pub fn main(
 /// # fn main() {}
 /// ```
 #[proc_macro_attribute]
-pub fn test(
-    args: proc_macro::TokenStream,
-    item: proc_macro::TokenStream,
-) -> proc_macro::TokenStream {
+pub fn test(args: Tokens, item: Tokens) -> Tokens {
     Entry::Test.expand(args.into(), item.into()).into()
 }
 
