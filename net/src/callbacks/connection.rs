@@ -9,7 +9,8 @@ use std::task::{Context, Poll, ready};
 
 use ioloop_runtime::time::Instant;
 
-use crate::io::buffers::{ReadBuf, WriteBuf};
+use crate::io::reader::ReadBuf;
+use crate::io::writer::WriteBuf;
 use crate::tcp::TcpStream;
 
 /// One connection's state as its [`Handler`](super::Handler) sees it: the

@@ -1,7 +1,7 @@
 //! [`StreamWriter`], whole: `write` that never blocks, `drain` where a slow
 //! peer pushes back, its water marks and accessors, and `AsyncWrite`. The
 //! bytes wait in a [`WriteBuf`], whose send loop is shared with the
-//! callback layer.
+//! callback layer's `Connection` (the lesson's `outbuf`).
 
 use std::fmt;
 use std::future::poll_fn;
@@ -10,8 +10,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker, ready};
 
 use futures_io::AsyncWrite;
-
-use super::buffers::{WriteBuf, write_zero};
 
 /// A buffered writer with asyncio's `write` + `drain` contract:
 /// [`write`](Self::write) never blocks and never loses data,
@@ -407,4 +405,87 @@ fn write_now<W: AsyncWrite + Unpin>(inner: &mut W, data: &[u8]) -> (usize, Optio
         }
     }
     (sent, None)
+}
+
+/// The capacity a [`WriteBuf`] keeps once it empties: enough for a typical
+/// reply; more is given back, so one large burst does not keep its memory.
+const KEEP: usize = 64 * 1024;
+
+/// Bytes queued and not yet taken by the writer: `bytes[head..]`.
+///
+/// Sending advances `head` instead of shifting the bytes, so a partial
+/// write costs nothing; the sent prefix is dropped when new bytes are
+/// appended and it is at least as large as what remains (each byte is then
+/// moved at most once on average), or when everything has been sent.
+#[derive(Debug, Default)]
+pub(crate) struct WriteBuf {
+    bytes: Vec<u8>,
+    head: usize,
+}
+
+impl WriteBuf {
+    /// The bytes still to be sent.
+    #[inline]
+    pub(crate) fn unsent(&self) -> &[u8] {
+        &self.bytes[self.head..]
+    }
+
+    /// How many bytes are still to be sent.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len() - self.head
+    }
+
+    /// Appends `data` after the unsent bytes.
+    pub(crate) fn push(&mut self, data: &[u8]) {
+        if self.head > 0 && self.head >= self.len() {
+            self.bytes.drain(..self.head);
+            self.head = 0;
+        }
+        self.bytes.extend_from_slice(data);
+    }
+
+    /// Marks the first `n` unsent bytes as sent.
+    #[inline]
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.head += n.min(self.len());
+        if self.head == self.bytes.len() {
+            self.head = 0;
+            if self.bytes.capacity() > KEEP {
+                self.bytes = Vec::new();
+            } else {
+                self.bytes.clear();
+            }
+        }
+    }
+
+    /// Sends until at most `target` bytes are queued, waiting on `writer`
+    /// whenever it refuses: the lesson's `on_writable`, with its
+    /// `del conn.outbuf[:sent]`. Only what the writer took leaves the
+    /// buffer, recorded after every call, so a dropped future loses and
+    /// repeats nothing. An empty buffer makes no call at all.
+    #[inline]
+    pub(crate) fn poll_send_down_to<W: AsyncWrite + Unpin>(
+        &mut self,
+        cx: &mut Context<'_>,
+        writer: &mut W,
+        target: usize,
+    ) -> Poll<io::Result<()>> {
+        while self.len() > target {
+            match ready!(Pin::new(&mut *writer).poll_write(cx, self.unsent())) {
+                Ok(0) => return Poll::Ready(Err(write_zero())),
+                Ok(n) => self.advance(n),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Poll::Ready(Err(err)),
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// A writer that accepted nothing without saying why would be polled
+/// forever; std's `write_all` reports it the same way.
+#[cold]
+fn write_zero() -> io::Error {
+    io::Error::new(io::ErrorKind::WriteZero, "the writer accepted no bytes")
 }
