@@ -117,10 +117,7 @@ pub(crate) mod sealed {
 
         fn size_hint(&self) -> (usize, Option<usize>) {
             match self {
-                Addrs::One(addr) => (
-                    usize::from(addr.is_some()),
-                    Some(usize::from(addr.is_some())),
-                ),
+                Addrs::One(addr) => addr.iter().size_hint(),
                 Addrs::Slice(addrs) => addrs.size_hint(),
                 Addrs::Resolved(addrs) => addrs.size_hint(),
             }
@@ -178,29 +175,18 @@ async fn lookup(host: String, port: u16) -> io::Result<Vec<SocketAddr>> {
         std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
             .map(Iterator::collect::<Vec<_>>)
     });
-    let resolved = match job.await {
-        Ok(resolved) => resolved,
-        Err(join) => {
-            let err = io::Error::from(join);
-            return Err(io::Error::new(
-                err.kind(),
-                format!("resolving {name:?}: {err}"),
-            ));
-        }
-    };
-    match resolved {
-        Ok(addrs) if addrs.is_empty() => Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{name:?} resolved to no address"),
-        )),
-        Ok(addrs) => Ok(addrs),
-        // std says "failed to lookup address information: Name or service
-        // not known", and never which name.
-        Err(err) => Err(io::Error::new(
-            err.kind(),
-            format!("could not resolve {name:?}: {err}"),
-        )),
+    // std says "failed to lookup address information: Name or service not
+    // known", and never which name.
+    let named =
+        |what, err: io::Error| io::Error::new(err.kind(), format!("{what} {name:?}: {err}"));
+    let addrs = (job.await)
+        .map_err(|join| named("resolving", join.into()))?
+        .map_err(|err| named("could not resolve", err))?;
+    if addrs.is_empty() {
+        let msg = format!("{name:?} resolved to no address");
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
     }
+    Ok(addrs)
 }
 
 /// Resolves `host` to its socket addresses: a host name through the system
@@ -252,10 +238,6 @@ pub async fn lookup_host(host: impl ToSocketAddrs) -> io::Result<impl Iterator<I
     })
 }
 
-fn one(addr: SocketAddr) -> Prepared<'static> {
-    Prepared::Ready(Addrs::One(Some(addr)))
-}
-
 /// A host and a port: an IP literal at once, a name for the pool.
 fn host_port(host: &str, port: u16) -> Prepared<'static> {
     match host.parse::<IpAddr>() {
@@ -267,60 +249,37 @@ fn host_port(host: &str, port: u16) -> Prepared<'static> {
     }
 }
 
-impl ToSocketAddrs for SocketAddr {}
-impl sealed::ToSocketAddrsPriv for SocketAddr {
-    fn prepare(&self) -> Prepared<'_> {
-        one(*self)
-    }
+fn one(addr: SocketAddr) -> Prepared<'static> {
+    Prepared::Ready(Addrs::One(Some(addr)))
 }
 
-impl ToSocketAddrs for SocketAddrV4 {}
-impl sealed::ToSocketAddrsPriv for SocketAddrV4 {
-    fn prepare(&self) -> Prepared<'_> {
-        one(SocketAddr::V4(*self))
-    }
+/// `ToSocketAddrs` for each `$T`: its `prepare` binds the value to
+/// `$value` and returns `$prepare`.
+macro_rules! to_socket_addrs {
+    ($($(#[$doc:meta])* $T:ty => |$value:pat_param| $prepare:expr;)+) => {$(
+        $(#[$doc])*
+        impl ToSocketAddrs for $T {}
+        impl sealed::ToSocketAddrsPriv for $T {
+            fn prepare(&self) -> Prepared<'_> {
+                let $value = self;
+                $prepare
+            }
+        }
+    )+};
 }
 
-impl ToSocketAddrs for SocketAddrV6 {}
-impl sealed::ToSocketAddrsPriv for SocketAddrV6 {
-    fn prepare(&self) -> Prepared<'_> {
-        one(SocketAddr::V6(*self))
-    }
-}
-
-impl ToSocketAddrs for (IpAddr, u16) {}
-impl sealed::ToSocketAddrsPriv for (IpAddr, u16) {
-    fn prepare(&self) -> Prepared<'_> {
-        one(SocketAddr::new(self.0, self.1))
-    }
-}
-
-impl ToSocketAddrs for (Ipv4Addr, u16) {}
-impl sealed::ToSocketAddrsPriv for (Ipv4Addr, u16) {
-    fn prepare(&self) -> Prepared<'_> {
-        one(SocketAddr::new(IpAddr::V4(self.0), self.1))
-    }
-}
-
-impl ToSocketAddrs for (Ipv6Addr, u16) {}
-impl sealed::ToSocketAddrsPriv for (Ipv6Addr, u16) {
-    fn prepare(&self) -> Prepared<'_> {
-        one(SocketAddr::new(IpAddr::V6(self.0), self.1))
-    }
-}
-
-impl ToSocketAddrs for (&str, u16) {}
-impl sealed::ToSocketAddrsPriv for (&str, u16) {
-    fn prepare(&self) -> Prepared<'_> {
-        host_port(self.0, self.1)
-    }
-}
-
-impl ToSocketAddrs for (String, u16) {}
-impl sealed::ToSocketAddrsPriv for (String, u16) {
-    fn prepare(&self) -> Prepared<'_> {
-        host_port(&self.0, self.1)
-    }
+to_socket_addrs! {
+    SocketAddr => |addr| one(*addr);
+    SocketAddrV4 => |addr| one((*addr).into());
+    SocketAddrV6 => |addr| one((*addr).into());
+    (IpAddr, u16) => |addr| one((*addr).into());
+    (Ipv4Addr, u16) => |addr| one((*addr).into());
+    (Ipv6Addr, u16) => |addr| one((*addr).into());
+    (&str, u16) => |(host, port)| host_port(host, *port);
+    (String, u16) => |(host, port)| host_port(host, *port);
+    String => |string| string.as_str().prepare();
+    /// Each address in turn, no copy made.
+    &[SocketAddr] => |addrs| Prepared::Ready(Addrs::Slice(addrs.iter()));
 }
 
 /// `"ip:port"`, `"[ipv6]:port"` or `"host:port"`, split at the last colon
@@ -331,34 +290,16 @@ impl sealed::ToSocketAddrsPriv for str {
         if let Ok(addr) = self.parse() {
             return one(addr);
         }
+        let invalid = |msg| Prepared::Invalid(io::Error::new(io::ErrorKind::InvalidInput, msg));
         let Some((host, port)) = self.rsplit_once(':') else {
-            return Prepared::Invalid(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{self:?} is not a socket address: expected \"host:port\""),
+            return invalid(format!(
+                "{self:?} is not a socket address: expected \"host:port\""
             ));
         };
         match port.parse() {
             Ok(port) => host_port(host, port),
-            Err(_) => Prepared::Invalid(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{self:?}: invalid port {port:?}"),
-            )),
+            Err(_) => invalid(format!("{self:?}: invalid port {port:?}")),
         }
-    }
-}
-
-impl ToSocketAddrs for String {}
-impl sealed::ToSocketAddrsPriv for String {
-    fn prepare(&self) -> Prepared<'_> {
-        self.as_str().prepare()
-    }
-}
-
-/// Each address in turn, no copy made.
-impl ToSocketAddrs for &[SocketAddr] {}
-impl sealed::ToSocketAddrsPriv for &[SocketAddr] {
-    fn prepare(&self) -> Prepared<'_> {
-        Prepared::Ready(Addrs::Slice(self.iter()))
     }
 }
 

@@ -32,10 +32,7 @@ pub trait Stream {
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>>;
 
-    /// Shuts the write side down, as `poll_close` does.
-    fn poll_shutdown_write(&self) -> Poll<io::Result<()>>;
-
-    /// `shutdown(2)`.
+    /// `shutdown(2)`; `poll_close` is `Shutdown::Write`.
     fn shutdown(&self, how: Shutdown) -> io::Result<()>;
 }
 
@@ -52,9 +49,7 @@ pub struct WriteHalf<'a, S>(&'a S);
 /// The reading half of a stream, from its `into_split`. Dropping it does
 /// not affect the write half.
 #[derive(Debug)]
-pub struct OwnedReadHalf<S> {
-    stream: Arc<S>,
-}
+pub struct OwnedReadHalf<S>(Arc<S>);
 
 /// The writing half of a stream, from its `into_split`.
 ///
@@ -76,14 +71,9 @@ pub(crate) fn split<S>(stream: &S) -> (ReadHalf<'_, S>, WriteHalf<'_, S>) {
 /// The owned halves of `stream`.
 pub(crate) fn into_split<S: Stream>(stream: S) -> (OwnedReadHalf<S>, OwnedWriteHalf<S>) {
     let stream = Arc::new(stream);
-    let reader = OwnedReadHalf {
-        stream: stream.clone(),
-    };
-    let writer = OwnedWriteHalf {
-        stream,
-        shut_down: false,
-    };
-    (reader, writer)
+    let reader = OwnedReadHalf(stream.clone());
+    let shut_down = false;
+    (reader, OwnedWriteHalf { stream, shut_down })
 }
 
 impl<S: Stream> AsyncRead for ReadHalf<'_, S> {
@@ -118,7 +108,7 @@ impl<S: Stream> AsyncWrite for WriteHalf<'_, S> {
     }
 
     fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.0.poll_shutdown_write()
+        Poll::Ready(self.0.shutdown(Shutdown::Write))
     }
 }
 
@@ -128,7 +118,7 @@ impl<S: Stream> AsyncRead for OwnedReadHalf<S> {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        self.stream.poll_recv(cx, buf)
+        self.0.poll_recv(cx, buf)
     }
 }
 
@@ -156,7 +146,7 @@ impl<S: Stream> AsyncWrite for OwnedWriteHalf<S> {
     fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         this.shut_down = true;
-        this.stream.poll_shutdown_write()
+        Poll::Ready(this.stream.shutdown(Shutdown::Write))
     }
 }
 
@@ -186,7 +176,7 @@ impl<S> AsRef<S> for WriteHalf<'_, S> {
 
 impl<S> AsRef<S> for OwnedReadHalf<S> {
     fn as_ref(&self) -> &S {
-        &self.stream
+        &self.0
     }
 }
 
