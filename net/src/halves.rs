@@ -1,8 +1,7 @@
-//! A stream's halves, for TCP and Unix streams alike: the borrowed
-//! [`ReadHalf`] and [`WriteHalf`] from `split`, the owned
-//! [`OwnedReadHalf`] and [`OwnedWriteHalf`] from `into_split`, and the
-//! `halves!` macro that names them for each stream type and writes its
-//! `split` and `into_split`.
+//! A stream's halves, for TCP and Unix streams alike: [`ReadHalf`] and
+//! [`WriteHalf`], over a reference to the stream (from `split`) or an `Arc`
+//! of it (from `into_split`), and the `halves!` macro that names them for
+//! each stream type and writes its `split` and `into_split`.
 //!
 //! `&TcpStream` and `&UnixStream` already read and write, so a half is a
 //! reference (or an `Arc`) with one direction's trait. Any number of tasks
@@ -10,6 +9,7 @@
 
 use std::io::{self, IoSlice};
 use std::net::Shutdown;
+use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -36,47 +36,51 @@ pub trait Stream {
     fn shutdown(&self, how: Shutdown) -> io::Result<()>;
 }
 
-/// The reading half of a stream, from its `split`.
+/// The reading half of a stream `P` points to: `&S` from `split`, or
+/// `Arc<S>` from `into_split`. Dropping it does not affect the write half.
 #[derive(Debug)]
-pub struct ReadHalf<'a, S>(&'a S);
+pub struct ReadHalf<P>(P);
 
-/// The writing half of a stream, from its `split`. Closing it
-/// (`poll_close`) shuts the stream's write side down; dropping it does
-/// nothing, since the stream is only borrowed.
+/// The writing half of a stream `P` points to: `&S` from `split`, or
+/// `Arc<S>` from `into_split`. Closing it (`poll_close`) shuts the
+/// stream's write side down. Dropping the owned one does too, so the peer
+/// reads end of file; dropping the borrowed one does nothing. The socket
+/// closes when both owned halves are gone.
 #[derive(Debug)]
-pub struct WriteHalf<'a, S>(&'a S);
-
-/// The reading half of a stream, from its `into_split`. Dropping it does
-/// not affect the write half.
-#[derive(Debug)]
-pub struct OwnedReadHalf<S>(Arc<S>);
-
-/// The writing half of a stream, from its `into_split`.
-///
-/// Dropping it shuts the stream's write side down, so the peer reads end
-/// of file; `poll_close` does the same explicitly. The socket closes when
-/// both halves are gone.
-#[derive(Debug)]
-pub struct OwnedWriteHalf<S: Stream> {
-    stream: Arc<S>,
-    /// Set once the write side is shut down, so drop does not repeat it.
-    shut_down: bool,
+pub struct WriteHalf<P: Deref<Target: Stream>> {
+    stream: P,
+    /// Whether dropping it shuts the write side down: an owned half not
+    /// yet closed.
+    shut_on_drop: bool,
 }
 
 /// The borrowed halves of `stream`.
-pub(crate) fn split<S>(stream: &S) -> (ReadHalf<'_, S>, WriteHalf<'_, S>) {
-    (ReadHalf(stream), WriteHalf(stream))
+pub(crate) fn split<S: Stream>(stream: &S) -> (ReadHalf<&S>, WriteHalf<&S>) {
+    let shut_on_drop = false;
+    (
+        ReadHalf(stream),
+        WriteHalf {
+            stream,
+            shut_on_drop,
+        },
+    )
 }
 
 /// The owned halves of `stream`.
-pub(crate) fn into_split<S: Stream>(stream: S) -> (OwnedReadHalf<S>, OwnedWriteHalf<S>) {
+pub(crate) fn into_split<S: Stream>(stream: S) -> (ReadHalf<Arc<S>>, WriteHalf<Arc<S>>) {
     let stream = Arc::new(stream);
-    let reader = OwnedReadHalf(stream.clone());
-    let shut_down = false;
-    (reader, OwnedWriteHalf { stream, shut_down })
+    let reader = ReadHalf(stream.clone());
+    let shut_on_drop = true;
+    (
+        reader,
+        WriteHalf {
+            stream,
+            shut_on_drop,
+        },
+    )
 }
 
-impl<S: Stream> AsyncRead for ReadHalf<'_, S> {
+impl<P: Deref<Target: Stream> + Unpin> AsyncRead for ReadHalf<P> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -86,43 +90,7 @@ impl<S: Stream> AsyncRead for ReadHalf<'_, S> {
     }
 }
 
-impl<S: Stream> AsyncWrite for WriteHalf<'_, S> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.0.poll_send(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.0.poll_send_vectored(cx, bufs)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(self.0.shutdown(Shutdown::Write))
-    }
-}
-
-impl<S: Stream> AsyncRead for OwnedReadHalf<S> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        self.0.poll_recv(cx, buf)
-    }
-}
-
-impl<S: Stream> AsyncWrite for OwnedWriteHalf<S> {
+impl<P: Deref<Target: Stream> + Unpin> AsyncWrite for WriteHalf<P> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -143,69 +111,55 @@ impl<S: Stream> AsyncWrite for OwnedWriteHalf<S> {
         Poll::Ready(Ok(()))
     }
 
-    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        this.shut_down = true;
-        Poll::Ready(this.stream.shutdown(Shutdown::Write))
+    fn poll_close(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.shut_on_drop = false;
+        Poll::Ready(self.stream.shutdown(Shutdown::Write))
     }
 }
 
-impl<S: Stream> Drop for OwnedWriteHalf<S> {
+impl<P: Deref<Target: Stream>> Drop for WriteHalf<P> {
     fn drop(&mut self) {
-        if self.shut_down {
-            return;
-        }
-        if let Err(err) = self.stream.shutdown(Shutdown::Write) {
+        if self.shut_on_drop
+            && let Err(err) = self.stream.shutdown(Shutdown::Write)
+        {
             // A drop has no one to tell.
             log::debug!("shutting down a dropped write half: {err}");
         }
     }
 }
 
-impl<S> AsRef<S> for ReadHalf<'_, S> {
-    fn as_ref(&self) -> &S {
-        self.0
-    }
-}
-
-impl<S> AsRef<S> for WriteHalf<'_, S> {
-    fn as_ref(&self) -> &S {
-        self.0
-    }
-}
-
-impl<S> AsRef<S> for OwnedReadHalf<S> {
-    fn as_ref(&self) -> &S {
+impl<P: Deref> AsRef<P::Target> for ReadHalf<P> {
+    fn as_ref(&self) -> &P::Target {
         &self.0
     }
 }
 
-impl<S: Stream> AsRef<S> for OwnedWriteHalf<S> {
-    fn as_ref(&self) -> &S {
+impl<P: Deref<Target: Stream>> AsRef<P::Target> for WriteHalf<P> {
+    fn as_ref(&self) -> &P::Target {
         &self.stream
     }
 }
 
 /// The halves' names for the stream type `$T` (`ReadHalf<'a>` is
-/// `halves::ReadHalf<'a, $T>`), and its `split` and `into_split`.
+/// `halves::ReadHalf<&'a $T>`), and its `split` and `into_split`.
 macro_rules! halves {
     ($T:ident) => {
         #[doc = concat!("The reading half of a [`", stringify!($T), "`], from [`", stringify!($T), "::split`].")]
-        pub type ReadHalf<'a> = $crate::halves::ReadHalf<'a, $T>;
+        pub type ReadHalf<'a> = $crate::halves::ReadHalf<&'a $T>;
 
         #[doc = concat!("The writing half of a [`", stringify!($T), "`], from [`", stringify!($T), "::split`].")]
         /// Closing it (`poll_close`) shuts the stream's write side down;
         /// dropping it does nothing.
-        pub type WriteHalf<'a> = $crate::halves::WriteHalf<'a, $T>;
+        pub type WriteHalf<'a> = $crate::halves::WriteHalf<&'a $T>;
 
         #[doc = concat!("The reading half of a [`", stringify!($T), "`], from [`", stringify!($T), "::into_split`].")]
-        pub type OwnedReadHalf = $crate::halves::OwnedReadHalf<$T>;
+        pub type OwnedReadHalf = $crate::halves::ReadHalf<std::sync::Arc<$T>>;
 
         #[doc = concat!("The writing half of a [`", stringify!($T), "`], from [`", stringify!($T), "::into_split`].")]
         /// Dropping it (or `poll_close`) shuts the stream's write side
         /// down, so the peer reads end of file. The socket closes when both
         /// halves are gone.
-        pub type OwnedWriteHalf = $crate::halves::OwnedWriteHalf<$T>;
+        pub type OwnedWriteHalf = $crate::halves::WriteHalf<std::sync::Arc<$T>>;
 
         impl $T {
             /// Splits the stream into a read half and a write half
