@@ -93,33 +93,34 @@ macro_rules! addresses {
 pub(crate) use addresses;
 
 /// `Debug` showing the named address methods' results, and `AsFd` and
-/// `AsRawFd` on Unix.
+/// `AsRawFd` on Unix, of the socket `$fd` names (the registered one unless
+/// given).
 macro_rules! debug_and_fd {
     ($T:ident: $($addr:ident),+) => {
-        $crate::impls::debug_and_fd!(@debug $T: $($addr),+);
+        $crate::impls::debug_and_fd!($T: $($addr),+; |this| this.io.get_ref());
+    };
+    ($T:ident: $($addr:ident),+; |$this:ident| $fd:expr) => {
+        impl std::fmt::Debug for $T {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($T))
+                    $(.field(stringify!($addr), &self.$addr().ok()))+
+                    .finish()
+            }
+        }
 
         #[cfg(unix)]
         impl std::os::fd::AsFd for $T {
             fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-                self.io.get_ref().as_fd()
+                let $this = self;
+                std::os::fd::AsFd::as_fd($fd)
             }
         }
 
         #[cfg(unix)]
         impl std::os::fd::AsRawFd for $T {
             fn as_raw_fd(&self) -> std::os::fd::RawFd {
-                std::os::fd::AsRawFd::as_raw_fd(self.io.get_ref())
-            }
-        }
-    };
-
-    // `Debug` alone (`UdpSocket` and `TcpSocket` write their own `AsFd`).
-    (@debug $T:ident: $($addr:ident),+) => {
-        impl std::fmt::Debug for $T {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.debug_struct(stringify!($T))
-                    $(.field(stringify!($addr), &self.$addr().ok()))+
-                    .finish()
+                let $this = self;
+                std::os::fd::AsRawFd::as_raw_fd($fd)
             }
         }
     };

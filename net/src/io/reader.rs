@@ -222,11 +222,7 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
         delimiter: u8,
         unterminated: Unterminated,
     ) -> Poll<io::Result<Option<Range<usize>>>> {
-        // One unit of the task's budget per record: a reader that is always
-        // ready (in memory, or a socket with a backlog) must not let a task
-        // that loops over it hold the loop.
-        ready!(ioloop_runtime::task::poll_budget(cx));
-        ready!(self.poll_skip_overlong(cx))?;
+        ready!(self.poll_start(cx))?;
         if self.scan_for != delimiter {
             // What was searched for another byte says nothing about this one.
             self.scan_for = delimiter;
@@ -283,8 +279,7 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
 
     /// Gathers `n` unread bytes, consumes them, and returns where they sit.
     fn poll_exact(&mut self, cx: &mut Context<'_>, n: usize) -> Poll<io::Result<Range<usize>>> {
-        ready!(ioloop_runtime::task::poll_budget(cx));
-        ready!(self.poll_skip_overlong(cx))?;
+        ready!(self.poll_start(cx))?;
         while self.buf.len() < n {
             if ready!(self.poll_fill(cx, n.max(self.max_line)))? == 0 {
                 // The partial bytes stay buffered: the caller may still want
@@ -296,10 +291,14 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
         Poll::Ready(Ok(self.consume(n)))
     }
 
-    /// After an overlong line was reported mid-way, reads and drops the
-    /// rest of it, up to and including its delimiter. Only the current
-    /// chunk is ever held, so an endless line costs one buffer.
-    fn poll_skip_overlong(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    /// Where every read starts. One unit of the task's budget per call: a
+    /// reader that is always ready (in memory, or a socket with a backlog)
+    /// must not let a task that loops over it hold the loop. Then, after an
+    /// overlong line was reported mid-way, reads and drops the rest of it,
+    /// up to and including its delimiter. Only the current chunk is ever
+    /// held, so an endless line costs one buffer.
+    fn poll_start(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(ioloop_runtime::task::poll_budget(cx));
         while let Some(delimiter) = self.skip_until {
             if let Some(at) = memchr::memchr(delimiter, self.buf.unread()) {
                 self.consume(at + 1);
@@ -398,8 +397,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for StreamReader<R> {
         if out.is_empty() {
             return Poll::Ready(Ok(0));
         }
-        ready!(ioloop_runtime::task::poll_budget(cx));
-        ready!(this.poll_skip_overlong(cx))?;
+        ready!(this.poll_start(cx))?;
         if this.buf.len() == 0 && out.len() >= READ_CHUNK {
             // Nothing buffered and the caller's buffer is at least a chunk:
             // going through ours would only add a copy.
@@ -433,8 +431,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for StreamReader<R> {
 impl<R: AsyncRead + Unpin> AsyncBufRead for StreamReader<R> {
     fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
         let this = self.get_mut();
-        ready!(ioloop_runtime::task::poll_budget(cx));
-        ready!(this.poll_skip_overlong(cx))?;
+        ready!(this.poll_start(cx))?;
         this.fill_if_empty(cx)
     }
 

@@ -147,10 +147,18 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
         // poll on the way finds the queue back between the two.
         if self.buf.len() > self.high {
             let low = self.low;
-            poll_fn(|cx| self.poll_send_down_to(cx, low)).await
-        } else {
-            poll_fn(|cx| self.poll_drain(cx)).await
+            return poll_fn(|cx| self.poll_send_down_to(cx, low)).await;
         }
+        // At or below it: one try without waiting.
+        if let Some(err) = self.error.take() {
+            return Err(err);
+        }
+        if self.buf.len() > 0 {
+            let (sent, error) = write_now(&mut self.inner, self.buf.unsent());
+            self.buf.advance(sent);
+            return error.map_or(Ok(()), Err);
+        }
+        Ok(())
     }
 
     /// Sends everything queued, then flushes the inner writer.
@@ -163,7 +171,7 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     ///
     /// Cancel-safe, as [`drain`](Self::drain).
     pub async fn flush(&mut self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_flush_all(cx)).await
+        poll_fn(|cx| Pin::new(&mut *self).poll_flush(cx)).await
     }
 
     /// Sends everything queued, then closes the inner writer (for a TCP
@@ -179,25 +187,7 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     /// Cancel-safe, as [`drain`](Self::drain); calling it again finishes
     /// the job.
     pub async fn close(&mut self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_close_all(cx)).await
-    }
-
-    /// `drain` at or below `high`: one try without waiting.
-    fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if let Some(err) = self.error.take() {
-            return Poll::Ready(Err(err));
-        }
-        if self.buf.len() > self.high {
-            return self.poll_send_down_to(cx, self.low);
-        }
-        if self.buf.len() > 0 {
-            let (sent, error) = write_now(&mut self.inner, self.buf.unsent());
-            self.buf.advance(sent);
-            if let Some(err) = error {
-                return Poll::Ready(Err(err));
-            }
-        }
-        Poll::Ready(Ok(()))
+        poll_fn(|cx| Pin::new(&mut *self).poll_close(cx)).await
     }
 
     /// Before queueing more: above the high-water mark, sends down to the
@@ -220,19 +210,6 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
             return Poll::Ready(Err(err));
         }
         self.buf.poll_send_down_to(cx, &mut self.inner, target)
-    }
-
-    /// `flush`: everything sent, then the inner writer flushed.
-    fn poll_flush_all(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        ready!(self.poll_send_down_to(cx, 0))?;
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    /// `close`: everything sent, then the inner writer closed (its
-    /// `poll_close` flushes too).
-    fn poll_close_all(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        ready!(self.poll_send_down_to(cx, 0))?;
-        Pin::new(&mut self.inner).poll_close(cx)
     }
 }
 
@@ -356,12 +333,17 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for StreamWriter<W> {
         Poll::Ready(Ok(total))
     }
 
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().poll_flush_all(cx)
+    /// Everything sent, then the inner writer flushed.
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_send_down_to(cx, 0))?;
+        Pin::new(&mut self.inner).poll_flush(cx)
     }
 
-    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().poll_close_all(cx)
+    /// Everything sent, then the inner writer closed (its `poll_close`
+    /// flushes too).
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_send_down_to(cx, 0))?;
+        Pin::new(&mut self.inner).poll_close(cx)
     }
 }
 

@@ -86,7 +86,7 @@ impl TcpListener {
     options::sockopt! {
         /// Sets `IP_TTL`, how many routers IPv4 packets may cross, for the
         /// streams this listener accepts from now on (each inherits it).
-        set_ttl(ttl: u32) => set_ttl_v4(options::ttl(ttl)?), checks "1..=255";
+        set_ttl(ttl: u32) => set_ttl_v4(options::in_range(ttl, 1, "IP_TTL")?), checks "1..=255";
         ttl -> u32 => ttl_v4;
     }
 }
