@@ -137,16 +137,16 @@ pub(crate) async fn resolve<T: ToSocketAddrs + ?Sized>(addr: &T) -> io::Result<A
     }
 }
 
-/// `f` on each address in turn, until one succeeds: its result, or the
-/// last error (`InvalidInput` if there was no address at all, as an empty
-/// slice gives).
-pub(crate) fn each_addr<R>(
-    addrs: Addrs<'_>,
-    mut f: impl FnMut(SocketAddr) -> io::Result<R>,
+/// `f` on each address `addr` stands for (a name resolved first), in
+/// turn, until one succeeds: its result, or the last error (`InvalidInput`
+/// if there was no address at all, as an empty slice gives).
+pub(crate) async fn each_addr<T: ToSocketAddrs + ?Sized, R, F: Future<Output = io::Result<R>>>(
+    addr: &T,
+    mut f: impl FnMut(SocketAddr) -> F,
 ) -> io::Result<R> {
     let mut last = None;
-    for addr in addrs {
-        match f(addr) {
+    for addr in resolve(addr).await? {
+        match f(addr).await {
             Ok(done) => return Ok(done),
             Err(err) => last = Some(err),
         }

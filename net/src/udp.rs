@@ -1,5 +1,6 @@
 //! UDP: [`UdpSocket`] (what it shares with `UnixDatagram` is `impls.rs`).
 
+use std::future::ready;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::task::{Context, Poll};
@@ -52,7 +53,7 @@ impl UdpSocket {
     /// `InvalidInput` for a malformed address or an empty slice; an error
     /// if no ioloop runtime runs on this thread.
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<UdpSocket> {
-        let socket = addr::each_addr(addr::resolve(&addr).await?, mio::net::UdpSocket::bind)?;
+        let socket = addr::each_addr(&addr, |addr| ready(mio::net::UdpSocket::bind(addr))).await?;
         Ok(UdpSocket {
             io: Registration::new(socket)?,
         })
@@ -72,7 +73,7 @@ impl UdpSocket {
     /// takes only its datagrams. Fails as [`bind`](Self::bind) does.
     pub async fn connect(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
         let socket = self.io.get_ref();
-        addr::each_addr(addr::resolve(&addr).await?, |addr| socket.connect(addr))
+        addr::each_addr(&addr, |addr| ready(socket.connect(addr))).await
     }
 
     /// Sends one datagram to `target`, waiting for room; returns its length.

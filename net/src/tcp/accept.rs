@@ -192,7 +192,7 @@ macro_rules! listener {
                 Self::from_mio(<$Io>::from_std(listener))
             }
 
-            fn from_mio(listener: $Io) -> std::io::Result<$T> {
+            pub(crate) fn from_mio(listener: $Io) -> std::io::Result<$T> {
                 Ok($T {
                     io: ioloop_runtime::io::Registration::new(listener)?,
                 })

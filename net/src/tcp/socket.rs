@@ -100,7 +100,7 @@ impl TcpSocket {
     /// on this thread.
     pub fn listen(self, backlog: u32) -> io::Result<TcpListener> {
         self.io.listen(i32::try_from(backlog).unwrap_or(i32::MAX))?;
-        TcpListener::from_socket(self.io)
+        TcpListener::from_mio(mio::net::TcpListener::from_std(self.io.into()))
     }
 
     /// Connects to `addr`, as [`TcpStream::connect`] for one address.
