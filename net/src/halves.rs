@@ -16,23 +16,11 @@ use std::task::{Context, Poll};
 
 use futures_io::{AsyncRead, AsyncWrite};
 
-/// What a stream lends its halves (`impls::stream!` implements it).
-/// Sealed: public only so that the halves' trait impls may name it.
+/// What a stream lends its halves besides its `futures_io` impls on `&S`
+/// (`impls::stream!` implements it): a shutdown for the owned write half's
+/// drop. Sealed: public only so that the halves' trait impls may name it.
 pub trait Stream {
-    /// One read, or waits for readability.
-    fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>>;
-
-    /// One send, or waits for writability.
-    fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>>;
-
-    /// One vectored send, or waits for writability.
-    fn poll_send_vectored(
-        &self,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>>;
-
-    /// `shutdown(2)`; `poll_close` is `Shutdown::Write`.
+    /// `shutdown(2)`.
     fn shutdown(&self, how: Shutdown) -> io::Result<()>;
 }
 
@@ -80,23 +68,29 @@ pub(crate) fn into_split<S: Stream>(stream: S) -> (ReadHalf<Arc<S>>, WriteHalf<A
     )
 }
 
-impl<P: Deref<Target: Stream> + Unpin> AsyncRead for ReadHalf<P> {
+impl<P: Deref + Unpin> AsyncRead for ReadHalf<P>
+where
+    for<'a> &'a P::Target: AsyncRead,
+{
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        self.0.poll_recv(cx, buf)
+        Pin::new(&mut &*self.0).poll_read(cx, buf)
     }
 }
 
-impl<P: Deref<Target: Stream> + Unpin> AsyncWrite for WriteHalf<P> {
+impl<P: Deref<Target: Stream> + Unpin> AsyncWrite for WriteHalf<P>
+where
+    for<'a> &'a P::Target: AsyncWrite,
+{
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        self.stream.poll_send(cx, buf)
+        Pin::new(&mut &*self.stream).poll_write(cx, buf)
     }
 
     fn poll_write_vectored(
@@ -104,16 +98,16 @@ impl<P: Deref<Target: Stream> + Unpin> AsyncWrite for WriteHalf<P> {
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.stream.poll_send_vectored(cx, bufs)
+        Pin::new(&mut &*self.stream).poll_write_vectored(cx, bufs)
     }
 
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut &*self.stream).poll_flush(cx)
     }
 
-    fn poll_close(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.shut_on_drop = false;
-        Poll::Ready(self.stream.shutdown(Shutdown::Write))
+        Pin::new(&mut &*self.stream).poll_close(cx)
     }
 }
 

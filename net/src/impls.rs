@@ -131,9 +131,9 @@ pub(crate) use debug_and_fd;
 /// reads clear readiness (`stream` or `io`, see `@read` below), their peek,
 /// and the `send` and vectored send that never raise `SIGPIPE`: reads,
 /// `shutdown`, the `try_*` calls, the `futures_io` traits on the stream and
-/// on a reference to it, the halves (`halves!`) and their
-/// [`Stream`](crate::halves::Stream); addresses, readiness, `Debug` and the
-/// descriptor traits.
+/// on a reference to it, the halves (`halves!`) and the `shutdown` they
+/// need ([`Stream`](crate::halves::Stream)); addresses, readiness, `Debug`
+/// and the descriptor traits.
 macro_rules! stream {
     ($T:ident: $Addr:ty; reads: $reads:ident, peek: $peek:path; send: $send:path, $send_vectored:path) => {
         impl $T {
@@ -237,46 +237,10 @@ macro_rules! stream {
         $crate::impls::readiness!($T);
         $crate::impls::debug_and_fd!($T: local_addr, peer_addr);
         $crate::halves::halves!($T);
-        $crate::impls::stream!(@futures_io $T: $T);
-        $crate::impls::stream!(@futures_io $T: &$T);
+        $crate::impls::stream!(@futures_io $T; $reads, $send, $send_vectored);
+        $crate::impls::stream!(@futures_io &$T; $reads, $send, $send_vectored);
 
-        /// The one place the stream's reads and writes wait: its
-        /// `futures_io` impls and its halves all come here.
         impl $crate::halves::Stream for $T {
-            fn poll_recv(
-                &self,
-                cx: &mut std::task::Context<'_>,
-                buf: &mut [u8],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                $crate::impls::stream!(@read $reads, self, cx, buf, $crate::syscall::recv)
-            }
-
-            fn poll_send(
-                &self,
-                cx: &mut std::task::Context<'_>,
-                buf: &[u8],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                if buf.is_empty() {
-                    return std::task::Poll::Ready(Ok(0));
-                }
-                self.io
-                    .poll_write_stream(cx, buf.len(), |socket| $send(socket, buf))
-            }
-
-            fn poll_send_vectored(
-                &self,
-                cx: &mut std::task::Context<'_>,
-                bufs: &[std::io::IoSlice<'_>],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                let bufs = $crate::syscall::at_most_max_slices(bufs);
-                let len = bufs.iter().map(|b| b.len()).sum();
-                if len == 0 {
-                    return std::task::Poll::Ready(Ok(0));
-                }
-                self.io
-                    .poll_write_stream(cx, len, |socket| $send_vectored(socket, bufs))
-            }
-
             fn shutdown(&self, how: std::net::Shutdown) -> std::io::Result<()> {
                 $T::shutdown(self, how)
             }
@@ -304,17 +268,18 @@ macro_rules! stream {
         $io.poll_read_io($cx, $recv)
     };
 
-    // `AsyncRead` and `AsyncWrite` on `$S` (the stream, or `&` it), through
-    // its `Stream`: `poll_flush` has nothing to do (bytes go straight to the
-    // kernel), `poll_close` shuts the write side down.
-    (@futures_io $T:ident: $S:ty) => {
+    // `AsyncRead` and `AsyncWrite` on `$S` (the stream, or `&` it), where
+    // its reads and writes wait (its halves come here too): `poll_flush` has
+    // nothing to do (bytes go straight to the kernel), `poll_close` shuts
+    // the write side down.
+    (@futures_io $S:ty; $reads:ident, $send:path, $send_vectored:path) => {
         impl futures_io::AsyncRead for $S {
             fn poll_read(
                 self: std::pin::Pin<&mut Self>,
                 cx: &mut std::task::Context<'_>,
                 buf: &mut [u8],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                <$T as $crate::halves::Stream>::poll_recv(&self, cx, buf)
+                $crate::impls::stream!(@read $reads, self, cx, buf, $crate::syscall::recv)
             }
         }
 
@@ -324,7 +289,11 @@ macro_rules! stream {
                 cx: &mut std::task::Context<'_>,
                 buf: &[u8],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                <$T as $crate::halves::Stream>::poll_send(&self, cx, buf)
+                if buf.is_empty() {
+                    return std::task::Poll::Ready(Ok(0));
+                }
+                self.io
+                    .poll_write_stream(cx, buf.len(), |socket| $send(socket, buf))
             }
 
             fn poll_write_vectored(
@@ -332,7 +301,13 @@ macro_rules! stream {
                 cx: &mut std::task::Context<'_>,
                 bufs: &[std::io::IoSlice<'_>],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                <$T as $crate::halves::Stream>::poll_send_vectored(&self, cx, bufs)
+                let bufs = $crate::syscall::at_most_max_slices(bufs);
+                let len = bufs.iter().map(|b| b.len()).sum();
+                if len == 0 {
+                    return std::task::Poll::Ready(Ok(0));
+                }
+                self.io
+                    .poll_write_stream(cx, len, |socket| $send_vectored(socket, bufs))
             }
 
             fn poll_flush(
