@@ -228,14 +228,9 @@ async fn lookup(host: String, port: u16) -> io::Result<Vec<SocketAddr>> {
 /// ```
 #[doc(alias = "getaddrinfo", alias = "resolve")]
 pub async fn lookup_host(host: impl ToSocketAddrs) -> io::Result<impl Iterator<Item = SocketAddr>> {
-    let addrs = resolve(&host).await?;
     // Owned, so that the iterator does not borrow `host`, which this call
     // consumed.
-    Ok(match addrs {
-        Addrs::One(addr) => Addrs::One(addr),
-        Addrs::Slice(addrs) => Addrs::Resolved(addrs.as_slice().to_vec().into_iter()),
-        Addrs::Resolved(addrs) => Addrs::Resolved(addrs),
-    })
+    Ok(resolve(&host).await?.collect::<Vec<_>>().into_iter())
 }
 
 /// A host and a port: an IP literal at once, a name for the pool.

@@ -640,11 +640,8 @@ impl ReadBuf {
             }
         }
         // `end == len()` after the move above, so the minimum is within `bound`.
-        let size = self
-            .bytes
-            .len()
-            .saturating_mul(2)
-            .clamp(self.end + READ_CHUNK, bound);
+        // A `Vec` holds at most `isize::MAX` bytes: doubling cannot overflow.
+        let size = (self.bytes.len() * 2).clamp(self.end + READ_CHUNK, bound);
         // `resize` alone may over-allocate (amortized doubling); the bound is
         // a promise about memory, so ask for exactly `size`.
         self.bytes.reserve_exact(size - self.bytes.len());

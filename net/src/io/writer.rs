@@ -93,10 +93,7 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     /// assert_eq!(writer.get_ref(), b"ping\n");
     /// ```
     pub fn write(&mut self, data: &[u8]) {
-        if data.is_empty() {
-            return;
-        }
-        if self.buf.len() == 0 && self.error.is_none() {
+        if self.buf.len() == 0 && self.error.is_none() && !data.is_empty() {
             let (sent, error) = write_now(&mut self.inner, data);
             self.error = error;
             self.buf.push(&data[sent..]);

@@ -92,6 +92,7 @@ pub trait Accept {
 /// among the listener's waiters, so the delay grows for as long as this
 /// loop keeps failing, and dropping it takes its waker out of the
 /// listener's waiters.
+#[derive(Debug)]
 #[must_use = "streams do nothing unless polled"]
 pub struct Incoming<'a, L: Accept> {
     waiter: Waiter<'a, L::Io>,
@@ -157,18 +158,6 @@ impl<L: Accept> Stream for Incoming<'_, L> {
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let accepted = ready!(self.get_mut().poll_accept(cx));
         Poll::Ready(Some(accepted.map(|(stream, _)| stream)))
-    }
-}
-
-impl<L: Accept> fmt::Debug for Incoming<'_, L> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Incoming")
-            .field("listener", self.waiter.registration().get_ref())
-            .field("waiter", &self.waiter)
-            .field("backoff", &self.backoff)
-            .field("next_delay", &self.next_delay)
-            .field("skips_in_a_row", &self.skips_in_a_row)
-            .finish()
     }
 }
 
