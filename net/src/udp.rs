@@ -54,18 +54,14 @@ impl UdpSocket {
     /// if no ioloop runtime runs on this thread.
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<UdpSocket> {
         let socket = addr::each_addr(&addr, |addr| ready(mio::net::UdpSocket::bind(addr))).await?;
-        Ok(UdpSocket {
-            io: Registration::new(socket)?,
-        })
+        Registration::new(socket).map(|io| UdpSocket { io })
     }
 
     /// Wraps a socket made elsewhere, made non-blocking and registered:
     /// fails if it cannot be made non-blocking, or no runtime runs here.
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
         socket.set_nonblocking(true)?;
-        Ok(UdpSocket {
-            io: Registration::new(mio::net::UdpSocket::from_std(socket))?,
-        })
+        Registration::new(mio::net::UdpSocket::from_std(socket)).map(|io| UdpSocket { io })
     }
 
     /// Sets the default peer (sending nothing), the first address of `addr`

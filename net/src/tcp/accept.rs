@@ -182,9 +182,7 @@ macro_rules! listener {
             }
 
             pub(crate) fn from_mio(listener: $Io) -> std::io::Result<$T> {
-                Ok($T {
-                    io: ioloop_runtime::io::Registration::new(listener)?,
-                })
+                ioloop_runtime::io::Registration::new(listener).map(|io| $T { io })
             }
 
             /// Waits for the next connection and returns it, registered

@@ -117,14 +117,9 @@ impl TcpStream {
     }
 
     pub(crate) fn from_mio(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
-        Ok(TcpStream {
-            io: Registration::new(stream)?,
-        })
+        Registration::new(stream).map(|io| TcpStream { io })
     }
-}
 
-/// Socket options, through `socket2::SockRef`.
-impl TcpStream {
     options::tcp_options!();
     options::ip_options!();
 }
