@@ -13,14 +13,11 @@ use socket2::SockRef;
 /// takes a C `int`: `u32::MAX` would arrive as -1, which Linux reads as
 /// "the default" for `IP_TTL`, `IP_MULTICAST_TTL` and `IPV6_TCLASS`.
 pub(crate) fn in_range(value: u32, min: u32, what: &str) -> io::Result<u32> {
-    if (min..=255).contains(&value) {
-        Ok(value)
-    } else {
-        Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{what} must be within {min}..=255, not {value}"),
-        ))
+    if !(min..=255).contains(&value) {
+        let msg = format!("{what} must be within {min}..=255, not {value}");
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
     }
+    Ok(value)
 }
 
 /// `SO_LINGER`'s time as the OS counts it, whole seconds of a C `int`: a
@@ -28,10 +25,8 @@ pub(crate) fn in_range(value: u32, min: u32, what: &str) -> io::Result<u32> {
 /// past `i32::MAX` seconds taken as that.
 pub(crate) fn linger(linger: Option<Duration>) -> Option<Duration> {
     linger.map(|time| {
-        let secs = time
-            .as_secs()
-            .saturating_add(u64::from(time.subsec_nanos() > 0));
-        Duration::from_secs(secs.min(i32::MAX as u64))
+        let round_up = u64::from(time.subsec_nanos() > 0);
+        Duration::from_secs(time.as_secs().saturating_add(round_up).min(i32::MAX as u64))
     })
 }
 

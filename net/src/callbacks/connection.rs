@@ -170,9 +170,6 @@ impl Connection {
         stream: &TcpStream,
     ) -> Poll<io::Result<()>> {
         let queued = self.outbuf.len();
-        if queued == 0 {
-            return Poll::Ready(Ok(()));
-        }
         let sent = self.outbuf.poll_send_down_to(cx, &mut &*stream, 0);
         if self.outbuf.len() < queued {
             self.last_seen = Instant::now();

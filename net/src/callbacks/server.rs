@@ -7,10 +7,9 @@ use std::future::{Future, poll_fn};
 use std::io;
 use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures_io::AsyncRead;
 use ioloop_runtime::time::{Instant, Sleep, sleep};
 
 use super::connection::Connection;
@@ -184,17 +183,14 @@ impl Driver<'_> {
     /// Decides, after a callback, whether the connection goes on: the
     /// handler may have closed it or left too much in the inbuf.
     fn settle<H: Handler>(&mut self, handler: &mut H, conn: &mut Connection) {
-        if self.closing.is_some() {
-            return;
-        }
-        if !conn.is_closing() && conn.inbuf().len() > self.config.max_inbuf {
+        let max = self.config.max_inbuf;
+        if self.closing.is_none() && !conn.is_closing() && conn.inbuf().len() > max {
             handler.on_inbuf_full(conn);
-            if conn.inbuf().len() > self.config.max_inbuf {
+            if conn.inbuf().len() > max {
                 self.closing = Some(Disconnect::InbufFull);
-                return;
             }
         }
-        if conn.is_closing() {
+        if self.closing.is_none() && conn.is_closing() {
             self.closing = Some(Disconnect::Closed);
         }
     }
@@ -288,17 +284,12 @@ const DISCARD_LIMIT: usize = 64 * 1024;
 /// on their way to the peer: the `ERR` line for an overlong message, whose
 /// end we never read. A peer still sending after `DISCARD_LIMIT` bytes gets
 /// its reset.
-///
-/// It polls with a waker that does nothing: nobody is to be woken, and the
-/// socket is closed right after, which drops any waker left with the
-/// reactor.
 fn discard_unread(stream: &TcpStream) {
-    let mut cx = Context::from_waker(Waker::noop());
     let mut sink = [0; 4096];
     let mut discarded = 0;
     while discarded < DISCARD_LIMIT {
-        match Pin::new(&mut &*stream).poll_read(&mut cx, &mut sink) {
-            Poll::Ready(Ok(n)) if n > 0 => discarded += n,
+        match stream.try_read(&mut sink) {
+            Ok(n) if n > 0 => discarded += n,
             // End of stream, an error, or nothing more yet: done either way.
             _ => break,
         }

@@ -453,10 +453,8 @@ impl<R: fmt::Debug> fmt::Debug for StreamReader<R> {
 /// The error for a line over the limit; its message names the limit, so a
 /// server can pass it on as is.
 fn too_long(max_line: usize) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        format!("line longer than the maximum line length of {max_line} bytes"),
-    )
+    let msg = format!("line longer than the maximum line length of {max_line} bytes");
+    io::Error::new(io::ErrorKind::InvalidData, msg)
 }
 
 /// The unit a [`ReadBuf`] is allocated and grown in, 8 KiB: one `recv` per

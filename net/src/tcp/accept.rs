@@ -47,20 +47,17 @@ enum Failure {
 /// socket (whose `ENOMEM`/`ENOSPC` are shortages too).
 fn sort(err: &io::Error) -> Failure {
     use io::ErrorKind::*;
-    match err.kind() {
-        ConnectionAborted | ConnectionReset | PermissionDenied | NetworkDown
-        | NetworkUnreachable | HostUnreachable => return Failure::Connection,
-        OutOfMemory | StorageFull => return Failure::Resources,
-        _ => {}
-    }
-    match err.raw_os_error() {
-        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS) => Failure::Resources,
+    match (err.kind(), err.raw_os_error()) {
+        (ConnectionAborted | ConnectionReset | PermissionDenied, _) => Failure::Connection,
+        (NetworkDown | NetworkUnreachable | HostUnreachable, _) => Failure::Connection,
+        (OutOfMemory | StorageFull, _) => Failure::Resources,
+        (_, Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS)) => Failure::Resources,
         // Errors that Linux's `accept(2)` passes on from the new socket, to
         // be treated like a connection that failed while queued
         // (`accept(2)`, "Error handling").
         #[cfg(any(target_os = "linux", target_os = "android"))]
-        Some(libc::ENONET) => Failure::Connection,
-        Some(libc::EPROTO | libc::ENOPROTOOPT | libc::EHOSTDOWN) => Failure::Connection,
+        (_, Some(libc::ENONET)) => Failure::Connection,
+        (_, Some(libc::EPROTO | libc::ENOPROTOOPT | libc::EHOSTDOWN)) => Failure::Connection,
         _ => Failure::Listener,
     }
 }
