@@ -156,10 +156,8 @@ pub(crate) async fn each_addr<T: ToSocketAddrs + ?Sized, R, F: Future<Output = i
 
 /// The error for an address value that stood for no address at all.
 pub(crate) fn no_addresses() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidInput,
-        "no socket address to use (an empty slice?)",
-    )
+    let msg = "no socket address to use (an empty slice?)";
+    io::Error::new(io::ErrorKind::InvalidInput, msg)
 }
 
 /// Resolves `host` on the blocking pool of the runtime running this task.

@@ -11,7 +11,9 @@
 //! kernel call, the same errors, none of the wrapper. Elsewhere they are
 //! std's.
 
-use std::io::IoSlice;
+use std::io::{self, IoSlice};
+use std::mem::MaybeUninit;
+use std::net::SocketAddr;
 
 pub(crate) use imp::*;
 
@@ -33,14 +35,11 @@ pub(crate) fn at_most_max_slices<'a, 'b>(bufs: &'a [IoSlice<'b>]) -> &'a [IoSlic
 /// Linux and Android: rustix, the syscall itself.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod imp {
-    use std::io::{self, IoSlice};
-    use std::mem::MaybeUninit;
-    use std::net::SocketAddr;
     use std::os::fd::AsFd;
 
     use rustix::net::{RecvFlags, SendFlags};
 
-    use super::at_most_max_slices;
+    use super::*;
 
     /// `recv(2)` with no flags: bytes read, 0 at end of stream.
     pub(crate) fn recv(socket: &impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
@@ -112,11 +111,7 @@ mod imp {
 /// Elsewhere: std, mio and socket2.
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 mod imp {
-    use std::io::{self, IoSlice};
-    use std::mem::MaybeUninit;
-    use std::net::SocketAddr;
-
-    use super::at_most_max_slices;
+    use super::*;
 
     /// `recv` through std where there is no rustix.
     pub(crate) fn recv<S>(socket: &S, buf: &mut [u8]) -> io::Result<usize>
