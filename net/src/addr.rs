@@ -130,9 +130,7 @@ pub(crate) mod sealed {
 pub(crate) async fn resolve<T: ToSocketAddrs + ?Sized>(addr: &T) -> io::Result<Addrs<'_>> {
     match addr.prepare() {
         Prepared::Ready(addrs) => Ok(addrs),
-        Prepared::Lookup { host, port } => lookup(host, port)
-            .await
-            .map(|addrs| Addrs::Resolved(addrs.into_iter())),
+        Prepared::Lookup { host, port } => lookup(host, port).await,
         Prepared::Invalid(err) => Err(err),
     }
 }
@@ -161,7 +159,7 @@ pub(crate) fn no_addresses() -> io::Error {
 }
 
 /// Resolves `host` on the blocking pool of the runtime running this task.
-async fn lookup(host: String, port: u16) -> io::Result<Vec<SocketAddr>> {
+async fn lookup(host: String, port: u16) -> io::Result<Addrs<'static>> {
     let handle = Handle::try_current().ok_or_else(|| {
         io::Error::other(format!(
             "resolving {host:?} outside an ioloop runtime (it needs the blocking pool)"
@@ -184,7 +182,7 @@ async fn lookup(host: String, port: u16) -> io::Result<Vec<SocketAddr>> {
         let msg = format!("{name:?} resolved to no address");
         return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
     }
-    Ok(addrs)
+    Ok(Addrs::Resolved(addrs.into_iter()))
 }
 
 /// Resolves `host` to its socket addresses: a host name through the system

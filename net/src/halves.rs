@@ -44,28 +44,22 @@ pub struct WriteHalf<P: Deref<Target: Stream>> {
 
 /// The borrowed halves of `stream`.
 pub(crate) fn split<S: Stream>(stream: &S) -> (ReadHalf<&S>, WriteHalf<&S>) {
-    let shut_on_drop = false;
-    (
-        ReadHalf(stream),
-        WriteHalf {
-            stream,
-            shut_on_drop,
-        },
-    )
+    (ReadHalf(stream), WriteHalf::new(stream, false))
 }
 
 /// The owned halves of `stream`.
 pub(crate) fn into_split<S: Stream>(stream: S) -> (ReadHalf<Arc<S>>, WriteHalf<Arc<S>>) {
     let stream = Arc::new(stream);
-    let reader = ReadHalf(stream.clone());
-    let shut_on_drop = true;
-    (
-        reader,
+    (ReadHalf(stream.clone()), WriteHalf::new(stream, true))
+}
+
+impl<P: Deref<Target: Stream>> WriteHalf<P> {
+    fn new(stream: P, shut_on_drop: bool) -> Self {
         WriteHalf {
             stream,
             shut_on_drop,
-        },
-    )
+        }
+    }
 }
 
 impl<P: Deref + Unpin> AsyncRead for ReadHalf<P>

@@ -310,16 +310,11 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for StreamWriter<W> {
             let mut now = Context::from_waker(Waker::noop());
             match Pin::new(&mut this.inner).poll_write_vectored(&mut now, bufs) {
                 Poll::Ready(Ok(n)) => sent = n.min(total),
-                Poll::Ready(Err(err))
-                    if !matches!(
-                        err.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                    ) =>
-                {
-                    return Poll::Ready(Err(err));
-                }
                 // Not taken now: all of it waits for `drain`.
-                Poll::Ready(Err(_)) | Poll::Pending => {}
+                Poll::Ready(Err(err)) if err.kind() == io::ErrorKind::WouldBlock => {}
+                Poll::Ready(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
+                Poll::Ready(Err(err)) => return Poll::Ready(Err(err)),
+                Poll::Pending => {}
             }
         }
         for buf in bufs {
