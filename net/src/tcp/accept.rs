@@ -14,7 +14,6 @@
 //! [`TcpListener`]: super::TcpListener
 //! [`UnixListener`]: crate::unix::UnixListener
 
-use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -66,7 +65,7 @@ fn sort(err: &io::Error) -> Failure {
 /// Sealed: public only so that [`Incoming`] may name it.
 pub trait Accept {
     /// The mio listener.
-    type Io: Source + fmt::Debug;
+    type Io: Source;
     /// A connection's stream.
     type Stream;
     /// A peer's address.
