@@ -191,13 +191,10 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     /// low one; else returns the error a partial write kept, if any.
     #[inline]
     fn poll_room(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if self.buf.len() > self.high {
-            self.poll_send_down_to(cx, self.low)
-        } else if let Some(err) = self.error.take() {
-            Poll::Ready(Err(err))
-        } else {
-            Poll::Ready(Ok(()))
-        }
+        // Down to what is queued: nothing to send, only the error to return.
+        let above = self.buf.len() > self.high;
+        let target = if above { self.low } else { self.buf.len() };
+        self.poll_send_down_to(cx, target)
     }
 
     /// Sends until at most `target` bytes are queued, after returning a
