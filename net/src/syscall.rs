@@ -37,6 +37,8 @@ pub(crate) fn at_most_max_slices<'a, 'b>(bufs: &'a [IoSlice<'b>]) -> &'a [IoSlic
 mod imp {
     use std::os::fd::AsFd;
 
+    use mio::net::UdpSocket;
+
     use rustix::net::{RecvFlags, SendFlags};
 
     use super::*;
@@ -68,21 +70,15 @@ mod imp {
     /// `sendmsg(2)` from several buffers (the first `IOV_MAX` of them), with
     /// `MSG_NOSIGNAL` (`writev(2)` cannot take the flag).
     pub(crate) fn send_vectored(socket: &impl AsFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        let bufs = at_most_max_slices(bufs);
         let mut no_control = rustix::net::SendAncillaryBuffer::default();
-        Ok(rustix::net::sendmsg(
-            socket,
-            at_most_max_slices(bufs),
-            &mut no_control,
-            SendFlags::NOSIGNAL,
-        )?)
+        let sent = rustix::net::sendmsg(socket, bufs, &mut no_control, SendFlags::NOSIGNAL)?;
+        Ok(sent)
     }
 
     /// `recvfrom(2)`: one datagram into `buf` (the rest of a longer one is
     /// dropped), and its sender.
-    pub(crate) fn recv_from(
-        socket: &mio::net::UdpSocket,
-        buf: &mut [u8],
-    ) -> io::Result<(usize, SocketAddr)> {
+    pub(crate) fn recv_from(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         let (read, _, from) = rustix::net::recvfrom(socket, buf, RecvFlags::empty())?;
         // An IPv4 or IPv6 socket always reports its sender, in its own family.
         let from = from.ok_or_else(|| io::Error::other("recvfrom reported no sender"))?;
@@ -90,17 +86,9 @@ mod imp {
     }
 
     /// `sendto(2)`: one datagram to `target`.
-    pub(crate) fn send_to(
-        socket: &mio::net::UdpSocket,
-        buf: &[u8],
-        target: SocketAddr,
-    ) -> io::Result<usize> {
-        Ok(rustix::net::sendto(
-            socket,
-            buf,
-            SendFlags::NOSIGNAL,
-            &target,
-        )?)
+    pub(crate) fn send_to(socket: &UdpSocket, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
+        let sent = rustix::net::sendto(socket, buf, SendFlags::NOSIGNAL, &target)?;
+        Ok(sent)
     }
 
     /// `recv(2)` and `send(2)` on a connected UDP socket: one datagram from
@@ -111,6 +99,8 @@ mod imp {
 /// Elsewhere: std, mio and socket2.
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 mod imp {
+    use mio::net::UdpSocket;
+
     use super::*;
 
     /// `recv` through std where there is no rustix.
@@ -151,29 +141,22 @@ mod imp {
     }
 
     /// `recv_from` through mio (std) where there is no rustix.
-    pub(crate) fn recv_from(
-        socket: &mio::net::UdpSocket,
-        buf: &mut [u8],
-    ) -> io::Result<(usize, SocketAddr)> {
+    pub(crate) fn recv_from(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         socket.recv_from(buf)
     }
 
     /// `send_to` through mio (std) where there is no rustix.
-    pub(crate) fn send_to(
-        socket: &mio::net::UdpSocket,
-        buf: &[u8],
-        target: SocketAddr,
-    ) -> io::Result<usize> {
+    pub(crate) fn send_to(socket: &UdpSocket, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
         socket.send_to(buf, target)
     }
 
     /// `recv_datagram` through mio (std) where there is no rustix.
-    pub(crate) fn recv_datagram(socket: &mio::net::UdpSocket, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) fn recv_datagram(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<usize> {
         socket.recv(buf)
     }
 
     /// `send_datagram` through mio (std) where there is no rustix.
-    pub(crate) fn send_datagram(socket: &mio::net::UdpSocket, buf: &[u8]) -> io::Result<usize> {
+    pub(crate) fn send_datagram(socket: &UdpSocket, buf: &[u8]) -> io::Result<usize> {
         socket.send(buf)
     }
 }
