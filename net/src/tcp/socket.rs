@@ -103,11 +103,9 @@ impl TcpSocket {
         TcpListener::from_mio(mio::net::TcpListener::from_std(self.io.into()))
     }
 
-    /// Connects to `addr`, as [`TcpStream::connect`] for one address.
-    ///
-    /// # Errors
-    ///
-    /// The connect error (`ConnectionRefused`, ...); no runtime here.
+    /// Connects to `addr`, as [`TcpStream::connect`] for one address;
+    /// fails with the connect error (`ConnectionRefused`, ...), or with no
+    /// runtime here.
     ///
     /// # Cancellation
     ///
@@ -128,9 +126,7 @@ impl TcpSocket {
     /// fails if it cannot be made non-blocking.
     pub fn from_std_stream(stream: std::net::TcpStream) -> io::Result<TcpSocket> {
         stream.set_nonblocking(true)?;
-        Ok(TcpSocket {
-            io: Socket::from(stream),
-        })
+        Ok(TcpSocket { io: stream.into() })
     }
 }
 
