@@ -11,7 +11,6 @@ use std::io::{self, IoSlice};
 use std::net::Shutdown;
 use std::ops::Deref;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_io::{AsyncRead, AsyncWrite};
@@ -27,7 +26,7 @@ pub trait Stream {
 /// The reading half of a stream `P` points to: `&S` from `split`, or
 /// `Arc<S>` from `into_split`. Dropping it does not affect the write half.
 #[derive(Debug)]
-pub struct ReadHalf<P>(P);
+pub struct ReadHalf<P>(pub(crate) P);
 
 /// The writing half of a stream `P` points to: `&S` from `split`, or
 /// `Arc<S>` from `into_split`. Closing it (`poll_close`) shuts the
@@ -42,19 +41,10 @@ pub struct WriteHalf<P: Deref<Target: Stream>> {
     shut_on_drop: bool,
 }
 
-/// The borrowed halves of `stream`.
-pub(crate) fn split<S: Stream>(stream: &S) -> (ReadHalf<&S>, WriteHalf<&S>) {
-    (ReadHalf(stream), WriteHalf::new(stream, false))
-}
-
-/// The owned halves of `stream`.
-pub(crate) fn into_split<S: Stream>(stream: S) -> (ReadHalf<Arc<S>>, WriteHalf<Arc<S>>) {
-    let stream = Arc::new(stream);
-    (ReadHalf(stream.clone()), WriteHalf::new(stream, true))
-}
-
 impl<P: Deref<Target: Stream>> WriteHalf<P> {
-    fn new(stream: P, shut_on_drop: bool) -> Self {
+    /// A write half that shuts the write side down on drop if
+    /// `shut_on_drop` (an owned one).
+    pub(crate) fn new(stream: P, shut_on_drop: bool) -> Self {
         WriteHalf {
             stream,
             shut_on_drop,
@@ -158,7 +148,7 @@ macro_rules! halves {
             /// is that trait's `split(self)`:
             #[doc = concat!("write `", stringify!($T), "::split(&stream)` for this one.")]
             pub fn split(&self) -> (ReadHalf<'_>, WriteHalf<'_>) {
-                $crate::halves::split(self)
+                ($crate::halves::ReadHalf(self), $crate::halves::WriteHalf::new(self, false))
             }
 
             /// Splits the stream into halves that own it together, to move
@@ -166,7 +156,9 @@ macro_rules! halves {
             /// down (the peer reads end of file); the socket closes when
             /// both halves are dropped.
             pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
-                $crate::halves::into_split(self)
+                let stream = std::sync::Arc::new(self);
+                let reader = $crate::halves::ReadHalf(stream.clone());
+                (reader, $crate::halves::WriteHalf::new(stream, true))
             }
         }
     };
