@@ -30,11 +30,6 @@ pub(crate) fn linger(linger: Option<Duration>) -> Option<Duration> {
     })
 }
 
-/// A buffer size from `getsockopt` as the `u32` the setters take.
-pub(crate) fn saturate(size: usize) -> u32 {
-    u32::try_from(size).unwrap_or(u32::MAX)
-}
-
 /// What an option is set on: a registered socket, or a socket2 `Socket`.
 pub(crate) trait Sock {
     fn sock(&self) -> SockRef<'_>;
@@ -95,7 +90,8 @@ macro_rules! sockopt {
 }
 pub(crate) use sockopt;
 
-/// `SO_SNDBUF` and `SO_RCVBUF`, for every socket with an `io` field.
+/// `SO_SNDBUF` and `SO_RCVBUF`, for every socket with an `io` field (the
+/// sizes `getsockopt` returns saturated to the `u32` the setters take).
 macro_rules! buffer_sizes {
     () => {
         $crate::options::sockopt! {
@@ -105,14 +101,14 @@ macro_rules! buffer_sizes {
             /// so [`send_buffer_size`](Self::send_buffer_size) rarely returns
             /// what was set.
             set_send_buffer_size(size: u32) => set_send_buffer_size(size as usize);
-            send_buffer_size -> u32 => send_buffer_size.map($crate::options::saturate);
+            send_buffer_size -> u32 => send_buffer_size.map(|size| u32::try_from(size).unwrap_or(u32::MAX));
 
             /// Sets `SO_RCVBUF`, the size of the kernel's receive buffer,
             /// doubled and clamped (to `net.core.rmem_max`) as `SO_SNDBUF`.
             /// A Unix socket takes it but is bounded by the sender's send
             /// buffer instead (and datagrams by `net.unix.max_dgram_qlen`).
             set_recv_buffer_size(size: u32) => set_recv_buffer_size(size as usize);
-            recv_buffer_size -> u32 => recv_buffer_size.map($crate::options::saturate);
+            recv_buffer_size -> u32 => recv_buffer_size.map(|size| u32::try_from(size).unwrap_or(u32::MAX));
         }
     };
 }
