@@ -114,14 +114,6 @@ pub(crate) mod sealed {
                 Addrs::Resolved(addrs) => addrs.next(),
             }
         }
-
-        fn size_hint(&self) -> (usize, Option<usize>) {
-            match self {
-                Addrs::One(addr) => addr.iter().size_hint(),
-                Addrs::Slice(addrs) => addrs.size_hint(),
-                Addrs::Resolved(addrs) => addrs.size_hint(),
-            }
-        }
     }
 }
 
