@@ -114,17 +114,6 @@ pub(crate) mod sealed {
                 Addrs::Resolved(addrs) => addrs.next(),
             }
         }
-
-        fn size_hint(&self) -> (usize, Option<usize>) {
-            match self {
-                Addrs::One(addr) => (
-                    usize::from(addr.is_some()),
-                    Some(usize::from(addr.is_some())),
-                ),
-                Addrs::Slice(addrs) => addrs.size_hint(),
-                Addrs::Resolved(addrs) => addrs.size_hint(),
-            }
-        }
     }
 }
 
@@ -133,23 +122,21 @@ pub(crate) mod sealed {
 pub(crate) async fn resolve<T: ToSocketAddrs + ?Sized>(addr: &T) -> io::Result<Addrs<'_>> {
     match addr.prepare() {
         Prepared::Ready(addrs) => Ok(addrs),
-        Prepared::Lookup { host, port } => lookup(host, port)
-            .await
-            .map(|addrs| Addrs::Resolved(addrs.into_iter())),
+        Prepared::Lookup { host, port } => lookup(host, port).await,
         Prepared::Invalid(err) => Err(err),
     }
 }
 
-/// `f` on each address in turn, until one succeeds: its result, or the
-/// last error (`InvalidInput` if there was no address at all, as an empty
-/// slice gives).
-pub(crate) fn each_addr<R>(
-    addrs: Addrs<'_>,
-    mut f: impl FnMut(SocketAddr) -> io::Result<R>,
+/// `f` on each address `addr` stands for (a name resolved first), in
+/// turn, until one succeeds: its result, or the last error (`InvalidInput`
+/// if there was no address at all, as an empty slice gives).
+pub(crate) async fn each_addr<T: ToSocketAddrs + ?Sized, R, F: Future<Output = io::Result<R>>>(
+    addr: &T,
+    mut f: impl FnMut(SocketAddr) -> F,
 ) -> io::Result<R> {
     let mut last = None;
-    for addr in addrs {
-        match f(addr) {
+    for addr in resolve(addr).await? {
+        match f(addr).await {
             Ok(done) => return Ok(done),
             Err(err) => last = Some(err),
         }
@@ -159,14 +146,12 @@ pub(crate) fn each_addr<R>(
 
 /// The error for an address value that stood for no address at all.
 pub(crate) fn no_addresses() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidInput,
-        "no socket address to use (an empty slice?)",
-    )
+    let msg = "no socket address to use (an empty slice?)";
+    io::Error::new(io::ErrorKind::InvalidInput, msg)
 }
 
 /// Resolves `host` on the blocking pool of the runtime running this task.
-async fn lookup(host: String, port: u16) -> io::Result<Vec<SocketAddr>> {
+async fn lookup(host: String, port: u16) -> io::Result<Addrs<'static>> {
     let handle = Handle::try_current().ok_or_else(|| {
         io::Error::other(format!(
             "resolving {host:?} outside an ioloop runtime (it needs the blocking pool)"
@@ -178,29 +163,18 @@ async fn lookup(host: String, port: u16) -> io::Result<Vec<SocketAddr>> {
         std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
             .map(Iterator::collect::<Vec<_>>)
     });
-    let resolved = match job.await {
-        Ok(resolved) => resolved,
-        Err(join) => {
-            let err = io::Error::from(join);
-            return Err(io::Error::new(
-                err.kind(),
-                format!("resolving {name:?}: {err}"),
-            ));
-        }
-    };
-    match resolved {
-        Ok(addrs) if addrs.is_empty() => Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{name:?} resolved to no address"),
-        )),
-        Ok(addrs) => Ok(addrs),
-        // std says "failed to lookup address information: Name or service
-        // not known", and never which name.
-        Err(err) => Err(io::Error::new(
-            err.kind(),
-            format!("could not resolve {name:?}: {err}"),
-        )),
+    // std says "failed to lookup address information: Name or service not
+    // known", and never which name.
+    let named =
+        |what, err: io::Error| io::Error::new(err.kind(), format!("{what} {name:?}: {err}"));
+    let addrs = (job.await)
+        .map_err(|join| named("resolving", join.into()))?
+        .map_err(|err| named("could not resolve", err))?;
+    if addrs.is_empty() {
+        let msg = format!("{name:?} resolved to no address");
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
     }
+    Ok(Addrs::Resolved(addrs.into_iter()))
 }
 
 /// Resolves `host` to its socket addresses: a host name through the system
@@ -242,18 +216,9 @@ async fn lookup(host: String, port: u16) -> io::Result<Vec<SocketAddr>> {
 /// ```
 #[doc(alias = "getaddrinfo", alias = "resolve")]
 pub async fn lookup_host(host: impl ToSocketAddrs) -> io::Result<impl Iterator<Item = SocketAddr>> {
-    let addrs = resolve(&host).await?;
     // Owned, so that the iterator does not borrow `host`, which this call
     // consumed.
-    Ok(match addrs {
-        Addrs::One(addr) => Addrs::One(addr),
-        Addrs::Slice(addrs) => Addrs::Resolved(addrs.as_slice().to_vec().into_iter()),
-        Addrs::Resolved(addrs) => Addrs::Resolved(addrs),
-    })
-}
-
-fn one(addr: SocketAddr) -> Prepared<'static> {
-    Prepared::Ready(Addrs::One(Some(addr)))
+    Ok(resolve(&host).await?.collect::<Vec<_>>().into_iter())
 }
 
 /// A host and a port: an IP literal at once, a name for the pool.
@@ -267,60 +232,37 @@ fn host_port(host: &str, port: u16) -> Prepared<'static> {
     }
 }
 
-impl ToSocketAddrs for SocketAddr {}
-impl sealed::ToSocketAddrsPriv for SocketAddr {
-    fn prepare(&self) -> Prepared<'_> {
-        one(*self)
-    }
+fn one(addr: SocketAddr) -> Prepared<'static> {
+    Prepared::Ready(Addrs::One(Some(addr)))
 }
 
-impl ToSocketAddrs for SocketAddrV4 {}
-impl sealed::ToSocketAddrsPriv for SocketAddrV4 {
-    fn prepare(&self) -> Prepared<'_> {
-        one(SocketAddr::V4(*self))
-    }
+/// `ToSocketAddrs` for each `$T`: its `prepare` binds the value to
+/// `$value` and returns `$prepare`.
+macro_rules! to_socket_addrs {
+    ($($(#[$doc:meta])* $T:ty => |$value:pat_param| $prepare:expr;)+) => {$(
+        $(#[$doc])*
+        impl ToSocketAddrs for $T {}
+        impl sealed::ToSocketAddrsPriv for $T {
+            fn prepare(&self) -> Prepared<'_> {
+                let $value = self;
+                $prepare
+            }
+        }
+    )+};
 }
 
-impl ToSocketAddrs for SocketAddrV6 {}
-impl sealed::ToSocketAddrsPriv for SocketAddrV6 {
-    fn prepare(&self) -> Prepared<'_> {
-        one(SocketAddr::V6(*self))
-    }
-}
-
-impl ToSocketAddrs for (IpAddr, u16) {}
-impl sealed::ToSocketAddrsPriv for (IpAddr, u16) {
-    fn prepare(&self) -> Prepared<'_> {
-        one(SocketAddr::new(self.0, self.1))
-    }
-}
-
-impl ToSocketAddrs for (Ipv4Addr, u16) {}
-impl sealed::ToSocketAddrsPriv for (Ipv4Addr, u16) {
-    fn prepare(&self) -> Prepared<'_> {
-        one(SocketAddr::new(IpAddr::V4(self.0), self.1))
-    }
-}
-
-impl ToSocketAddrs for (Ipv6Addr, u16) {}
-impl sealed::ToSocketAddrsPriv for (Ipv6Addr, u16) {
-    fn prepare(&self) -> Prepared<'_> {
-        one(SocketAddr::new(IpAddr::V6(self.0), self.1))
-    }
-}
-
-impl ToSocketAddrs for (&str, u16) {}
-impl sealed::ToSocketAddrsPriv for (&str, u16) {
-    fn prepare(&self) -> Prepared<'_> {
-        host_port(self.0, self.1)
-    }
-}
-
-impl ToSocketAddrs for (String, u16) {}
-impl sealed::ToSocketAddrsPriv for (String, u16) {
-    fn prepare(&self) -> Prepared<'_> {
-        host_port(&self.0, self.1)
-    }
+to_socket_addrs! {
+    SocketAddr => |addr| one(*addr);
+    SocketAddrV4 => |addr| one((*addr).into());
+    SocketAddrV6 => |addr| one((*addr).into());
+    (IpAddr, u16) => |addr| one((*addr).into());
+    (Ipv4Addr, u16) => |addr| one((*addr).into());
+    (Ipv6Addr, u16) => |addr| one((*addr).into());
+    (&str, u16) => |(host, port)| host_port(host, *port);
+    (String, u16) => |(host, port)| host_port(host, *port);
+    String => |string| string.as_str().prepare();
+    /// Each address in turn, no copy made.
+    &[SocketAddr] => |addrs| Prepared::Ready(Addrs::Slice(addrs.iter()));
 }
 
 /// `"ip:port"`, `"[ipv6]:port"` or `"host:port"`, split at the last colon
@@ -331,34 +273,16 @@ impl sealed::ToSocketAddrsPriv for str {
         if let Ok(addr) = self.parse() {
             return one(addr);
         }
+        let invalid = |msg| Prepared::Invalid(io::Error::new(io::ErrorKind::InvalidInput, msg));
         let Some((host, port)) = self.rsplit_once(':') else {
-            return Prepared::Invalid(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{self:?} is not a socket address: expected \"host:port\""),
+            return invalid(format!(
+                "{self:?} is not a socket address: expected \"host:port\""
             ));
         };
         match port.parse() {
             Ok(port) => host_port(host, port),
-            Err(_) => Prepared::Invalid(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{self:?}: invalid port {port:?}"),
-            )),
+            Err(_) => invalid(format!("{self:?}: invalid port {port:?}")),
         }
-    }
-}
-
-impl ToSocketAddrs for String {}
-impl sealed::ToSocketAddrsPriv for String {
-    fn prepare(&self) -> Prepared<'_> {
-        self.as_str().prepare()
-    }
-}
-
-/// Each address in turn, no copy made.
-impl ToSocketAddrs for &[SocketAddr] {}
-impl sealed::ToSocketAddrsPriv for &[SocketAddr] {
-    fn prepare(&self) -> Prepared<'_> {
-        Prepared::Ready(Addrs::Slice(self.iter()))
     }
 }
 

@@ -1,8 +1,7 @@
-//! A stream's halves, for TCP and Unix streams alike: the borrowed
-//! [`ReadHalf`] and [`WriteHalf`] from `split`, the owned
-//! [`OwnedReadHalf`] and [`OwnedWriteHalf`] from `into_split`, and the
-//! `halves!` macro that names them for each stream type and writes its
-//! `split` and `into_split`.
+//! A stream's halves, for TCP and Unix streams alike: [`ReadHalf`] and
+//! [`WriteHalf`], over a reference to the stream (from `split`) or an `Arc`
+//! of it (from `into_split`), and the `halves!` macro that names them for
+//! each stream type and writes its `split` and `into_split`.
 //!
 //! `&TcpStream` and `&UnixStream` already read and write, so a half is a
 //! reference (or an `Arc`) with one direction's trait. Any number of tasks
@@ -10,212 +9,135 @@
 
 use std::io::{self, IoSlice};
 use std::net::Shutdown;
+use std::ops::Deref;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_io::{AsyncRead, AsyncWrite};
 
-/// What a stream lends its halves (`impls::stream!` implements it).
-/// Sealed: public only so that the halves' trait impls may name it.
+/// What a stream lends its halves besides its `futures_io` impls on `&S`
+/// (`impls::stream!` implements it): a shutdown for the owned write half's
+/// drop. Sealed: public only so that the halves' trait impls may name it.
 pub trait Stream {
-    /// One read, or waits for readability.
-    fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>>;
-
-    /// One send, or waits for writability.
-    fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>>;
-
-    /// One vectored send, or waits for writability.
-    fn poll_send_vectored(
-        &self,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>>;
-
-    /// Shuts the write side down, as `poll_close` does.
-    fn poll_shutdown_write(&self) -> Poll<io::Result<()>>;
-
     /// `shutdown(2)`.
     fn shutdown(&self, how: Shutdown) -> io::Result<()>;
 }
 
-/// The reading half of a stream, from its `split`.
+/// The reading half of a stream `P` points to: `&S` from `split`, or
+/// `Arc<S>` from `into_split`. Dropping it does not affect the write half.
 #[derive(Debug)]
-pub struct ReadHalf<'a, S>(&'a S);
+pub struct ReadHalf<P>(pub(crate) P);
 
-/// The writing half of a stream, from its `split`. Closing it
-/// (`poll_close`) shuts the stream's write side down; dropping it does
-/// nothing, since the stream is only borrowed.
+/// The writing half of a stream `P` points to: `&S` from `split`, or
+/// `Arc<S>` from `into_split`. Closing it (`poll_close`) shuts the
+/// stream's write side down. Dropping the owned one does too, so the peer
+/// reads end of file; dropping the borrowed one does nothing. The socket
+/// closes when both owned halves are gone.
 #[derive(Debug)]
-pub struct WriteHalf<'a, S>(&'a S);
-
-/// The reading half of a stream, from its `into_split`. Dropping it does
-/// not affect the write half.
-#[derive(Debug)]
-pub struct OwnedReadHalf<S> {
-    stream: Arc<S>,
+pub struct WriteHalf<P: Deref<Target: Stream>> {
+    stream: P,
+    /// Whether dropping it shuts the write side down: an owned half not
+    /// yet closed.
+    shut_on_drop: bool,
 }
 
-/// The writing half of a stream, from its `into_split`.
-///
-/// Dropping it shuts the stream's write side down, so the peer reads end
-/// of file; `poll_close` does the same explicitly. The socket closes when
-/// both halves are gone.
-#[derive(Debug)]
-pub struct OwnedWriteHalf<S: Stream> {
-    stream: Arc<S>,
-    /// Set once the write side is shut down, so drop does not repeat it.
-    shut_down: bool,
-}
-
-/// The borrowed halves of `stream`.
-pub(crate) fn split<S>(stream: &S) -> (ReadHalf<'_, S>, WriteHalf<'_, S>) {
-    (ReadHalf(stream), WriteHalf(stream))
-}
-
-/// The owned halves of `stream`.
-pub(crate) fn into_split<S: Stream>(stream: S) -> (OwnedReadHalf<S>, OwnedWriteHalf<S>) {
-    let stream = Arc::new(stream);
-    let reader = OwnedReadHalf {
-        stream: stream.clone(),
-    };
-    let writer = OwnedWriteHalf {
-        stream,
-        shut_down: false,
-    };
-    (reader, writer)
-}
-
-impl<S: Stream> AsyncRead for ReadHalf<'_, S> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        self.0.poll_recv(cx, buf)
-    }
-}
-
-impl<S: Stream> AsyncWrite for WriteHalf<'_, S> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.0.poll_send(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.0.poll_send_vectored(cx, bufs)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.0.poll_shutdown_write()
-    }
-}
-
-impl<S: Stream> AsyncRead for OwnedReadHalf<S> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        self.stream.poll_recv(cx, buf)
-    }
-}
-
-impl<S: Stream> AsyncWrite for OwnedWriteHalf<S> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.stream.poll_send(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.stream.poll_send_vectored(cx, bufs)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        this.shut_down = true;
-        this.stream.poll_shutdown_write()
-    }
-}
-
-impl<S: Stream> Drop for OwnedWriteHalf<S> {
-    fn drop(&mut self) {
-        if self.shut_down {
-            return;
+impl<P: Deref<Target: Stream>> WriteHalf<P> {
+    /// A write half that shuts the write side down on drop if
+    /// `shut_on_drop` (an owned one).
+    pub(crate) fn new(stream: P, shut_on_drop: bool) -> Self {
+        WriteHalf {
+            stream,
+            shut_on_drop,
         }
-        if let Err(err) = self.stream.shutdown(Shutdown::Write) {
+    }
+}
+
+impl<P: Deref + Unpin> AsyncRead for ReadHalf<P>
+where
+    for<'a> &'a P::Target: AsyncRead,
+{
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut &*self.0).poll_read(cx, buf)
+    }
+}
+
+impl<P: Deref<Target: Stream> + Unpin> AsyncWrite for WriteHalf<P>
+where
+    for<'a> &'a P::Target: AsyncWrite,
+{
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut &*self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut &*self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut &*self.stream).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.shut_on_drop = false;
+        Pin::new(&mut &*self.stream).poll_close(cx)
+    }
+}
+
+impl<P: Deref<Target: Stream>> Drop for WriteHalf<P> {
+    fn drop(&mut self) {
+        if self.shut_on_drop
+            && let Err(err) = self.stream.shutdown(Shutdown::Write)
+        {
             // A drop has no one to tell.
             log::debug!("shutting down a dropped write half: {err}");
         }
     }
 }
 
-impl<S> AsRef<S> for ReadHalf<'_, S> {
-    fn as_ref(&self) -> &S {
-        self.0
+impl<P: Deref> AsRef<P::Target> for ReadHalf<P> {
+    fn as_ref(&self) -> &P::Target {
+        &self.0
     }
 }
 
-impl<S> AsRef<S> for WriteHalf<'_, S> {
-    fn as_ref(&self) -> &S {
-        self.0
-    }
-}
-
-impl<S> AsRef<S> for OwnedReadHalf<S> {
-    fn as_ref(&self) -> &S {
-        &self.stream
-    }
-}
-
-impl<S: Stream> AsRef<S> for OwnedWriteHalf<S> {
-    fn as_ref(&self) -> &S {
+impl<P: Deref<Target: Stream>> AsRef<P::Target> for WriteHalf<P> {
+    fn as_ref(&self) -> &P::Target {
         &self.stream
     }
 }
 
 /// The halves' names for the stream type `$T` (`ReadHalf<'a>` is
-/// `halves::ReadHalf<'a, $T>`), and its `split` and `into_split`.
+/// `halves::ReadHalf<&'a $T>`), and its `split` and `into_split`.
 macro_rules! halves {
     ($T:ident) => {
         #[doc = concat!("The reading half of a [`", stringify!($T), "`], from [`", stringify!($T), "::split`].")]
-        pub type ReadHalf<'a> = $crate::halves::ReadHalf<'a, $T>;
+        pub type ReadHalf<'a> = $crate::halves::ReadHalf<&'a $T>;
 
         #[doc = concat!("The writing half of a [`", stringify!($T), "`], from [`", stringify!($T), "::split`].")]
         /// Closing it (`poll_close`) shuts the stream's write side down;
         /// dropping it does nothing.
-        pub type WriteHalf<'a> = $crate::halves::WriteHalf<'a, $T>;
+        pub type WriteHalf<'a> = $crate::halves::WriteHalf<&'a $T>;
 
         #[doc = concat!("The reading half of a [`", stringify!($T), "`], from [`", stringify!($T), "::into_split`].")]
-        pub type OwnedReadHalf = $crate::halves::OwnedReadHalf<$T>;
+        pub type OwnedReadHalf = $crate::halves::ReadHalf<std::sync::Arc<$T>>;
 
         #[doc = concat!("The writing half of a [`", stringify!($T), "`], from [`", stringify!($T), "::into_split`].")]
         /// Dropping it (or `poll_close`) shuts the stream's write side
         /// down, so the peer reads end of file. The socket closes when both
         /// halves are gone.
-        pub type OwnedWriteHalf = $crate::halves::OwnedWriteHalf<$T>;
+        pub type OwnedWriteHalf = $crate::halves::WriteHalf<std::sync::Arc<$T>>;
 
         impl $T {
             /// Splits the stream into a read half and a write half
@@ -226,7 +148,7 @@ macro_rules! halves {
             /// is that trait's `split(self)`:
             #[doc = concat!("write `", stringify!($T), "::split(&stream)` for this one.")]
             pub fn split(&self) -> (ReadHalf<'_>, WriteHalf<'_>) {
-                $crate::halves::split(self)
+                ($crate::halves::ReadHalf(self), $crate::halves::WriteHalf::new(self, false))
             }
 
             /// Splits the stream into halves that own it together, to move
@@ -234,7 +156,9 @@ macro_rules! halves {
             /// down (the peer reads end of file); the socket closes when
             /// both halves are dropped.
             pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
-                $crate::halves::into_split(self)
+                let stream = std::sync::Arc::new(self);
+                let reader = $crate::halves::ReadHalf(stream.clone());
+                (reader, $crate::halves::WriteHalf::new(stream, true))
             }
         }
     };

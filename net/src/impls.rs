@@ -93,33 +93,34 @@ macro_rules! addresses {
 pub(crate) use addresses;
 
 /// `Debug` showing the named address methods' results, and `AsFd` and
-/// `AsRawFd` on Unix.
+/// `AsRawFd` on Unix, of the socket `$fd` names (the registered one unless
+/// given).
 macro_rules! debug_and_fd {
     ($T:ident: $($addr:ident),+) => {
-        $crate::impls::debug_and_fd!(@debug $T: $($addr),+);
+        $crate::impls::debug_and_fd!($T: $($addr),+; |this| this.io.get_ref());
+    };
+    ($T:ident: $($addr:ident),+; |$this:ident| $fd:expr) => {
+        impl std::fmt::Debug for $T {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($T))
+                    $(.field(stringify!($addr), &self.$addr().ok()))+
+                    .finish()
+            }
+        }
 
         #[cfg(unix)]
         impl std::os::fd::AsFd for $T {
             fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-                self.io.get_ref().as_fd()
+                let $this = self;
+                std::os::fd::AsFd::as_fd($fd)
             }
         }
 
         #[cfg(unix)]
         impl std::os::fd::AsRawFd for $T {
             fn as_raw_fd(&self) -> std::os::fd::RawFd {
-                std::os::fd::AsRawFd::as_raw_fd(self.io.get_ref())
-            }
-        }
-    };
-
-    // `Debug` alone (`UdpSocket` and `TcpSocket` write their own `AsFd`).
-    (@debug $T:ident: $($addr:ident),+) => {
-        impl std::fmt::Debug for $T {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.debug_struct(stringify!($T))
-                    $(.field(stringify!($addr), &self.$addr().ok()))+
-                    .finish()
+                let $this = self;
+                std::os::fd::AsRawFd::as_raw_fd($fd)
             }
         }
     };
@@ -129,10 +130,10 @@ pub(crate) use debug_and_fd;
 /// What `TcpStream` and `UnixStream` share, given their address type, how
 /// reads clear readiness (`stream` or `io`, see `@read` below), their peek,
 /// and the `send` and vectored send that never raise `SIGPIPE`: reads,
-/// `shutdown`, the `try_*` calls, `poll_send` and `poll_send_vectored`, the
-/// `futures_io` traits on the stream and on a reference to it, the halves
-/// (`halves!`) and their [`Stream`](crate::halves::Stream); addresses,
-/// readiness, `Debug` and the descriptor traits.
+/// `shutdown`, the `try_*` calls, the `futures_io` traits on the stream and
+/// on a reference to it, the halves (`halves!`) and the `shutdown` they
+/// need ([`Stream`](crate::halves::Stream)); addresses, readiness, `Debug`
+/// and the descriptor traits.
 macro_rules! stream {
     ($T:ident: $Addr:ty; reads: $reads:ident, peek: $peek:path; send: $send:path, $send_vectored:path) => {
         impl $T {
@@ -164,29 +165,7 @@ macro_rules! stream {
                 cx: &mut std::task::Context<'_>,
                 buf: &mut [std::mem::MaybeUninit<u8>],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                if buf.is_empty() {
-                    return std::task::Poll::Ready(Ok(0));
-                }
-                let len = buf.len();
-                $crate::impls::stream!(@read $reads, self, cx, len, |socket| {
-                    $crate::syscall::recv_uninit(socket, buf)
-                })
-            }
-
-            /// Reads into `buf`, waiting for data; an empty `buf` returns
-            /// `Ok(0)` at once, without a syscall.
-            pub(crate) fn poll_recv(
-                &self,
-                cx: &mut std::task::Context<'_>,
-                buf: &mut [u8],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                if buf.is_empty() {
-                    return std::task::Poll::Ready(Ok(0));
-                }
-                let len = buf.len();
-                $crate::impls::stream!(@read $reads, self, cx, len, |socket| {
-                    $crate::syscall::recv(socket, buf)
-                })
+                $crate::impls::stream!(@read $reads, self, cx, buf, $crate::syscall::recv_uninit)
             }
 
             /// Shuts down one or both directions: `Shutdown::Write` is a
@@ -252,11 +231,61 @@ macro_rules! stream {
             ) -> std::io::Result<usize> {
                 self.io.try_write_io(|socket| $send_vectored(socket, bufs))
             }
+        }
 
-            /// Writes from `buf`, waiting for room; an empty `buf` returns
-            /// `Ok(0)` at once.
-            pub(crate) fn poll_send(
-                &self,
+        $crate::impls::addresses!($T: $Addr, peer_addr);
+        $crate::impls::readiness!($T);
+        $crate::impls::debug_and_fd!($T: local_addr, peer_addr);
+        $crate::halves::halves!($T);
+        $crate::impls::stream!(@futures_io $T; $reads, $send, $send_vectored);
+        $crate::impls::stream!(@futures_io &$T; $reads, $send, $send_vectored);
+
+        impl $crate::halves::Stream for $T {
+            fn shutdown(&self, how: std::net::Shutdown) -> std::io::Result<()> {
+                $T::shutdown(self, how)
+            }
+        }
+    };
+
+    // One read into `$buf` with `$recv`, waiting for data; an empty `$buf`
+    // returns `Ok(0)` at once, without a syscall. `reads: stream`: a short
+    // read clears readiness too, since on a TCP stream the receive buffer
+    // is then empty, and the next read waits for an edge instead of
+    // spending a `recv` on `EAGAIN` (one `recv` and one `send` per echoed
+    // message). `reads: io`: only `WouldBlock` clears readiness, since a
+    // Unix stream also stops short at a message that carried descriptors
+    // or credentials, with bytes still queued and no new edge coming.
+    (@read $reads:ident, $this:expr, $cx:expr, $buf:ident, $recv:path) => {{
+        if $buf.is_empty() {
+            return std::task::Poll::Ready(Ok(0));
+        }
+        $crate::impls::stream!(@$reads $this.io, $cx, $buf.len(), |socket| $recv(socket, $buf))
+    }};
+    (@stream $io:expr, $cx:expr, $len:expr, $recv:expr) => {
+        $io.poll_read_stream($cx, $len, $recv)
+    };
+    (@io $io:expr, $cx:expr, $len:expr, $recv:expr) => {
+        $io.poll_read_io($cx, $recv)
+    };
+
+    // `AsyncRead` and `AsyncWrite` on `$S` (the stream, or `&` it), where
+    // its reads and writes wait (its halves come here too): `poll_flush` has
+    // nothing to do (bytes go straight to the kernel), `poll_close` shuts
+    // the write side down.
+    (@futures_io $S:ty; $reads:ident, $send:path, $send_vectored:path) => {
+        impl futures_io::AsyncRead for $S {
+            fn poll_read(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut [u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                $crate::impls::stream!(@read $reads, self, cx, buf, $crate::syscall::recv)
+            }
+        }
+
+        impl futures_io::AsyncWrite for $S {
+            fn poll_write(
+                self: std::pin::Pin<&mut Self>,
                 cx: &mut std::task::Context<'_>,
                 buf: &[u8],
             ) -> std::task::Poll<std::io::Result<usize>> {
@@ -267,11 +296,8 @@ macro_rules! stream {
                     .poll_write_stream(cx, buf.len(), |socket| $send(socket, buf))
             }
 
-            /// Writes from the first `IOV_MAX` buffers in one `sendmsg`,
-            /// waiting for room: a write shorter than those is what says
-            /// the send buffer is full.
-            pub(crate) fn poll_send_vectored(
-                &self,
+            fn poll_write_vectored(
+                self: std::pin::Pin<&mut Self>,
                 cx: &mut std::task::Context<'_>,
                 bufs: &[std::io::IoSlice<'_>],
             ) -> std::task::Poll<std::io::Result<usize>> {
@@ -282,101 +308,6 @@ macro_rules! stream {
                 }
                 self.io
                     .poll_write_stream(cx, len, |socket| $send_vectored(socket, bufs))
-            }
-
-            /// The write side's `poll_close`: a half-close; nothing is
-            /// buffered here to flush first.
-            pub(crate) fn poll_shutdown_write(&self) -> std::task::Poll<std::io::Result<()>> {
-                std::task::Poll::Ready(self.shutdown(std::net::Shutdown::Write))
-            }
-        }
-
-        $crate::impls::addresses!($T: $Addr, peer_addr);
-        $crate::impls::readiness!($T);
-        $crate::impls::debug_and_fd!($T: local_addr, peer_addr);
-        $crate::halves::halves!($T);
-        $crate::impls::stream!(@futures_io $T);
-        $crate::impls::stream!(@futures_io &$T);
-
-        impl $crate::halves::Stream for $T {
-            fn poll_recv(
-                &self,
-                cx: &mut std::task::Context<'_>,
-                buf: &mut [u8],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                $T::poll_recv(self, cx, buf)
-            }
-
-            fn poll_send(
-                &self,
-                cx: &mut std::task::Context<'_>,
-                buf: &[u8],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                $T::poll_send(self, cx, buf)
-            }
-
-            fn poll_send_vectored(
-                &self,
-                cx: &mut std::task::Context<'_>,
-                bufs: &[std::io::IoSlice<'_>],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                $T::poll_send_vectored(self, cx, bufs)
-            }
-
-            fn poll_shutdown_write(&self) -> std::task::Poll<std::io::Result<()>> {
-                $T::poll_shutdown_write(self)
-            }
-
-            fn shutdown(&self, how: std::net::Shutdown) -> std::io::Result<()> {
-                $T::shutdown(self, how)
-            }
-        }
-    };
-
-    // `reads: stream`: a short read clears readiness too, since on a TCP
-    // stream the receive buffer is then empty, and the next read waits for
-    // an edge instead of spending a `recv` on `EAGAIN` (one `recv` and one
-    // `send` per echoed message).
-    (@read stream, $this:expr, $cx:expr, $len:expr, $recv:expr) => {
-        $this.io.poll_read_stream($cx, $len, $recv)
-    };
-    // `reads: io`: only `WouldBlock` clears readiness, since a Unix stream
-    // also stops short at a message that carried descriptors or
-    // credentials, with bytes still queued and no new edge coming.
-    (@read io, $this:expr, $cx:expr, $len:expr, $recv:expr) => {{
-        let _ = $len;
-        $this.io.poll_read_io($cx, $recv)
-    }};
-
-    // `AsyncRead` and `AsyncWrite` on `$S` (the stream, or `&` it):
-    // `poll_flush` has nothing to do (bytes go straight to the kernel),
-    // `poll_close` shuts the write side down.
-    (@futures_io $S:ty) => {
-        impl futures_io::AsyncRead for $S {
-            fn poll_read(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-                buf: &mut [u8],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                self.poll_recv(cx, buf)
-            }
-        }
-
-        impl futures_io::AsyncWrite for $S {
-            fn poll_write(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-                buf: &[u8],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                self.poll_send(cx, buf)
-            }
-
-            fn poll_write_vectored(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-                bufs: &[std::io::IoSlice<'_>],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                self.poll_send_vectored(cx, bufs)
             }
 
             fn poll_flush(
@@ -390,7 +321,7 @@ macro_rules! stream {
                 self: std::pin::Pin<&mut Self>,
                 _cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
-                self.poll_shutdown_write()
+                std::task::Poll::Ready(self.shutdown(std::net::Shutdown::Write))
             }
         }
     };

@@ -8,28 +8,16 @@ use std::time::Duration;
 use ioloop_runtime::io::Registration;
 use socket2::SockRef;
 
-/// `ttl` if it is a valid `IP_TTL` (1..=255); else `InvalidInput`. The
-/// OS takes a C `int`: `u32::MAX` would arrive as -1, which Linux reads as
+/// `value` if it is within `min..=255`, as the option `what` (`IP_TTL`
+/// from 1, one-byte options from 0) must be; else `InvalidInput`. The OS
+/// takes a C `int`: `u32::MAX` would arrive as -1, which Linux reads as
 /// "the default" for `IP_TTL`, `IP_MULTICAST_TTL` and `IPV6_TCLASS`.
-pub(crate) fn ttl(ttl: u32) -> io::Result<u32> {
-    in_range(ttl, 1, "IP_TTL")
-}
-
-/// `value` if it fits the one-byte option `what` (0..=255); else
-/// `InvalidInput`.
-pub(crate) fn byte(value: u32, what: &str) -> io::Result<u32> {
-    in_range(value, 0, what)
-}
-
-fn in_range(value: u32, min: u32, what: &str) -> io::Result<u32> {
-    if (min..=255).contains(&value) {
-        Ok(value)
-    } else {
-        Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{what} must be within {min}..=255, not {value}"),
-        ))
+pub(crate) fn in_range(value: u32, min: u32, what: &str) -> io::Result<u32> {
+    if !(min..=255).contains(&value) {
+        let msg = format!("{what} must be within {min}..=255, not {value}");
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
     }
+    Ok(value)
 }
 
 /// `SO_LINGER`'s time as the OS counts it, whole seconds of a C `int`: a
@@ -37,16 +25,9 @@ fn in_range(value: u32, min: u32, what: &str) -> io::Result<u32> {
 /// past `i32::MAX` seconds taken as that.
 pub(crate) fn linger(linger: Option<Duration>) -> Option<Duration> {
     linger.map(|time| {
-        let secs = time
-            .as_secs()
-            .saturating_add(u64::from(time.subsec_nanos() > 0));
-        Duration::from_secs(secs.min(i32::MAX as u64))
+        let round_up = u64::from(time.subsec_nanos() > 0);
+        Duration::from_secs(time.as_secs().saturating_add(round_up).min(i32::MAX as u64))
     })
-}
-
-/// A buffer size from `getsockopt` as the `u32` the setters take.
-pub(crate) fn saturate(size: usize) -> u32 {
-    u32::try_from(size).unwrap_or(u32::MAX)
 }
 
 /// What an option is set on: a registered socket, or a socket2 `Socket`.
@@ -69,19 +50,21 @@ impl Sock for socket2::Socket {
     }
 }
 
-/// One option's setter and getter, inside an `impl` of a type whose `io`
-/// field is a [`Sock`]: `$set(value)` calls socket2's
-/// `SockRef::$sock_set($arg)` (`$arg` may check `value`, which `checks`
-/// then describes for the docs), and `$get()` returns
+/// Options' setters and getters, inside an `impl` of a type whose `io`
+/// field is a [`Sock`], each under its `cfg` if it has one: `$set(value)`
+/// calls socket2's `SockRef::$sock_set($arg)` (`$arg` may check `value`,
+/// which `checks` then describes for the docs), and `$get()` returns
 /// `SockRef::$sock_get()`, mapped through `$map` if given. The docs given
 /// are the setter's, without its `# Errors`, which this adds.
 macro_rules! sockopt {
-    (
-        $(#[$doc:meta])*
+    ($(
+        $(#[cfg($cfg:meta)])?
+        $(#[doc = $doc:expr])*
         $set:ident($value:ident: $ty:ty) => $sock_set:ident($arg:expr) $(, checks $range:literal)?;
         $get:ident -> $out:ty => $sock_get:ident $(.map($map:expr))?;
-    ) => {
-        $(#[$doc])*
+    )+) => {$(
+        $(#[cfg($cfg)])?
+        $(#[doc = $doc])*
         ///
         /// # Errors
         ///
@@ -94,6 +77,7 @@ macro_rules! sockopt {
             $crate::options::Sock::sock(&self.io).$sock_set($arg)
         }
 
+        $(#[cfg($cfg)])?
         #[doc = concat!("The value [`", stringify!($set), "`](Self::", stringify!($set), ") sets.")]
         ///
         /// # Errors
@@ -102,11 +86,12 @@ macro_rules! sockopt {
         pub fn $get(&self) -> std::io::Result<$out> {
             $crate::options::Sock::sock(&self.io).$sock_get()$(.map($map))?
         }
-    };
+    )+};
 }
 pub(crate) use sockopt;
 
-/// `SO_SNDBUF` and `SO_RCVBUF`, for every socket with an `io` field.
+/// `SO_SNDBUF` and `SO_RCVBUF`, for every socket with an `io` field (the
+/// sizes `getsockopt` returns saturated to the `u32` the setters take).
 macro_rules! buffer_sizes {
     () => {
         $crate::options::sockopt! {
@@ -116,16 +101,14 @@ macro_rules! buffer_sizes {
             /// so [`send_buffer_size`](Self::send_buffer_size) rarely returns
             /// what was set.
             set_send_buffer_size(size: u32) => set_send_buffer_size(size as usize);
-            send_buffer_size -> u32 => send_buffer_size.map($crate::options::saturate);
-        }
+            send_buffer_size -> u32 => send_buffer_size.map(|size| u32::try_from(size).unwrap_or(u32::MAX));
 
-        $crate::options::sockopt! {
             /// Sets `SO_RCVBUF`, the size of the kernel's receive buffer,
             /// doubled and clamped (to `net.core.rmem_max`) as `SO_SNDBUF`.
             /// A Unix socket takes it but is bounded by the sender's send
             /// buffer instead (and datagrams by `net.unix.max_dgram_qlen`).
             set_recv_buffer_size(size: u32) => set_recv_buffer_size(size as usize);
-            recv_buffer_size -> u32 => recv_buffer_size.map($crate::options::saturate);
+            recv_buffer_size -> u32 => recv_buffer_size.map(|size| u32::try_from(size).unwrap_or(u32::MAX));
         }
     };
 }
@@ -140,9 +123,7 @@ macro_rules! tcp_options {
             /// ones. Off by default.
             set_nodelay(nodelay: bool) => set_tcp_nodelay(nodelay);
             nodelay -> bool => tcp_nodelay;
-        }
 
-        $crate::options::sockopt! {
             /// Sets `SO_LINGER`, what closing the stream does with unsent data.
             /// `None` (the default): the kernel sends it, then an end of file.
             /// `Some(ZERO)`: it is dropped and the connection reset, leaving no
@@ -163,40 +144,36 @@ macro_rules! ip_options {
         $crate::options::sockopt! {
             /// Sets `IP_TTL`, how many routers the IPv4 packets this socket
             /// sends may cross.
-            set_ttl(ttl: u32) => set_ttl_v4($crate::options::ttl(ttl)?), checks "1..=255";
+            set_ttl(ttl: u32) => set_ttl_v4($crate::options::in_range(ttl, 1, "IP_TTL")?), checks "1..=255";
             ttl -> u32 => ttl_v4;
-        }
 
-        #[cfg(not(any(
-            target_os = "fuchsia",
-            target_os = "redox",
-            target_os = "solaris",
-            target_os = "haiku"
-        )))]
-        $crate::options::sockopt! {
+            #[cfg(not(any(
+                target_os = "fuchsia",
+                target_os = "redox",
+                target_os = "solaris",
+                target_os = "haiku"
+            )))]
             /// Sets `IP_TOS`, the type-of-service byte (DSCP and ECN bits)
             /// of the IPv4 packets this socket sends. Not on Fuchsia, Redox,
             /// Solaris or Haiku.
-            set_tos(tos: u32) => set_tos_v4($crate::options::byte(tos, "IP_TOS")?), checks "0..=255";
+            set_tos(tos: u32) => set_tos_v4($crate::options::in_range(tos, 0, "IP_TOS")?), checks "0..=255";
             tos -> u32 => tos_v4;
-        }
 
-        #[cfg(any(
-            target_os = "android",
-            target_os = "dragonfly",
-            target_os = "freebsd",
-            target_os = "fuchsia",
-            target_os = "illumos",
-            target_os = "linux",
-            target_os = "macos",
-            target_os = "netbsd",
-            target_os = "openbsd",
-        ))]
-        $crate::options::sockopt! {
+            #[cfg(any(
+                target_os = "android",
+                target_os = "dragonfly",
+                target_os = "freebsd",
+                target_os = "fuchsia",
+                target_os = "illumos",
+                target_os = "linux",
+                target_os = "macos",
+                target_os = "netbsd",
+                target_os = "openbsd",
+            ))]
             /// Sets `IPV6_TCLASS`, the traffic class byte of the IPv6
             /// packets this socket sends (IPv6's `IP_TOS`). Linux, Android,
             /// the BSDs, macOS, illumos and Fuchsia.
-            set_tclass_v6(tclass: u32) => set_tclass_v6($crate::options::byte(tclass, "IPV6_TCLASS")?), checks "0..=255";
+            set_tclass_v6(tclass: u32) => set_tclass_v6($crate::options::in_range(tclass, 0, "IPV6_TCLASS")?), checks "0..=255";
             tclass_v6 -> u32 => tclass_v6;
         }
 

@@ -15,36 +15,7 @@ use std::io::{self, IoSlice};
 use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 
-/// `recv(2)` with no flags: bytes read, 0 at end of stream.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) fn recv(socket: &impl std::os::fd::AsFd, buf: &mut [u8]) -> io::Result<usize> {
-    // The second count is the datagram's full length (for `MSG_TRUNC`);
-    // on a stream it is the first.
-    let (read, _) = rustix::net::recv(socket, buf, rustix::net::RecvFlags::empty())?;
-    Ok(read)
-}
-
-/// `send(2)` with `MSG_NOSIGNAL`: a peer that has gone is an error for the
-/// writer (`BrokenPipe`), never a `SIGPIPE` for the process.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) fn send(socket: &impl std::os::fd::AsFd, buf: &[u8]) -> io::Result<usize> {
-    Ok(rustix::net::send(
-        socket,
-        buf,
-        rustix::net::SendFlags::NOSIGNAL,
-    )?)
-}
-
-/// `recv(2)` into bytes not yet initialized (hyper's read buffers): the
-/// kernel only writes into them. Returns how many it wrote, from the start.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) fn recv_uninit(
-    socket: &impl std::os::fd::AsFd,
-    buf: &mut [MaybeUninit<u8>],
-) -> io::Result<usize> {
-    let ((filled, _), _) = rustix::net::recv(socket, buf, rustix::net::RecvFlags::empty())?;
-    Ok(filled.len())
-}
+pub(crate) use imp::*;
 
 /// The most slices one `sendmsg(2)` takes: `IOV_MAX`, 1,024 on Linux
 /// (`UIO_MAXIOV`) and on the BSDs and macOS. More is `EMSGSIZE`.
@@ -61,130 +32,131 @@ pub(crate) fn at_most_max_slices<'a, 'b>(bufs: &'a [IoSlice<'b>]) -> &'a [IoSlic
     &bufs[..bufs.len().min(MAX_SLICES)]
 }
 
-/// `sendmsg(2)` from several buffers (the first `IOV_MAX` of them), with
-/// `MSG_NOSIGNAL` (`writev(2)` cannot take the flag).
+/// Linux and Android: rustix, the syscall itself.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) fn send_vectored(
-    socket: &impl std::os::fd::AsFd,
-    bufs: &[IoSlice<'_>],
-) -> io::Result<usize> {
-    let mut no_control = rustix::net::SendAncillaryBuffer::default();
-    Ok(rustix::net::sendmsg(
-        socket,
-        at_most_max_slices(bufs),
-        &mut no_control,
-        rustix::net::SendFlags::NOSIGNAL,
-    )?)
+mod imp {
+    use std::os::fd::AsFd;
+
+    use mio::net::UdpSocket;
+
+    use rustix::net::{RecvFlags, SendFlags};
+
+    use super::*;
+
+    /// `recv(2)` with no flags: bytes read, 0 at end of stream.
+    pub(crate) fn recv(socket: &impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
+        // The second count is the datagram's full length (for `MSG_TRUNC`);
+        // on a stream it is the first.
+        let (read, _) = rustix::net::recv(socket, buf, RecvFlags::empty())?;
+        Ok(read)
+    }
+
+    /// `send(2)` with `MSG_NOSIGNAL`: a peer that has gone is an error for the
+    /// writer (`BrokenPipe`), never a `SIGPIPE` for the process.
+    pub(crate) fn send(socket: &impl AsFd, buf: &[u8]) -> io::Result<usize> {
+        Ok(rustix::net::send(socket, buf, SendFlags::NOSIGNAL)?)
+    }
+
+    /// `recv(2)` into bytes not yet initialized (hyper's read buffers): the
+    /// kernel only writes into them. Returns how many it wrote, from the start.
+    pub(crate) fn recv_uninit(
+        socket: &impl AsFd,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> io::Result<usize> {
+        let ((filled, _), _) = rustix::net::recv(socket, buf, RecvFlags::empty())?;
+        Ok(filled.len())
+    }
+
+    /// `sendmsg(2)` from several buffers (the first `IOV_MAX` of them), with
+    /// `MSG_NOSIGNAL` (`writev(2)` cannot take the flag).
+    pub(crate) fn send_vectored(socket: &impl AsFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        let bufs = at_most_max_slices(bufs);
+        let mut no_control = rustix::net::SendAncillaryBuffer::default();
+        let sent = rustix::net::sendmsg(socket, bufs, &mut no_control, SendFlags::NOSIGNAL)?;
+        Ok(sent)
+    }
+
+    /// `recvfrom(2)`: one datagram into `buf` (the rest of a longer one is
+    /// dropped), and its sender.
+    pub(crate) fn recv_from(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        let (read, _, from) = rustix::net::recvfrom(socket, buf, RecvFlags::empty())?;
+        // An IPv4 or IPv6 socket always reports its sender, in its own family.
+        let from = from.ok_or_else(|| io::Error::other("recvfrom reported no sender"))?;
+        Ok((read, SocketAddr::try_from(from)?))
+    }
+
+    /// `sendto(2)`: one datagram to `target`.
+    pub(crate) fn send_to(socket: &UdpSocket, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
+        let sent = rustix::net::sendto(socket, buf, SendFlags::NOSIGNAL, &target)?;
+        Ok(sent)
+    }
+
+    /// `recv(2)` and `send(2)` on a connected UDP socket: one datagram from
+    /// or to its peer.
+    pub(crate) use self::{recv as recv_datagram, send as send_datagram};
 }
 
-/// `recv` through std where there is no rustix.
+/// Elsewhere: std, mio and socket2.
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub(crate) fn recv<S>(socket: &S, buf: &mut [u8]) -> io::Result<usize>
-where
-    for<'a> &'a S: io::Read,
-{
-    io::Read::read(&mut &*socket, buf)
-}
+mod imp {
+    use mio::net::UdpSocket;
 
-/// `send` through std, where there is no rustix. No `SIGPIPE` there
-/// either: std's `write` passes `MSG_NOSIGNAL` where the OS has it, mio
-/// sets `SO_NOSIGPIPE` on Apple's sockets, and Windows has no such signal.
-/// Unix sockets send through `unix::sys::send`.
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub(crate) fn send<S>(socket: &S, buf: &[u8]) -> io::Result<usize>
-where
-    for<'a> &'a S: io::Write,
-{
-    io::Write::write(&mut &*socket, buf)
-}
+    use super::*;
 
-/// `recv_uninit` through socket2 where there is no rustix: any socket
-/// socket2 can borrow (TCP, and Unix streams).
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub(crate) fn recv_uninit<S>(socket: &S, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize>
-where
-    for<'a> socket2::SockRef<'a>: From<&'a S>,
-{
-    socket2::SockRef::from(socket).recv(buf)
-}
+    /// `recv` through std where there is no rustix.
+    pub(crate) fn recv<S>(socket: &S, buf: &mut [u8]) -> io::Result<usize>
+    where
+        for<'a> &'a S: io::Read,
+    {
+        io::Read::read(&mut &*socket, buf)
+    }
 
-/// `send_vectored` through socket2 where there is no rustix (std's sockets
-/// raise no `SIGPIPE` there).
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub(crate) fn send_vectored(
-    socket: &mio::net::TcpStream,
-    bufs: &[IoSlice<'_>],
-) -> io::Result<usize> {
-    socket2::SockRef::from(socket).send_vectored(at_most_max_slices(bufs))
-}
+    /// `send` through std, where there is no rustix. No `SIGPIPE` there
+    /// either: std's `write` passes `MSG_NOSIGNAL` where the OS has it, mio
+    /// sets `SO_NOSIGPIPE` on Apple's sockets, and Windows has no such signal.
+    /// Unix sockets send through `unix::sys::send`.
+    pub(crate) fn send<S>(socket: &S, buf: &[u8]) -> io::Result<usize>
+    where
+        for<'a> &'a S: io::Write,
+    {
+        io::Write::write(&mut &*socket, buf)
+    }
 
-/// `recvfrom(2)`: one datagram into `buf` (the rest of a longer one is
-/// dropped), and its sender.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) fn recv_from(
-    socket: &mio::net::UdpSocket,
-    buf: &mut [u8],
-) -> io::Result<(usize, SocketAddr)> {
-    let (read, _, from) = rustix::net::recvfrom(socket, buf, rustix::net::RecvFlags::empty())?;
-    // An IPv4 or IPv6 socket always reports its sender, in its own family.
-    let from = from.ok_or_else(|| io::Error::other("recvfrom reported no sender"))?;
-    Ok((read, SocketAddr::try_from(from)?))
-}
+    /// `recv_uninit` through socket2 where there is no rustix: any socket
+    /// socket2 can borrow (TCP, and Unix streams).
+    pub(crate) fn recv_uninit<S>(socket: &S, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize>
+    where
+        for<'a> socket2::SockRef<'a>: From<&'a S>,
+    {
+        socket2::SockRef::from(socket).recv(buf)
+    }
 
-/// `sendto(2)`: one datagram to `target`.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) fn send_to(
-    socket: &mio::net::UdpSocket,
-    buf: &[u8],
-    target: SocketAddr,
-) -> io::Result<usize> {
-    Ok(rustix::net::sendto(
-        socket,
-        buf,
-        rustix::net::SendFlags::NOSIGNAL,
-        &target,
-    )?)
-}
+    /// `send_vectored` through socket2 where there is no rustix (std's sockets
+    /// raise no `SIGPIPE` there).
+    pub(crate) fn send_vectored(
+        socket: &mio::net::TcpStream,
+        bufs: &[IoSlice<'_>],
+    ) -> io::Result<usize> {
+        socket2::SockRef::from(socket).send_vectored(at_most_max_slices(bufs))
+    }
 
-/// `recv(2)` on a connected UDP socket: one datagram from its peer.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) fn recv_datagram(socket: &mio::net::UdpSocket, buf: &mut [u8]) -> io::Result<usize> {
-    recv(socket, buf)
-}
+    /// `recv_from` through mio (std) where there is no rustix.
+    pub(crate) fn recv_from(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        socket.recv_from(buf)
+    }
 
-/// `send(2)` on a connected UDP socket: one datagram to its peer.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) fn send_datagram(socket: &mio::net::UdpSocket, buf: &[u8]) -> io::Result<usize> {
-    send(socket, buf)
-}
+    /// `send_to` through mio (std) where there is no rustix.
+    pub(crate) fn send_to(socket: &UdpSocket, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
+        socket.send_to(buf, target)
+    }
 
-/// `recv_from` through mio (std) where there is no rustix.
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub(crate) fn recv_from(
-    socket: &mio::net::UdpSocket,
-    buf: &mut [u8],
-) -> io::Result<(usize, SocketAddr)> {
-    socket.recv_from(buf)
-}
+    /// `recv_datagram` through mio (std) where there is no rustix.
+    pub(crate) fn recv_datagram(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<usize> {
+        socket.recv(buf)
+    }
 
-/// `send_to` through mio (std) where there is no rustix.
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub(crate) fn send_to(
-    socket: &mio::net::UdpSocket,
-    buf: &[u8],
-    target: SocketAddr,
-) -> io::Result<usize> {
-    socket.send_to(buf, target)
-}
-
-/// `recv_datagram` through mio (std) where there is no rustix.
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub(crate) fn recv_datagram(socket: &mio::net::UdpSocket, buf: &mut [u8]) -> io::Result<usize> {
-    socket.recv(buf)
-}
-
-/// `send_datagram` through mio (std) where there is no rustix.
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub(crate) fn send_datagram(socket: &mio::net::UdpSocket, buf: &[u8]) -> io::Result<usize> {
-    socket.send(buf)
+    /// `send_datagram` through mio (std) where there is no rustix.
+    pub(crate) fn send_datagram(socket: &UdpSocket, buf: &[u8]) -> io::Result<usize> {
+        socket.send(buf)
+    }
 }

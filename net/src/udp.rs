@@ -1,5 +1,6 @@
 //! UDP: [`UdpSocket`] (what it shares with `UnixDatagram` is `impls.rs`).
 
+use std::future::ready;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::task::{Context, Poll};
@@ -52,34 +53,23 @@ impl UdpSocket {
     /// `InvalidInput` for a malformed address or an empty slice; an error
     /// if no ioloop runtime runs on this thread.
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<UdpSocket> {
-        let socket = addr::each_addr(addr::resolve(&addr).await?, mio::net::UdpSocket::bind)?;
-        Ok(UdpSocket {
-            io: Registration::new(socket)?,
-        })
+        let socket = addr::each_addr(&addr, |addr| ready(mio::net::UdpSocket::bind(addr))).await?;
+        Registration::new(socket).map(|io| UdpSocket { io })
     }
 
-    /// Wraps a socket made elsewhere, made non-blocking and registered.
-    ///
-    /// # Errors
-    ///
-    /// If the socket cannot be made non-blocking, or no runtime runs here.
+    /// Wraps a socket made elsewhere, made non-blocking and registered:
+    /// fails if it cannot be made non-blocking, or no runtime runs here.
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
         socket.set_nonblocking(true)?;
-        Ok(UdpSocket {
-            io: Registration::new(mio::net::UdpSocket::from_std(socket))?,
-        })
+        Registration::new(mio::net::UdpSocket::from_std(socket)).map(|io| UdpSocket { io })
     }
 
     /// Sets the default peer (sending nothing), the first address of `addr`
     /// it can take: [`send`](Self::send) goes there, [`recv`](Self::recv)
-    /// takes only its datagrams.
-    ///
-    /// # Errors
-    ///
-    /// As [`bind`](Self::bind).
+    /// takes only its datagrams. Fails as [`bind`](Self::bind) does.
     pub async fn connect(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
         let socket = self.io.get_ref();
-        addr::each_addr(addr::resolve(&addr).await?, |addr| socket.connect(addr))
+        addr::each_addr(&addr, |addr| ready(socket.connect(addr))).await
     }
 
     /// Sends one datagram to `target`, waiting for room; returns its length.
@@ -105,11 +95,7 @@ impl UdpSocket {
             .await
     }
 
-    /// [`send_to`](Self::send_to) as a poll function.
-    ///
-    /// # Errors
-    ///
-    /// As [`send_to`](Self::send_to).
+    /// [`send_to`](Self::send_to) as a poll function, failing as it does.
     pub fn poll_send_to(
         &self,
         cx: &mut Context<'_>,
@@ -131,14 +117,7 @@ impl UdpSocket {
     }
 }
 
-impls::debug_and_fd!(@debug UdpSocket: local_addr);
-
-#[cfg(unix)]
-impl std::os::fd::AsFd for UdpSocket {
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.io.get_ref().as_fd()
-    }
-}
+impls::debug_and_fd!(UdpSocket: local_addr);
 
 /// Socket options, through `socket2::SockRef`.
 impl UdpSocket {
@@ -149,31 +128,23 @@ impl UdpSocket {
         /// fails with `PermissionDenied`.
         set_broadcast(on: bool) => set_broadcast(on);
         broadcast -> bool => broadcast;
-    }
 
-    options::sockopt! {
         /// Sets `IP_MULTICAST_TTL`, the time-to-live of the IPv4 multicast
         /// datagrams this socket sends (default 1: the local network).
         set_multicast_ttl_v4(ttl: u32) =>
-            set_multicast_ttl_v4(options::byte(ttl, "IP_MULTICAST_TTL")?), checks "0..=255";
+            set_multicast_ttl_v4(options::in_range(ttl, 0, "IP_MULTICAST_TTL")?), checks "0..=255";
         multicast_ttl_v4 -> u32 => multicast_ttl_v4;
-    }
 
-    options::sockopt! {
         /// Sets `IP_MULTICAST_LOOP` (on by default): whether the IPv4
         /// multicast datagrams sent also reach this host's members.
         set_multicast_loop_v4(on: bool) => set_multicast_loop_v4(on);
         multicast_loop_v4 -> bool => multicast_loop_v4;
-    }
 
-    options::sockopt! {
         /// Sets `IPV6_MULTICAST_LOOP`, `IP_MULTICAST_LOOP` for an IPv6
         /// socket (on an IPv4 one, an error).
         set_multicast_loop_v6(on: bool) => set_multicast_loop_v6(on);
         multicast_loop_v6 -> bool => multicast_loop_v6;
-    }
 
-    options::sockopt! {
         /// Sets `IP_MULTICAST_IF`, the interface (one of its IPv4 addresses)
         /// multicast datagrams leave by; `UNSPECIFIED` lets routing choose.
         /// An address no interface has is `AddrNotAvailable`.
@@ -203,20 +174,14 @@ impl UdpSocket {
     }
 
     /// Joins the IPv6 multicast group `multiaddr` on the interface with
-    /// index `interface` (0: the routing table's pick).
-    ///
-    /// # Errors
-    ///
-    /// As [`join_multicast_v4`](Self::join_multicast_v4).
+    /// index `interface` (0: the routing table's pick). Fails as
+    /// [`join_multicast_v4`](Self::join_multicast_v4) does.
     pub fn join_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
         SockRef::from(self.io.get_ref()).join_multicast_v6(multiaddr, interface)
     }
 
-    /// Leaves a group [`join_multicast_v6`](Self::join_multicast_v6) joined.
-    ///
-    /// # Errors
-    ///
-    /// As [`leave_multicast_v4`](Self::leave_multicast_v4).
+    /// Leaves a group [`join_multicast_v6`](Self::join_multicast_v6)
+    /// joined; fails as [`leave_multicast_v4`](Self::leave_multicast_v4).
     pub fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
         SockRef::from(self.io.get_ref()).leave_multicast_v6(multiaddr, interface)
     }

@@ -9,7 +9,8 @@ use std::task::{Context, Poll, ready};
 
 use ioloop_runtime::time::Instant;
 
-use crate::io::buffers::{ReadBuf, WriteBuf};
+use crate::io::reader::ReadBuf;
+use crate::io::writer::WriteBuf;
 use crate::tcp::TcpStream;
 
 /// One connection's state as its [`Handler`](super::Handler) sees it: the
@@ -169,9 +170,6 @@ impl Connection {
         stream: &TcpStream,
     ) -> Poll<io::Result<()>> {
         let queued = self.outbuf.len();
-        if queued == 0 {
-            return Poll::Ready(Ok(()));
-        }
         let sent = self.outbuf.poll_send_down_to(cx, &mut &*stream, 0);
         if self.outbuf.len() < queued {
             self.last_seen = Instant::now();

@@ -7,10 +7,9 @@ use std::future::{Future, poll_fn};
 use std::io;
 use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures_io::AsyncRead;
 use ioloop_runtime::time::{Instant, Sleep, sleep};
 
 use super::connection::Connection;
@@ -162,20 +161,11 @@ async fn drive<H: Handler>(stream: TcpStream, peer: SocketAddr, config: Config, 
         closing: None,
         idle: config.idle_timeout.map(sleep),
     };
-    let reason = driver.run(&mut handler, &mut conn).await;
+    driver.settle(&mut handler, &mut conn);
+    let reason = poll_fn(|cx| driver.poll_run(cx, &mut handler, &mut conn)).await;
     log::debug!("callbacks: {peer} disconnected: {reason:?}");
     handler.on_disconnect(&conn, reason);
     discard_unread(&stream);
-}
-
-/// What happened on the socket, for the callbacks to hear of.
-enum Step {
-    /// Bytes arrived in the inbuf.
-    Data,
-    /// The peer closed its side.
-    Eof,
-    /// The connection is over.
-    Over(Disconnect),
 }
 
 /// One connection's loop: its socket, limits, and the state between steps.
@@ -190,77 +180,73 @@ struct Driver<'a> {
 }
 
 impl Driver<'_> {
-    /// The connection's loop: wait for a step, tell the handler, repeat.
-    async fn run<H: Handler>(&mut self, handler: &mut H, conn: &mut Connection) -> Disconnect {
-        loop {
-            self.settle(handler, conn);
-            match poll_fn(|cx| self.poll_step(cx, conn)).await {
-                Step::Data => handler.on_data(conn),
-                Step::Eof => {
-                    handler.on_eof(conn);
-                    self.closing = Some(Disconnect::PeerClosed);
-                }
-                Step::Over(reason) => return reason,
-            }
-        }
-    }
-
     /// Decides, after a callback, whether the connection goes on: the
     /// handler may have closed it or left too much in the inbuf.
     fn settle<H: Handler>(&mut self, handler: &mut H, conn: &mut Connection) {
-        if self.closing.is_some() {
-            return;
-        }
-        if !conn.is_closing() && conn.inbuf().len() > self.config.max_inbuf {
+        let max = self.config.max_inbuf;
+        if self.closing.is_none() && !conn.is_closing() && conn.inbuf().len() > max {
             handler.on_inbuf_full(conn);
-            if conn.inbuf().len() > self.config.max_inbuf {
+            if conn.inbuf().len() > max {
                 self.closing = Some(Disconnect::InbufFull);
-                return;
             }
         }
-        if conn.is_closing() {
+        if self.closing.is_none() && conn.is_closing() {
             self.closing = Some(Disconnect::Closed);
         }
     }
 
-    /// One turn of the lesson's loop for this socket, in its order: write
-    /// what the kernel takes, read if we may, check the idle deadline.
+    /// The lesson's loop for this socket, in its order: write what the
+    /// kernel takes, read if we may (and tell the handler), check the idle
+    /// deadline; ready with the reason the connection is over.
     ///
     /// There is no `sel.modify`: the socket is registered once, both ways,
     /// and the reactor wakes this task for a direction only through a waker
     /// a `Pending` poll left there. Sending only while the outbuf holds
     /// bytes, and reading only while the connection may take more, is the
     /// whole of WRITE and READ interest.
-    fn poll_step(&mut self, cx: &mut Context<'_>, conn: &mut Connection) -> Poll<Step> {
-        let flushed = match conn.poll_send(cx, self.stream) {
-            Poll::Ready(Ok(())) => true,
-            Poll::Ready(Err(err)) => return Poll::Ready(Step::Over(Disconnect::Failed(err))),
-            Poll::Pending => false,
-        };
-        if let Some(reason) = self.closing.take_if(|_| flushed) {
-            // Everything is sent: the peer reads end of stream after it.
-            // A failure here means the peer is already gone, and the bytes
-            // are with the kernel either way: nothing left to do about it.
-            if let Err(err) = self.stream.shutdown(Shutdown::Write) {
-                log::debug!("callbacks: shutdown after the last reply: {err}");
+    fn poll_run<H: Handler>(
+        &mut self,
+        cx: &mut Context<'_>,
+        handler: &mut H,
+        conn: &mut Connection,
+    ) -> Poll<Disconnect> {
+        loop {
+            let flushed = match conn.poll_send(cx, self.stream) {
+                Poll::Ready(Ok(())) => true,
+                Poll::Ready(Err(err)) => return Poll::Ready(Disconnect::Failed(err)),
+                Poll::Pending => false,
+            };
+            if let Some(reason) = self.closing.take_if(|_| flushed) {
+                // Everything is sent: the peer reads end of stream after it.
+                // A failure here means the peer is already gone, and the
+                // bytes are with the kernel either way: nothing left to do.
+                if let Err(err) = self.stream.shutdown(Shutdown::Write) {
+                    log::debug!("callbacks: shutdown after the last reply: {err}");
+                }
+                return Poll::Ready(reason);
             }
-            return Poll::Ready(Step::Over(reason));
-        }
-        let may_read = self.closing.is_none()
-            && conn.outbuf().len() <= self.config.write_high_water
-            && conn.inbuf().len() <= self.config.max_inbuf;
-        if may_read {
-            match conn.poll_read(cx, self.stream, self.config.max_inbuf) {
-                Poll::Ready(Ok(0)) => return Poll::Ready(Step::Eof),
-                Poll::Ready(Ok(_)) => return Poll::Ready(Step::Data),
-                Poll::Ready(Err(err)) => return Poll::Ready(Step::Over(Disconnect::Failed(err))),
-                Poll::Pending => {}
+            let may_read = self.closing.is_none()
+                && conn.outbuf().len() <= self.config.write_high_water
+                && conn.inbuf().len() <= self.config.max_inbuf;
+            if may_read
+                && let Poll::Ready(read) = conn.poll_read(cx, self.stream, self.config.max_inbuf)
+            {
+                match read {
+                    Ok(0) => {
+                        handler.on_eof(conn);
+                        self.closing = Some(Disconnect::PeerClosed);
+                    }
+                    Ok(_) => handler.on_data(conn),
+                    Err(err) => return Poll::Ready(Disconnect::Failed(err)),
+                }
+                self.settle(handler, conn);
+                continue;
             }
+            if self.poll_idle(cx, conn).is_ready() {
+                return Poll::Ready(Disconnect::Idle);
+            }
+            return Poll::Pending;
         }
-        if self.poll_idle(cx, conn).is_ready() {
-            return Poll::Ready(Step::Over(Disconnect::Idle));
-        }
-        Poll::Pending
     }
 
     /// Ready once nothing has moved for the idle timeout.
@@ -298,17 +284,12 @@ const DISCARD_LIMIT: usize = 64 * 1024;
 /// on their way to the peer: the `ERR` line for an overlong message, whose
 /// end we never read. A peer still sending after `DISCARD_LIMIT` bytes gets
 /// its reset.
-///
-/// It polls with a waker that does nothing: nobody is to be woken, and the
-/// socket is closed right after, which drops any waker left with the
-/// reactor.
 fn discard_unread(stream: &TcpStream) {
-    let mut cx = Context::from_waker(Waker::noop());
     let mut sink = [0; 4096];
     let mut discarded = 0;
     while discarded < DISCARD_LIMIT {
-        match Pin::new(&mut &*stream).poll_read(&mut cx, &mut sink) {
-            Poll::Ready(Ok(n)) if n > 0 => discarded += n,
+        match stream.try_read(&mut sink) {
+            Ok(n) if n > 0 => discarded += n,
             // End of stream, an error, or nothing more yet: done either way.
             _ => break,
         }

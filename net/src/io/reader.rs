@@ -1,6 +1,17 @@
 //! [`StreamReader`], whole: lines, delimited records and exact-size frames
 //! cut out of its [`ReadBuf`], its limits and accessors, and
-//! `AsyncRead` / `AsyncBufRead` over the same buffer.
+//! `AsyncRead` / `AsyncBufRead` over the same buffer; and [`ReadBuf`]
+//! itself, which the callback layer's `Connection` shares (the lesson's
+//! `inbuf`).
+//!
+//! `ReadBuf` and `WriteBuf` (writer.rs) keep cursors rather than shifting
+//! bytes on every consume or send: the lesson's `del conn.inbuf[:i + 1]`
+//! moves the rest of the buffer for each line, which makes a burst of
+//! pipelined lines quadratic. Their small methods are `#[inline]`: they run
+//! several times per message from other modules, which a release build
+//! (16 codegen units) would otherwise call out of line
+//! (`benches/echo_cost.sh`: about 2,540 instructions per echoed line
+//! without, 2,470 with).
 
 use std::fmt;
 use std::future::poll_fn;
@@ -10,8 +21,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures_io::{AsyncBufRead, AsyncRead};
-
-use super::buffers::{READ_CHUNK, ReadBuf};
 
 /// The default maximum line length of a [`StreamReader`]: 64 KiB, as
 /// asyncio's default `limit`.
@@ -213,11 +222,7 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
         delimiter: u8,
         unterminated: Unterminated,
     ) -> Poll<io::Result<Option<Range<usize>>>> {
-        // One unit of the task's budget per record: a reader that is always
-        // ready (in memory, or a socket with a backlog) must not let a task
-        // that loops over it hold the loop.
-        ready!(ioloop_runtime::task::poll_budget(cx));
-        ready!(self.poll_skip_overlong(cx))?;
+        ready!(self.poll_start(cx))?;
         if self.scan_for != delimiter {
             // What was searched for another byte says nothing about this one.
             self.scan_for = delimiter;
@@ -274,8 +279,7 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
 
     /// Gathers `n` unread bytes, consumes them, and returns where they sit.
     fn poll_exact(&mut self, cx: &mut Context<'_>, n: usize) -> Poll<io::Result<Range<usize>>> {
-        ready!(ioloop_runtime::task::poll_budget(cx));
-        ready!(self.poll_skip_overlong(cx))?;
+        ready!(self.poll_start(cx))?;
         while self.buf.len() < n {
             if ready!(self.poll_fill(cx, n.max(self.max_line)))? == 0 {
                 // The partial bytes stay buffered: the caller may still want
@@ -287,10 +291,14 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
         Poll::Ready(Ok(self.consume(n)))
     }
 
-    /// After an overlong line was reported mid-way, reads and drops the
-    /// rest of it, up to and including its delimiter. Only the current
-    /// chunk is ever held, so an endless line costs one buffer.
-    fn poll_skip_overlong(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    /// Where every read starts. One unit of the task's budget per call: a
+    /// reader that is always ready (in memory, or a socket with a backlog)
+    /// must not let a task that loops over it hold the loop. Then, after an
+    /// overlong line was reported mid-way, reads and drops the rest of it,
+    /// up to and including its delimiter. Only the current chunk is ever
+    /// held, so an endless line costs one buffer.
+    fn poll_start(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(ioloop_runtime::task::poll_budget(cx));
         while let Some(delimiter) = self.skip_until {
             if let Some(at) = memchr::memchr(delimiter, self.buf.unread()) {
                 self.consume(at + 1);
@@ -389,8 +397,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for StreamReader<R> {
         if out.is_empty() {
             return Poll::Ready(Ok(0));
         }
-        ready!(ioloop_runtime::task::poll_budget(cx));
-        ready!(this.poll_skip_overlong(cx))?;
+        ready!(this.poll_start(cx))?;
         if this.buf.len() == 0 && out.len() >= READ_CHUNK {
             // Nothing buffered and the caller's buffer is at least a chunk:
             // going through ours would only add a copy.
@@ -424,8 +431,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for StreamReader<R> {
 impl<R: AsyncRead + Unpin> AsyncBufRead for StreamReader<R> {
     fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
         let this = self.get_mut();
-        ready!(ioloop_runtime::task::poll_budget(cx));
-        ready!(this.poll_skip_overlong(cx))?;
+        ready!(this.poll_start(cx))?;
         this.fill_if_empty(cx)
     }
 
@@ -447,8 +453,229 @@ impl<R: fmt::Debug> fmt::Debug for StreamReader<R> {
 /// The error for a line over the limit; its message names the limit, so a
 /// server can pass it on as is.
 fn too_long(max_line: usize) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        format!("line longer than the maximum line length of {max_line} bytes"),
-    )
+    let msg = format!("line longer than the maximum line length of {max_line} bytes");
+    io::Error::new(io::ErrorKind::InvalidData, msg)
+}
+
+/// The unit a [`ReadBuf`] is allocated and grown in, 8 KiB: one `recv` per
+/// few KiB on a busy stream, a cheap buffer on an idle one. It is also the
+/// slack in the memory bound (what may be held, plus this).
+const READ_CHUNK: usize = 8 * 1024;
+
+/// The least free space a read is offered: half a chunk, so that a short
+/// partial line moved to the front of a full buffer leaves room for a
+/// worthwhile read without doubling the buffer.
+const MIN_READ: usize = READ_CHUNK / 2;
+
+/// The stack buffer the first read of an unallocated [`ReadBuf`] goes into:
+/// a connection that never sends costs no inbuf, where allocating at the
+/// first attempt would cost 8 KiB each. The price is one copy of up to
+/// 1 KiB, once.
+const PROBE: usize = 1024;
+
+/// Bytes read and not yet handed out, in one allocation:
+/// `[ consumed | unread: start..end | free: end.. ]`.
+///
+/// Every byte of `bytes` is initialized (the crate forbids `unsafe`), so
+/// free space is zeroed once per growth, not before each read.
+#[derive(Debug, Default)]
+pub(crate) struct ReadBuf {
+    bytes: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl ReadBuf {
+    /// The unread bytes.
+    #[inline]
+    pub(crate) fn unread(&self) -> &[u8] {
+        &self.bytes[self.start..self.end]
+    }
+
+    /// How many bytes are unread.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Bytes allocated.
+    pub(crate) fn capacity(&self) -> usize {
+        self.bytes.capacity()
+    }
+
+    /// Marks the first `n` unread bytes (all, if fewer) as handed out and
+    /// returns where they sit, so the caller can still borrow them with
+    /// [`get`](Self::get): nothing moves until the next fill.
+    #[inline]
+    pub(crate) fn consume(&mut self, n: usize) -> Range<usize> {
+        let n = n.min(self.len());
+        let taken = self.start..self.start + n;
+        self.start += n;
+        if self.start == self.end {
+            // Empty: the next fill starts at the front, no compaction needed.
+            self.start = 0;
+            self.end = 0;
+        }
+        taken
+    }
+
+    /// Bytes by their place in storage, as [`consume`](Self::consume)
+    /// returned it.
+    #[inline]
+    pub(crate) fn get(&self, range: Range<usize>) -> &[u8] {
+        &self.bytes[range]
+    }
+
+    /// Appends `data` after the unread bytes as if it had been read, with
+    /// no limit (`Connection::feed`).
+    pub(crate) fn extend(&mut self, data: &[u8]) {
+        self.bytes.truncate(self.end);
+        self.bytes.drain(..self.start);
+        self.bytes.extend_from_slice(data);
+        self.start = 0;
+        self.end = self.bytes.len();
+    }
+
+    /// Reads once from `reader`, at most `at_most` bytes (more than 0).
+    /// `hold` is how many unread bytes the caller may need at once (a line
+    /// limit, or `n` for `read_exact`): the buffer never grows past `hold`,
+    /// or past what it already holds, plus [`READ_CHUNK`].
+    ///
+    /// Returns the number of bytes read; 0 means end of stream.
+    /// `Interrupted` is retried here (and in the first fill).
+    pub(crate) fn poll_fill<R: AsyncRead + Unpin>(
+        &mut self,
+        cx: &mut Context<'_>,
+        reader: &mut R,
+        hold: usize,
+        at_most: usize,
+    ) -> Poll<io::Result<usize>> {
+        debug_assert!(at_most > 0, "a read of 0 bytes would look like the end");
+        if self.bytes.is_empty() {
+            return self.poll_first_fill(cx, reader, at_most);
+        }
+        self.reserve(hold);
+        loop {
+            let free = &mut self.bytes[self.end..];
+            let limit = free.len().min(at_most);
+            match ready!(Pin::new(&mut *reader).poll_read(cx, &mut free[..limit])) {
+                Ok(n) => {
+                    // A reader claiming more than it was given breaks the
+                    // AsyncRead contract; clamp rather than index past it.
+                    let n = n.min(limit);
+                    self.end += n;
+                    return Poll::Ready(Ok(n));
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Poll::Ready(Err(err)),
+            }
+        }
+    }
+
+    /// [`poll_fill`](Self::poll_fill) with nothing allocated: read into a
+    /// [`PROBE`] on the stack, and allocate only if something came. It
+    /// needs no `hold`: an empty buffer's first allocation is one
+    /// [`READ_CHUNK`] whatever the hold (see [`make_room`](Self::make_room)).
+    /// Cold and out of line: once per connection. Its read loop is
+    /// `poll_fill`'s, written out again: an `#[inline(always)]` helper for
+    /// the two cost 3 instructions per echoed message (`poll_fill` 115 to
+    /// 118, `benches/echo_cost.sh --top`).
+    #[cold]
+    #[inline(never)]
+    fn poll_first_fill<R: AsyncRead + Unpin>(
+        &mut self,
+        cx: &mut Context<'_>,
+        reader: &mut R,
+        at_most: usize,
+    ) -> Poll<io::Result<usize>> {
+        let mut probe = [0u8; PROBE];
+        let probe = &mut probe[..at_most.min(PROBE)];
+        loop {
+            match ready!(Pin::new(&mut *reader).poll_read(cx, probe)) {
+                Ok(0) => return Poll::Ready(Ok(0)),
+                Ok(n) => {
+                    let n = n.min(probe.len());
+                    self.reserve(0);
+                    debug_assert_eq!(self.bytes.len(), READ_CHUNK);
+                    self.bytes[..n].copy_from_slice(&probe[..n]);
+                    self.start = 0;
+                    self.end = n;
+                    return Poll::Ready(Ok(n));
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Poll::Ready(Err(err)),
+            }
+        }
+    }
+
+    /// Makes at least [`MIN_READ`] of free space, within the bound of
+    /// `hold + READ_CHUNK`. Inline, since it is on every read and usually
+    /// has nothing to do; the work is in [`make_room`](Self::make_room).
+    #[inline]
+    fn reserve(&mut self, hold: usize) {
+        // Saturating: `usize::MAX` is how a caller says "no limit".
+        let bound = hold.max(self.len()).saturating_add(READ_CHUNK);
+        if self.len() == 0 && self.bytes.len() > bound {
+            // A large read_exact is over: give its memory back instead of
+            // keeping it for the life of the connection.
+            self.bytes = Vec::new();
+        }
+        if self.bytes.len() - self.end < MIN_READ {
+            self.make_room(bound);
+        }
+    }
+
+    /// Makes room for a read: first by moving the unread bytes to the
+    /// front (cheap, and usually enough), then by growing, doubling to keep
+    /// a long `read_exact` linear, but never past `bound`.
+    fn make_room(&mut self, bound: usize) {
+        if self.start > 0 {
+            self.bytes.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if self.bytes.len() - self.end >= MIN_READ {
+                return;
+            }
+        }
+        // `end == len()` after the move above, so the minimum is within `bound`.
+        // A `Vec` holds at most `isize::MAX` bytes: doubling cannot overflow.
+        let size = (self.bytes.len() * 2).clamp(self.end + READ_CHUNK, bound);
+        // `resize` alone may over-allocate (amortized doubling); the bound is
+        // a promise about memory, so ask for exactly `size`.
+        self.bytes.reserve_exact(size - self.bytes.len());
+        self.bytes.resize(size, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extend_and_consume_keep_the_order() {
+        let mut buf = ReadBuf::default();
+        buf.extend(b"one\ntwo");
+        buf.consume(4);
+        buf.extend(b"\nthree");
+        assert_eq!(buf.unread(), b"two\nthree");
+        buf.consume(100);
+        assert_eq!((buf.len(), buf.unread()), (0, &b""[..]));
+    }
+
+    #[test]
+    fn a_fill_reads_at_most_what_it_is_allowed() {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut buf = ReadBuf::default();
+        let mut reader = &[7u8; 100][..];
+        assert!(matches!(
+            buf.poll_fill(&mut cx, &mut reader, usize::MAX, 3),
+            Poll::Ready(Ok(3))
+        ));
+        assert!(matches!(
+            buf.poll_fill(&mut cx, &mut reader, usize::MAX, 5),
+            Poll::Ready(Ok(5))
+        ));
+        assert_eq!(buf.unread(), [7; 8]);
+        assert_eq!(reader.len(), 92);
+    }
 }

@@ -1,7 +1,7 @@
 //! [`StreamWriter`], whole: `write` that never blocks, `drain` where a slow
 //! peer pushes back, its water marks and accessors, and `AsyncWrite`. The
 //! bytes wait in a [`WriteBuf`], whose send loop is shared with the
-//! callback layer.
+//! callback layer's `Connection` (the lesson's `outbuf`).
 
 use std::fmt;
 use std::future::poll_fn;
@@ -10,8 +10,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker, ready};
 
 use futures_io::AsyncWrite;
-
-use super::buffers::{WriteBuf, write_zero};
 
 /// A buffered writer with asyncio's `write` + `drain` contract:
 /// [`write`](Self::write) never blocks and never loses data,
@@ -95,10 +93,7 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     /// assert_eq!(writer.get_ref(), b"ping\n");
     /// ```
     pub fn write(&mut self, data: &[u8]) {
-        if data.is_empty() {
-            return;
-        }
-        if self.buf.len() == 0 && self.error.is_none() {
+        if self.buf.len() == 0 && self.error.is_none() && !data.is_empty() {
             let (sent, error) = write_now(&mut self.inner, data);
             self.error = error;
             self.buf.push(&data[sent..]);
@@ -149,10 +144,18 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
         // poll on the way finds the queue back between the two.
         if self.buf.len() > self.high {
             let low = self.low;
-            poll_fn(|cx| self.poll_send_down_to(cx, low)).await
-        } else {
-            poll_fn(|cx| self.poll_drain(cx)).await
+            return poll_fn(|cx| self.poll_send_down_to(cx, low)).await;
         }
+        // At or below it: one try without waiting.
+        if let Some(err) = self.error.take() {
+            return Err(err);
+        }
+        if self.buf.len() > 0 {
+            let (sent, error) = write_now(&mut self.inner, self.buf.unsent());
+            self.buf.advance(sent);
+            return error.map_or(Ok(()), Err);
+        }
+        Ok(())
     }
 
     /// Sends everything queued, then flushes the inner writer.
@@ -165,7 +168,7 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     ///
     /// Cancel-safe, as [`drain`](Self::drain).
     pub async fn flush(&mut self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_flush_all(cx)).await
+        poll_fn(|cx| Pin::new(&mut *self).poll_flush(cx)).await
     }
 
     /// Sends everything queued, then closes the inner writer (for a TCP
@@ -181,38 +184,17 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     /// Cancel-safe, as [`drain`](Self::drain); calling it again finishes
     /// the job.
     pub async fn close(&mut self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_close_all(cx)).await
-    }
-
-    /// `drain` at or below `high`: one try without waiting.
-    fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if let Some(err) = self.error.take() {
-            return Poll::Ready(Err(err));
-        }
-        if self.buf.len() > self.high {
-            return self.poll_send_down_to(cx, self.low);
-        }
-        if self.buf.len() > 0 {
-            let (sent, error) = write_now(&mut self.inner, self.buf.unsent());
-            self.buf.advance(sent);
-            if let Some(err) = error {
-                return Poll::Ready(Err(err));
-            }
-        }
-        Poll::Ready(Ok(()))
+        poll_fn(|cx| Pin::new(&mut *self).poll_close(cx)).await
     }
 
     /// Before queueing more: above the high-water mark, sends down to the
     /// low one; else returns the error a partial write kept, if any.
     #[inline]
     fn poll_room(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if self.buf.len() > self.high {
-            self.poll_send_down_to(cx, self.low)
-        } else if let Some(err) = self.error.take() {
-            Poll::Ready(Err(err))
-        } else {
-            Poll::Ready(Ok(()))
-        }
+        // Down to what is queued: nothing to send, only the error to return.
+        let above = self.buf.len() > self.high;
+        let target = if above { self.low } else { self.buf.len() };
+        self.poll_send_down_to(cx, target)
     }
 
     /// Sends until at most `target` bytes are queued, after returning a
@@ -222,19 +204,6 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
             return Poll::Ready(Err(err));
         }
         self.buf.poll_send_down_to(cx, &mut self.inner, target)
-    }
-
-    /// `flush`: everything sent, then the inner writer flushed.
-    fn poll_flush_all(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        ready!(self.poll_send_down_to(cx, 0))?;
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    /// `close`: everything sent, then the inner writer closed (its
-    /// `poll_close` flushes too).
-    fn poll_close_all(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        ready!(self.poll_send_down_to(cx, 0))?;
-        Pin::new(&mut self.inner).poll_close(cx)
     }
 }
 
@@ -338,16 +307,11 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for StreamWriter<W> {
             let mut now = Context::from_waker(Waker::noop());
             match Pin::new(&mut this.inner).poll_write_vectored(&mut now, bufs) {
                 Poll::Ready(Ok(n)) => sent = n.min(total),
-                Poll::Ready(Err(err))
-                    if !matches!(
-                        err.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                    ) =>
-                {
-                    return Poll::Ready(Err(err));
-                }
                 // Not taken now: all of it waits for `drain`.
-                Poll::Ready(Err(_)) | Poll::Pending => {}
+                Poll::Ready(Err(err)) if err.kind() == io::ErrorKind::WouldBlock => {}
+                Poll::Ready(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
+                Poll::Ready(Err(err)) => return Poll::Ready(Err(err)),
+                Poll::Pending => {}
             }
         }
         for buf in bufs {
@@ -358,12 +322,17 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for StreamWriter<W> {
         Poll::Ready(Ok(total))
     }
 
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().poll_flush_all(cx)
+    /// Everything sent, then the inner writer flushed.
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_send_down_to(cx, 0))?;
+        Pin::new(&mut self.inner).poll_flush(cx)
     }
 
-    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().poll_close_all(cx)
+    /// Everything sent, then the inner writer closed (its `poll_close`
+    /// flushes too).
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_send_down_to(cx, 0))?;
+        Pin::new(&mut self.inner).poll_close(cx)
     }
 }
 
@@ -407,4 +376,87 @@ fn write_now<W: AsyncWrite + Unpin>(inner: &mut W, data: &[u8]) -> (usize, Optio
         }
     }
     (sent, None)
+}
+
+/// The capacity a [`WriteBuf`] keeps once it empties: enough for a typical
+/// reply; more is given back, so one large burst does not keep its memory.
+const KEEP: usize = 64 * 1024;
+
+/// Bytes queued and not yet taken by the writer: `bytes[head..]`.
+///
+/// Sending advances `head` instead of shifting the bytes, so a partial
+/// write costs nothing; the sent prefix is dropped when new bytes are
+/// appended and it is at least as large as what remains (each byte is then
+/// moved at most once on average), or when everything has been sent.
+#[derive(Debug, Default)]
+pub(crate) struct WriteBuf {
+    bytes: Vec<u8>,
+    head: usize,
+}
+
+impl WriteBuf {
+    /// The bytes still to be sent.
+    #[inline]
+    pub(crate) fn unsent(&self) -> &[u8] {
+        &self.bytes[self.head..]
+    }
+
+    /// How many bytes are still to be sent.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len() - self.head
+    }
+
+    /// Appends `data` after the unsent bytes.
+    pub(crate) fn push(&mut self, data: &[u8]) {
+        if self.head > 0 && self.head >= self.len() {
+            self.bytes.drain(..self.head);
+            self.head = 0;
+        }
+        self.bytes.extend_from_slice(data);
+    }
+
+    /// Marks the first `n` unsent bytes as sent.
+    #[inline]
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.head += n.min(self.len());
+        if self.head == self.bytes.len() {
+            self.head = 0;
+            if self.bytes.capacity() > KEEP {
+                self.bytes = Vec::new();
+            } else {
+                self.bytes.clear();
+            }
+        }
+    }
+
+    /// Sends until at most `target` bytes are queued, waiting on `writer`
+    /// whenever it refuses: the lesson's `on_writable`, with its
+    /// `del conn.outbuf[:sent]`. Only what the writer took leaves the
+    /// buffer, recorded after every call, so a dropped future loses and
+    /// repeats nothing. An empty buffer makes no call at all.
+    #[inline]
+    pub(crate) fn poll_send_down_to<W: AsyncWrite + Unpin>(
+        &mut self,
+        cx: &mut Context<'_>,
+        writer: &mut W,
+        target: usize,
+    ) -> Poll<io::Result<()>> {
+        while self.len() > target {
+            match ready!(Pin::new(&mut *writer).poll_write(cx, self.unsent())) {
+                Ok(0) => return Poll::Ready(Err(write_zero())),
+                Ok(n) => self.advance(n),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Poll::Ready(Err(err)),
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// A writer that accepted nothing without saying why would be polled
+/// forever; std's `write_all` reports it the same way.
+#[cold]
+fn write_zero() -> io::Error {
+    io::Error::new(io::ErrorKind::WriteZero, "the writer accepted no bytes")
 }

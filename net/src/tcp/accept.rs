@@ -14,7 +14,6 @@
 //! [`TcpListener`]: super::TcpListener
 //! [`UnixListener`]: crate::unix::UnixListener
 
-use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -47,35 +46,26 @@ enum Failure {
 /// socket (whose `ENOMEM`/`ENOSPC` are shortages too).
 fn sort(err: &io::Error) -> Failure {
     use io::ErrorKind::*;
-    match err.kind() {
-        ConnectionAborted | ConnectionReset | PermissionDenied | NetworkDown
-        | NetworkUnreachable | HostUnreachable => return Failure::Connection,
-        OutOfMemory | StorageFull => return Failure::Resources,
-        _ => {}
-    }
-    match err.raw_os_error() {
-        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS) => Failure::Resources,
-        Some(code) if connection_errno(code) => Failure::Connection,
+    match (err.kind(), err.raw_os_error()) {
+        (ConnectionAborted | ConnectionReset | PermissionDenied, _) => Failure::Connection,
+        (NetworkDown | NetworkUnreachable | HostUnreachable, _) => Failure::Connection,
+        (OutOfMemory | StorageFull, _) => Failure::Resources,
+        (_, Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS)) => Failure::Resources,
+        // Errors that Linux's `accept(2)` passes on from the new socket, to
+        // be treated like a connection that failed while queued
+        // (`accept(2)`, "Error handling").
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        (_, Some(libc::ENONET)) => Failure::Connection,
+        (_, Some(libc::EPROTO | libc::ENOPROTOOPT | libc::EHOSTDOWN)) => Failure::Connection,
         _ => Failure::Listener,
     }
 }
 
-/// Errors that Linux's `accept(2)` passes on from the new socket, to be
-/// treated like a connection that failed while queued (`accept(2)`, "Error
-/// handling").
-fn connection_errno(code: i32) -> bool {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    if code == libc::ENONET {
-        return true;
-    }
-    matches!(code, libc::EPROTO | libc::ENOPROTOOPT | libc::EHOSTDOWN)
-}
-
-/// A listener the [`Acceptor`] drives: `TcpListener` and `UnixListener`.
+/// A listener an [`Incoming`] accepts from: `TcpListener` and `UnixListener`.
 /// Sealed: public only so that [`Incoming`] may name it.
 pub trait Accept {
     /// The mio listener.
-    type Io: Source + fmt::Debug;
+    type Io: Source;
     /// A connection's stream.
     type Stream;
     /// A peer's address.
@@ -89,22 +79,27 @@ pub trait Accept {
     fn accept_registered(io: &Self::Io) -> io::Result<(Self::Stream, Self::Addr)>;
 }
 
-/// The state of one accept loop: its place among the listener's waiters,
-/// the back-off timer and how long the next one will be. It lives in the
-/// accept future or the `Incoming` stream, so the delay grows for as long
-/// as that loop keeps failing, and dropping either takes its waker out of
-/// the listener's waiters.
+/// The stream of connections a listener accepts, from its `incoming`, and
+/// the state of every accept loop (`accept` makes one for its future).
+///
+/// It never ends, and yields `Err` only for errors of the listener itself:
+/// failed connections are skipped and resource shortages backed off, as in
+/// the listener's `accept`. The back-off lives here, with this loop's place
+/// among the listener's waiters, so the delay grows for as long as this
+/// loop keeps failing, and dropping it takes its waker out of the
+/// listener's waiters.
 #[derive(Debug)]
-pub(crate) struct Acceptor<'a, L: Accept> {
+#[must_use = "streams do nothing unless polled"]
+pub struct Incoming<'a, L: Accept> {
     waiter: Waiter<'a, L::Io>,
     backoff: Option<Sleep>,
     next_delay: Duration,
     skips_in_a_row: u32,
 }
 
-impl<'a, L: Accept> Acceptor<'a, L> {
+impl<'a, L: Accept> Incoming<'a, L> {
     pub(crate) fn new(listener: &'a L) -> Self {
-        Acceptor {
+        Incoming {
             waiter: listener.io().read_waiter(),
             backoff: None,
             next_delay: FIRST_DELAY,
@@ -127,8 +122,7 @@ impl<'a, L: Accept> Acceptor<'a, L> {
             }
             // Registering is inside the retried call, but its errors are
             // never `WouldBlock`: they reach the sorting below unchanged.
-            let accepted = ready!(self.waiter.poll_io(cx, L::accept_registered));
-            let err = match accepted {
+            let err = match ready!(self.waiter.poll_io(cx, L::accept_registered)) {
                 Ok(accepted) => {
                     self.next_delay = FIRST_DELAY;
                     self.skips_in_a_row = 0;
@@ -154,42 +148,12 @@ impl<'a, L: Accept> Acceptor<'a, L> {
     }
 }
 
-/// The stream of connections a listener accepts, from its `incoming`.
-///
-/// It never ends, and yields `Err` only for errors of the listener itself:
-/// failed connections are skipped and resource shortages backed off, as in
-/// the listener's `accept`. The back-off state lives here, so it grows for
-/// as long as this stream keeps failing.
-#[must_use = "streams do nothing unless polled"]
-pub struct Incoming<'a, L: Accept> {
-    acceptor: Acceptor<'a, L>,
-}
-
-impl<'a, L: Accept> Incoming<'a, L> {
-    pub(crate) fn new(listener: &'a L) -> Self {
-        Incoming {
-            acceptor: Acceptor::new(listener),
-        }
-    }
-}
-
 impl<L: Accept> Stream for Incoming<'_, L> {
     type Item = io::Result<L::Stream>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        this.acceptor
-            .poll_accept(cx)
-            .map(|accepted| Some(accepted.map(|(stream, _)| stream)))
-    }
-}
-
-impl<L: Accept + fmt::Debug> fmt::Debug for Incoming<'_, L> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Incoming")
-            .field("listener", self.acceptor.waiter.registration().get_ref())
-            .field("acceptor", &self.acceptor)
-            .finish()
+        let accepted = ready!(self.get_mut().poll_accept(cx));
+        Poll::Ready(Some(accepted.map(|(stream, _)| stream)))
     }
 }
 
@@ -213,10 +177,8 @@ macro_rules! listener {
                 Self::from_mio(<$Io>::from_std(listener))
             }
 
-            fn from_mio(listener: $Io) -> std::io::Result<$T> {
-                Ok($T {
-                    io: ioloop_runtime::io::Registration::new(listener)?,
-                })
+            pub(crate) fn from_mio(listener: $Io) -> std::io::Result<$T> {
+                ioloop_runtime::io::Registration::new(listener).map(|io| $T { io })
             }
 
             /// Waits for the next connection and returns it, registered
@@ -240,8 +202,8 @@ macro_rules! listener {
             /// The back-off lives in the future: a new call starts again
             /// from the shortest delay.
             pub async fn accept(&self) -> std::io::Result<($Stream, $Addr)> {
-                let mut acceptor = $crate::tcp::accept::Acceptor::new(self);
-                std::future::poll_fn(|cx| acceptor.poll_accept(cx)).await
+                let mut incoming = self.incoming();
+                std::future::poll_fn(|cx| incoming.poll_accept(cx)).await
             }
 
             /// The connections this listener accepts, as a

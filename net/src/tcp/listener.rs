@@ -1,6 +1,7 @@
 //! [`TcpListener`]: binding and options (accepting is `accept.rs`'s,
 //! shared with `UnixListener`).
 
+use std::future::ready;
 use std::io;
 use std::net::SocketAddr;
 
@@ -56,20 +57,9 @@ impl TcpListener {
     /// an error if no ioloop runtime runs on this thread.
     #[doc(alias = "start_server", alias = "create_server", alias = "listen")]
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
-        addr::each_addr(addr::resolve(&addr).await?, Self::bind_one)
+        addr::each_addr(&addr, |addr| ready(Self::bind_one(addr))).await
     }
-}
 
-/// Helpers for [`TcpSocket`](super::TcpSocket).
-impl TcpListener {
-    /// Registers a socket already bound and listening (non-blocking).
-    pub(crate) fn from_socket(socket: socket2::Socket) -> io::Result<TcpListener> {
-        Self::from_mio(mio::net::TcpListener::from_std(socket.into()))
-    }
-}
-
-/// Binding one address.
-impl TcpListener {
     /// A listener on `addr`: `SO_REUSEADDR`, the backlog of 1024.
     fn bind_one(addr: SocketAddr) -> io::Result<TcpListener> {
         let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
@@ -77,16 +67,13 @@ impl TcpListener {
         socket.set_nonblocking(true)?;
         socket.bind(&addr.into())?;
         socket.listen(BACKLOG)?;
-        Self::from_socket(socket)
+        Self::from_mio(mio::net::TcpListener::from_std(socket.into()))
     }
-}
 
-/// Socket options, through `socket2::SockRef`.
-impl TcpListener {
     options::sockopt! {
         /// Sets `IP_TTL`, how many routers IPv4 packets may cross, for the
         /// streams this listener accepts from now on (each inherits it).
-        set_ttl(ttl: u32) => set_ttl_v4(options::ttl(ttl)?), checks "1..=255";
+        set_ttl(ttl: u32) => set_ttl_v4(options::in_range(ttl, 1, "IP_TTL")?), checks "1..=255";
         ttl -> u32 => ttl_v4;
     }
 }

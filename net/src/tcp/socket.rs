@@ -36,20 +36,14 @@ pub struct TcpSocket {
 }
 
 impl TcpSocket {
-    /// A new IPv4 TCP socket.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `socket(2)` (`EMFILE`, ...).
+    /// A new IPv4 TCP socket; fails with the OS's error from `socket(2)`
+    /// (`EMFILE`, ...).
     pub fn new_v4() -> io::Result<TcpSocket> {
         TcpSocket::new(Domain::IPV4)
     }
 
-    /// A new IPv6 TCP socket.
-    ///
-    /// # Errors
-    ///
-    /// As [`new_v4`](Self::new_v4); `EAFNOSUPPORT` without IPv6.
+    /// A new IPv6 TCP socket; fails as [`new_v4`](Self::new_v4), and with
+    /// `EAFNOSUPPORT` without IPv6.
     pub fn new_v6() -> io::Result<TcpSocket> {
         TcpSocket::new(Domain::IPV6)
     }
@@ -68,10 +62,8 @@ impl TcpSocket {
         /// sets it; a new `TcpSocket` does not.
         set_reuseaddr(on: bool) => set_reuse_address(on);
         reuseaddr -> bool => reuse_address;
-    }
 
-    #[cfg(all(unix, not(any(target_os = "solaris", target_os = "illumos"))))]
-    options::sockopt! {
+        #[cfg(all(unix, not(any(target_os = "solaris", target_os = "illumos"))))]
         /// Sets `SO_REUSEPORT`: several sockets, each with it, may bind one
         /// address and port (Linux spreads a shared listening port's
         /// connections between them). Not on Solaris or illumos.
@@ -83,21 +75,15 @@ impl TcpSocket {
     options::tcp_options!();
 
     /// Binds the socket to `addr` (a listener's, or the local address a
-    /// client connects from); port 0 picks a free port.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `bind(2)`: `AddrInUse`, `AddrNotAvailable` (no
+    /// client connects from); port 0 picks a free port. Fails with the
+    /// OS's error from `bind(2)`: `AddrInUse`, `AddrNotAvailable` (no
     /// interface has it), `InvalidInput` (the other family).
     pub fn bind(&self, addr: SocketAddr) -> io::Result<()> {
         self.io.bind(&addr.into())
     }
 
-    /// The address this socket is bound to.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `getsockname(2)`.
+    /// The address this socket is bound to; fails with the OS's error from
+    /// `getsockname(2)`.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.local_addr()?.as_socket().ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidData, "the socket has no IP address")
@@ -114,14 +100,12 @@ impl TcpSocket {
     /// on this thread.
     pub fn listen(self, backlog: u32) -> io::Result<TcpListener> {
         self.io.listen(i32::try_from(backlog).unwrap_or(i32::MAX))?;
-        TcpListener::from_socket(self.io)
+        TcpListener::from_mio(mio::net::TcpListener::from_std(self.io.into()))
     }
 
-    /// Connects to `addr`, as [`TcpStream::connect`] for one address.
-    ///
-    /// # Errors
-    ///
-    /// The connect error (`ConnectionRefused`, ...); no runtime here.
+    /// Connects to `addr`, as [`TcpStream::connect`] for one address;
+    /// fails with the connect error (`ConnectionRefused`, ...), or with no
+    /// runtime here.
     ///
     /// # Cancellation
     ///
@@ -138,31 +122,12 @@ impl TcpSocket {
     }
 
     /// A non-blocking `TcpSocket` of a std stream neither connected nor
-    /// listening (made with socket2, say, for an option missing here).
-    ///
-    /// # Errors
-    ///
-    /// If the socket cannot be made non-blocking.
+    /// listening (made with socket2, say, for an option missing here);
+    /// fails if it cannot be made non-blocking.
     pub fn from_std_stream(stream: std::net::TcpStream) -> io::Result<TcpSocket> {
         stream.set_nonblocking(true)?;
-        Ok(TcpSocket {
-            io: Socket::from(stream),
-        })
+        Ok(TcpSocket { io: stream.into() })
     }
 }
 
-crate::impls::debug_and_fd!(@debug TcpSocket: local_addr);
-
-#[cfg(unix)]
-impl std::os::fd::AsFd for TcpSocket {
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.io.as_fd()
-    }
-}
-
-#[cfg(unix)]
-impl std::os::fd::AsRawFd for TcpSocket {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.io.as_raw_fd()
-    }
-}
+crate::impls::debug_and_fd!(TcpSocket: local_addr; |socket| &socket.io);

@@ -62,14 +62,7 @@ impl TcpStream {
     /// lookup under way).
     #[doc(alias = "open_connection", alias = "create_connection")]
     pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
-        let mut last = None;
-        for addr in addr::resolve(&addr).await? {
-            match Self::connect_one(addr).await {
-                Ok(stream) => return Ok(stream),
-                Err(err) => last = Some(err),
-            }
-        }
-        Err(last.unwrap_or_else(addr::no_addresses))
+        addr::each_addr(&addr, Self::connect_one).await
     }
 
     /// One connect attempt, to one address.
@@ -124,14 +117,9 @@ impl TcpStream {
     }
 
     pub(crate) fn from_mio(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
-        Ok(TcpStream {
-            io: Registration::new(stream)?,
-        })
+        Registration::new(stream).map(|io| TcpStream { io })
     }
-}
 
-/// Socket options, through `socket2::SockRef`.
-impl TcpStream {
     options::tcp_options!();
     options::ip_options!();
 }

@@ -65,21 +65,15 @@ impl UnixDatagram {
         Self::from_mio(mio::net::UnixDatagram::unbound()?)
     }
 
-    /// A pair of connected, unnamed datagram sockets.
-    ///
-    /// # Errors
-    ///
-    /// As [`unbound`](Self::unbound), from `socketpair(2)`.
+    /// A pair of connected, unnamed datagram sockets; fails as
+    /// [`unbound`](Self::unbound), from `socketpair(2)`.
     pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
         let (a, b) = mio::net::UnixDatagram::pair()?;
         Ok((Self::from_mio(a)?, Self::from_mio(b)?))
     }
 
-    /// Wraps a socket made elsewhere, made non-blocking and registered.
-    ///
-    /// # Errors
-    ///
-    /// If the socket cannot be made non-blocking, or no runtime runs here.
+    /// Wraps a socket made elsewhere, made non-blocking and registered:
+    /// fails if it cannot be made non-blocking, or no runtime runs here.
     pub fn from_std(socket: std::os::unix::net::UnixDatagram) -> io::Result<UnixDatagram> {
         socket.set_nonblocking(true)?;
         Self::from_mio(mio::net::UnixDatagram::from_std(socket))
@@ -87,9 +81,7 @@ impl UnixDatagram {
 
     fn from_mio(socket: mio::net::UnixDatagram) -> io::Result<UnixDatagram> {
         sys::no_sigpipe(&socket)?;
-        Ok(UnixDatagram {
-            io: Registration::new(socket)?,
-        })
+        Registration::new(socket).map(|io| UnixDatagram { io })
     }
 
     /// Sets the default peer (sending nothing): [`send`](Self::send) goes
@@ -158,9 +150,6 @@ impl UnixDatagram {
         self.io
             .try_write_io(|socket| sys::send_to(socket, buf, &target))
     }
-}
 
-/// Socket options, through `socket2::SockRef`.
-impl UnixDatagram {
     options::buffer_sizes!();
 }

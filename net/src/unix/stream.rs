@@ -73,21 +73,15 @@ impl UnixStream {
         }
     }
 
-    /// A pair of connected, unnamed streams: a two-way pipe.
-    ///
-    /// # Errors
-    ///
-    /// The OS's error from `socketpair(2)`; no ioloop runtime here.
+    /// A pair of connected, unnamed streams: a two-way pipe. Fails with
+    /// the OS's error from `socketpair(2)`, or with no runtime here.
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
         let (a, b) = mio::net::UnixStream::pair()?;
         Ok((Self::from_mio(a)?, Self::from_mio(b)?))
     }
 
-    /// Wraps a connected std stream, made non-blocking and registered.
-    ///
-    /// # Errors
-    ///
-    /// If the socket cannot be made non-blocking, or no runtime runs here.
+    /// Wraps a connected std stream, made non-blocking and registered:
+    /// fails if it cannot be made non-blocking, or no runtime runs here.
     pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
         stream.set_nonblocking(true)?;
         Self::from_mio(mio::net::UnixStream::from_std(stream))
@@ -95,9 +89,7 @@ impl UnixStream {
 
     pub(crate) fn from_mio(stream: mio::net::UnixStream) -> io::Result<UnixStream> {
         sys::no_sigpipe(&stream)?;
-        Ok(UnixStream {
-            io: Registration::new(stream)?,
-        })
+        Registration::new(stream).map(|io| UnixStream { io })
     }
 
     /// The peer process's credentials at connect time (`SO_PEERCRED`;
@@ -111,9 +103,6 @@ impl UnixStream {
     pub fn peer_cred(&self) -> io::Result<super::UCred> {
         super::ucred::peer_cred(self.io.get_ref())
     }
-}
 
-/// Socket options, through `socket2::SockRef`.
-impl UnixStream {
     options::buffer_sizes!();
 }

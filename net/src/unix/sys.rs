@@ -136,8 +136,6 @@ pub(crate) fn sock_addr(addr: &SocketAddr) -> io::Result<SockAddr> {
         let bytes = [&[0], name].concat();
         return SockAddr::unix(OsStr::from_bytes(&bytes));
     }
-    Err(io::Error::new(
-        io::ErrorKind::InvalidInput,
-        "an unnamed Unix socket address names no one",
-    ))
+    let msg = "an unnamed Unix socket address names no one";
+    Err(io::Error::new(io::ErrorKind::InvalidInput, msg))
 }
