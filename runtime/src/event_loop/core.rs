@@ -46,7 +46,7 @@ use slab::Slab;
 use super::cell::{Runnable, Schedule, Task, TaskCell, UNREGISTERED, wake_all};
 use super::reactor::Reactor;
 use super::timers::{self, Clock, ClockState, LoopClock, Timers};
-use crate::base::{self, Counters, JoinError, PoolStats, Publisher, Watch, budget};
+use crate::base::{self, Counters, JoinError, Publisher, Watch, budget};
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
 
 thread_local! {
@@ -59,20 +59,19 @@ thread_local! {
     };
 }
 
-/// This thread's loop, and the runtimes shutting down inside it.
+/// This thread's loop, and the runtimes shutting down on it.
 struct Current {
     /// The loop running on this thread, while `block_on` runs it.
     core: RefCell<Option<Box<Core>>>,
     /// `nested` is not empty: the one check a lookup of the loop pays for
-    /// runtimes dropped inside a loop.
+    /// runtimes shutting down.
     nested_active: Cell<bool>,
-    /// Runtimes dropped inside the loop running on this thread (from one of
-    /// its tasks), innermost last, while they shut down: the innermost is
-    /// the current one meanwhile, as it would be on a thread running no
-    /// loop. The loop's `Box` cannot be swapped out while the loop runs
-    /// (it is borrowed for the whole run), hence this second slot; an `Rc`
-    /// so that a lookup does not hold its borrow, and a runtime dropped
-    /// during another's shutdown can push itself.
+    /// Runtimes dropped on this thread, innermost last, while they shut
+    /// down: the innermost is the current one meanwhile, even inside a
+    /// running loop (dropped from one of its tasks), whose `Box` cannot be
+    /// swapped out (it is borrowed for the whole run), hence this second
+    /// slot; an `Rc` so that a lookup does not hold its borrow, and a
+    /// runtime dropped during another's shutdown can push itself.
     nested: RefCell<Vec<Rc<Core>>>,
 }
 
@@ -82,15 +81,15 @@ struct Current {
 /// everything in between takes shared borrows, so a task's poll can reach
 /// the core while the loop that polls it also holds it.
 ///
-/// While a runtime dropped inside the loop shuts down, its core is the one
-/// found (see [`shutdown_nested`]).
+/// While a runtime dropped on this thread shuts down, its core is the one
+/// found (see [`shutdown_current`]).
 #[inline]
 pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
     with_current(true, f)
 }
 
 /// Runs `f` with the core of the loop running on this thread, or `None`,
-/// ignoring runtimes dropped inside it that are shutting down: for a wake,
+/// ignoring runtimes shutting down on this thread: for a wake,
 /// which only asks whether this thread runs the task's loop.
 #[inline]
 fn with_loop<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
@@ -113,21 +112,20 @@ fn with_current<R>(nested: bool, f: impl FnOnce(Option<&Core>) -> R) -> R {
     found.unwrap_or_else(|_| (f.take().expect("called once"))(None))
 }
 
-/// [`with_core`] while a runtime dropped inside the loop shuts down.
+/// [`with_core`] while a runtime dropped on this thread shuts down.
 #[cold]
 fn with_nested<R>(slot: &Current, f: impl FnOnce(Option<&Core>) -> R) -> R {
     let core = slot.nested.borrow().last().cloned();
     f(core.as_deref())
 }
 
-/// Shuts `core` down on a thread whose loop is running: a runtime dropped
-/// inside another runtime's task (or `block_on` future). Meanwhile `core`
-/// is this thread's current loop, as it is for a runtime dropped on a
-/// thread running no loop: what its tasks' destructors spawn is refused as
-/// on a closed runtime, `Handle::try_current` names it, a sleep dropped
-/// disarms its timer in its own heap, not the outer loop's. The outer loop
-/// is current again afterwards, even if the shutdown unwinds.
-pub(crate) fn shutdown_nested(core: Box<Core>, pending: Inject) {
+/// Shuts `core` down as this thread's current loop, even inside another
+/// runtime's task (or `block_on` future): what its tasks' destructors spawn
+/// is refused as on a closed runtime, `Handle::try_current` names it, a
+/// sleep dropped disarms its timer in its own heap, not an outer loop's.
+/// The outer loop, if any, is current again afterwards, even if the
+/// shutdown unwinds. Not current only if this thread's locals are gone.
+pub(crate) fn shutdown_current(core: Box<Core>, pending: Inject) {
     /// Takes the core back off the nested stack.
     struct Pop;
 
@@ -176,7 +174,7 @@ pub(crate) fn uninstall() -> Option<Box<Core>> {
 /// The loop running on this thread is looked at first, with no check for
 /// runtimes shutting down inside it: the hot path of a wake. Only if it is
 /// not `job`'s loop is the innermost runtime shutting down here looked at
-/// (see [`shutdown_nested`]); else the job is injected.
+/// (see [`shutdown_current`]); else the job is injected.
 #[inline]
 pub(crate) fn schedule<J: Queued>(job: J) {
     if let Some(job) = with_loop(|core| push_if_its_loop(core, job)) {
@@ -253,11 +251,7 @@ impl<F: Future + 'static> Queued for Arc<TaskCell<F, Shared>> {
 }
 
 impl Schedule for Shared {
-    fn schedule(&self, task: Task) {
-        schedule((self, Job::Task(task)));
-    }
-
-    fn schedule_cell<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>) {
+    fn schedule<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>) {
         schedule(cell);
     }
 }
@@ -385,8 +379,10 @@ impl Core {
                 // 4. Poll the OS, wake the waiters of what it reported,
                 // take in what other threads handed over.
                 Some(park) => self.poll_os(park, &mut wakers),
-                // Jobs stay ready: only take in what was handed over.
-                None => self.take_notified(),
+                // Jobs stay ready: only take in what was handed over, if
+                // anything was.
+                None if self.shared.take_notified() => self.take_injected(),
+                None => {}
             }
             self.shared.counters.ticks.bump(1);
             self.publish_sizes();
@@ -511,15 +507,6 @@ impl Core {
         self.shared.counters.stale_io_events.bump(dispatched.stale);
         if park.auto_advance && dispatched.events == 0 && self.run_queue.borrow().is_empty() {
             self.jump_to_next_deadline();
-        }
-    }
-
-    /// Step 4 on a tick that skips the poll: takes in what other threads
-    /// handed over, if they handed anything.
-    #[inline]
-    fn take_notified(&self) {
-        if self.shared.take_notified() {
-            self.take_injected();
         }
     }
 
@@ -673,16 +660,10 @@ impl Core {
     /// dropped, with `pending` what was left in the injection queue.
     pub(crate) fn shutdown(&self, pending: Inject) {
         self.closing.set(true);
-        for job in pending.queue {
-            // Registered tasks are in the task list and handled below; a
-            // task spawned from another thread and never taken in is only
-            // here.
-            if let Job::Task(task) = job
-                && task.key() == UNREGISTERED
-            {
-                task.cancel(JoinError::cancelled());
-            }
-        }
+        // A task spawned from another thread and never taken in is only
+        // here, and entering it now cancels it; the rest are in the task
+        // list, handled below.
+        pending.queue.into_iter().for_each(|job| self.push(job));
         // A future's destructor may wake or spawn; spawns are cancelled at
         // once (`closing`), so this ends. Local tasks away from their home
         // thread cannot be dropped here: their futures are leaked.
@@ -838,12 +819,6 @@ pub(crate) struct Listed {
     pub(crate) born: u64,
 }
 
-impl TaskList {
-    pub(crate) fn get(&self, key: usize) -> Option<&Listed> {
-        self.slab.get(key)
-    }
-}
-
 /// The blocking pool, as a runtime's [`Shared`] holds it: the seam between
 /// the core and the pool (`blocking.rs`), which sits above it. The loop
 /// asks it one thing, whether it is quiet (auto-advance of a paused clock);
@@ -860,7 +835,7 @@ pub(crate) trait BlockingPool: Send + Sync {
     /// Sets the waker woken whenever the pool goes quiet.
     fn set_on_quiet(&self, waker: Option<Waker>);
     /// Threads, idle threads and queued jobs.
-    fn stats(&self) -> PoolStats;
+    fn stats(&self) -> [usize; 3];
 }
 
 /// The thread-safe half of a runtime.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use super::instant::{Instant, current_clock};
-use crate::base::budget;
+use crate::base::{budget, set_waker};
 use crate::event_loop::core::{self, Core};
 use crate::event_loop::timers::TimerKey;
 use crate::event_loop::timers::{self as clock, instant, ticks};
@@ -589,10 +589,7 @@ impl RemoteTimer {
         if state.fired {
             return true;
         }
-        let old = match &state.waker {
-            Some(old) if old.will_wake(waker) => None,
-            _ => state.waker.replace(waker.clone()),
-        };
+        let old = set_waker(&mut state.waker, waker);
         drop(state);
         drop(old);
         false
