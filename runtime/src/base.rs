@@ -367,7 +367,6 @@ impl JoinError {
     }
 }
 
-/// A panic payload's message, when it is a string (as `panic!` makes it).
 /// Points `slot` at `waker`, unless it already wakes the same task. Returns
 /// the waker it held, for the caller to drop once its lock is released: a
 /// waker's drop may run arbitrary code.
@@ -379,6 +378,7 @@ pub(crate) fn set_waker(slot: &mut Option<Waker>, waker: &Waker) -> Option<Waker
     }
 }
 
+/// A panic payload's message, when it is a string (as `panic!` makes it).
 pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
     payload
         .downcast_ref::<&str>()

@@ -160,7 +160,7 @@ impl Runtime {
             );
         }
         *self.handle.shared().watch.main.lock() = Some(Location::caller());
-        if core::install(core).is_err() {
+        if !core::install(core) {
             panic!("ioloop: block_on called while this thread's thread-locals are being destroyed")
         }
         let _entered = Entered { home: &self.home };
@@ -777,7 +777,7 @@ impl Builder {
         let driver = Driver::new(poll, self.events_capacity);
         let core = Core::new(shared.clone(), driver, self.event_interval);
         if self.start_paused {
-            time::pause_core(&core, core.clock.read());
+            time::pause_core(&core, core.clock.now());
         }
         let watchdog = self
             .slow_poll_threshold

@@ -154,12 +154,12 @@ pub(crate) fn shutdown_current(core: Box<Core>, pending: Inject) {
     core.shutdown(pending);
 }
 
-/// Makes `core` this thread's loop; gives it back if this thread's locals
-/// are already destroyed (the thread is exiting).
-pub(crate) fn install(core: Box<Core>) -> Result<(), Box<Core>> {
-    let mut core = Some(core);
-    let installed = CURRENT.try_with(|slot| *slot.core.borrow_mut() = core.take());
-    installed.map_err(|_| core.take().expect("not moved on failure"))
+/// Makes `core` this thread's loop; `false` (and `core` dropped) if this
+/// thread's locals are already destroyed (the thread is exiting).
+pub(crate) fn install(core: Box<Core>) -> bool {
+    CURRENT
+        .try_with(move |slot| *slot.core.borrow_mut() = Some(core))
+        .is_ok()
 }
 
 /// Takes this thread's loop out of its slot.
@@ -461,7 +461,7 @@ impl Core {
         self.publish_sizes();
         let next = self.timers.borrow().next_deadline();
         let mut auto_advance = false;
-        let timeout = if self.clock.is_paused() {
+        let timeout = if self.clock.state().is_paused() {
             // A paused clock jumps to the next deadline rather than sleep
             // until it, if this zero-timeout poll finds nothing to do
             // (auto-advance, see `time/pause.rs`). Not while a blocking job

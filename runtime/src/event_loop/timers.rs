@@ -231,6 +231,7 @@ impl ClockState {
         }
     }
 
+    /// Whether the clock is paused: auto-advance may move it.
     pub(crate) fn is_paused(self) -> bool {
         matches!(self, ClockState::Paused { .. })
     }
@@ -296,25 +297,14 @@ impl LoopClock {
     /// then find a deadline passed without reading again.
     #[inline]
     pub(crate) fn read_now(&self) -> u64 {
-        let now = self.read();
+        let now = self.state.get().now();
         self.now.set(now);
         now
-    }
-
-    /// Reads the runtime's clock, in ticks.
-    #[inline]
-    pub(crate) fn read(&self) -> u64 {
-        self.state.get().now()
     }
 
     /// Which clock the runtime reads.
     pub(crate) fn state(&self) -> ClockState {
         self.state.get()
-    }
-
-    /// Whether the clock is paused: auto-advance may move it.
-    pub(crate) fn is_paused(&self) -> bool {
-        self.state.get().is_paused()
     }
 
     /// Switches to `state`, and takes its reading.
