@@ -962,22 +962,16 @@ impl Shared {
 /// how a thread that is not a loop's own reaches the loop of a timer it
 /// holds the key of (a `Sleep` moved earlier from there). Touched when a
 /// runtime is built or dropped, and by such a move; never by the loop.
-static HOMES: parking_lot::Mutex<Vec<Option<Weak<Shared>>>> = parking_lot::Mutex::new(Vec::new());
+static HOMES: parking_lot::Mutex<Slab<Weak<Shared>>> = parking_lot::Mutex::new(Slab::new());
 
 /// A runtime's entry in [`HOMES`], for as long as its core lives: the
 /// number its timer keys carry.
 struct Home(u32);
 
 impl Home {
-    /// Enters `shared` in the table, in the first free entry.
+    /// Enters `shared` in the table.
     fn register(shared: &Arc<Shared>) -> Home {
-        let mut homes = HOMES.lock();
-        let free = homes.iter().position(Option::is_none);
-        let index = free.unwrap_or_else(|| {
-            homes.push(None);
-            homes.len() - 1
-        });
-        homes[index] = Some(Arc::downgrade(shared));
+        let index = HOMES.lock().insert(Arc::downgrade(shared));
         Home(u32::try_from(index + 1).expect("fewer than 4 billion runtimes"))
     }
 }
@@ -985,14 +979,11 @@ impl Home {
 impl Drop for Home {
     fn drop(&mut self) {
         let mut homes = HOMES.lock();
-        homes[self.0 as usize - 1] = None;
+        homes.remove(self.0 as usize - 1);
         // Give the table back once the last runtime is gone, so a process
         // that builds runtimes one at a time keeps none of it.
-        while homes.last().is_some_and(Option::is_none) {
-            homes.pop();
-        }
         if homes.is_empty() {
-            *homes = Vec::new();
+            *homes = Slab::new();
         }
     }
 }
@@ -1000,7 +991,7 @@ impl Drop for Home {
 /// The runtime numbered `home` (a timer key's), if it still runs.
 pub(crate) fn home(home: u32) -> Option<Arc<Shared>> {
     let index = usize::try_from(home).ok()?.checked_sub(1)?;
-    HOMES.lock().get(index)?.as_ref()?.upgrade()
+    HOMES.lock().get(index)?.upgrade()
 }
 
 #[cfg(all(test, loom))]
