@@ -177,16 +177,9 @@ pub(crate) fn uninstall() -> Option<Box<Core>> {
 /// (see [`shutdown_current`]); else the job is injected.
 #[inline]
 pub(crate) fn schedule<J: Queued>(job: J) {
-    if let Some(job) = with_loop(|core| push_if_its_loop(core, job)) {
-        schedule_elsewhere(job);
-    }
-}
-
-/// [`schedule`], for a job whose loop is not the one running here: onto a
-/// runtime shutting down on this thread if it is that one's, else into the
-/// injection queue.
-fn schedule_elsewhere<J: Queued>(job: J) {
-    if let Some(job) = with_core(|core| push_if_its_loop(core, job)) {
+    if let Some(job) = with_loop(|core| push_if_its_loop(core, job))
+        && let Some(job) = with_core(|core| push_if_its_loop(core, job))
+    {
         job.inject();
     }
 }
