@@ -88,15 +88,9 @@ pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
     with_current(true, f)
 }
 
-/// Runs `f` with the core of the loop running on this thread, or `None`,
-/// ignoring runtimes shutting down on this thread: for a wake,
-/// which only asks whether this thread runs the task's loop.
-#[inline]
-fn with_loop<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
-    with_current(false, f)
-}
-
-/// [`with_core`], or with `nested` false [`with_loop`].
+/// [`with_core`], or with `nested` false ignoring runtimes shutting down
+/// on this thread: for a wake, which only asks whether this thread runs
+/// the task's loop.
 #[inline(always)]
 fn with_current<R>(nested: bool, f: impl FnOnce(Option<&Core>) -> R) -> R {
     let mut f = Some(f);
@@ -177,7 +171,7 @@ pub(crate) fn uninstall() -> Option<Box<Core>> {
 /// (see [`shutdown_current`]); else the job is injected.
 #[inline]
 pub(crate) fn schedule<J: Queued>(job: J) {
-    if let Some(job) = with_loop(|core| push_if_its_loop(core, job))
+    if let Some(job) = with_current(false, |core| push_if_its_loop(core, job))
         && let Some(job) = with_core(|core| push_if_its_loop(core, job))
     {
         job.inject();
