@@ -10,6 +10,7 @@ use std::cell::Cell;
 use std::io;
 use std::panic::Location;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
+use std::task::Waker;
 
 use parking_lot::Mutex;
 
@@ -252,14 +253,6 @@ pub(crate) struct Counters {
     pub(crate) slow_polls: Counter,
 }
 
-/// Threads, idle threads and queued jobs of the blocking pool, for the
-/// metrics.
-pub(crate) struct PoolStats {
-    pub(crate) threads: usize,
-    pub(crate) idle: usize,
-    pub(crate) queued: usize,
-}
-
 // What the loop is polling, published for other threads: the stall
 // detector's watchdog (`stall.rs`) and a dump read it; the loop writes it
 // with plain stores around each poll.
@@ -275,8 +268,9 @@ pub(crate) struct Watch {
     seq: AtomicU64,
     /// The task-list slot of the task being polled, or [`MAIN`].
     key: AtomicUsize,
-    /// Where the running `block_on` was called.
-    main: Mutex<Option<&'static Location<'static>>>,
+    /// Where the running `block_on` was called, for reports about its
+    /// future.
+    pub(crate) main: Mutex<Option<&'static Location<'static>>>,
 }
 
 /// The loop's side of the watch: the next sequence number, kept in the
@@ -318,15 +312,6 @@ impl Watch {
     pub(crate) fn still(&self, seq: u64) -> bool {
         fence(Ordering::Acquire);
         self.seq.load(Ordering::Relaxed) == seq
-    }
-
-    /// Records where `block_on` was called, for reports about its future.
-    pub(crate) fn set_main(&self, location: &'static Location<'static>) {
-        *self.main.lock() = Some(location);
-    }
-
-    pub(crate) fn main(&self) -> Option<&'static Location<'static>> {
-        *self.main.lock()
     }
 }
 
@@ -379,6 +364,17 @@ impl JoinError {
         JoinError {
             repr: Box::new(Repr::NoThread(err)),
         }
+    }
+}
+
+/// Points `slot` at `waker`, unless it already wakes the same task. Returns
+/// the waker it held, for the caller to drop once its lock is released: a
+/// waker's drop may run arbitrary code.
+#[inline]
+pub(crate) fn set_waker(slot: &mut Option<Waker>, waker: &Waker) -> Option<Waker> {
+    match slot {
+        Some(old) if old.will_wake(waker) => None,
+        _ => slot.replace(waker.clone()),
     }
 }
 

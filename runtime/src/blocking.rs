@@ -37,7 +37,6 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 
 use crate::base::JoinError;
-use crate::base::PoolStats;
 use crate::event_loop::cell::Task;
 use crate::event_loop::core::BlockingPool;
 
@@ -220,12 +219,8 @@ impl BlockingPool for Pool {
     }
 
     /// Threads, idle threads and queued jobs.
-    fn stats(&self) -> PoolStats {
+    fn stats(&self) -> [usize; 3] {
         let state = self.state.lock();
-        PoolStats {
-            threads: state.threads,
-            idle: state.idle,
-            queued: state.queue.len(),
-        }
+        [state.threads, state.idle, state.queue.len()]
     }
 }

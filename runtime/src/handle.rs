@@ -32,9 +32,8 @@ struct Working {
     /// Each guard's id and runtime. An entry never moves while it is on the
     /// stack, so a guard finds its own by its index.
     stack: Vec<(u64, Arc<Shared>)>,
-    /// The id the next guard gets: ids are never reused on a thread, so a
-    /// guard whose entry was removed (an outer guard dropped first) cannot
-    /// mistake a newer entry at its index for its own.
+    /// The next guard's id: never reused on a thread, so a guard whose entry
+    /// went (an outer guard dropped first) cannot take a newer one for it.
     next_id: u64,
 }
 
@@ -207,8 +206,7 @@ impl Handle {
     /// assert_eq!(metrics.live_tasks, 0);
     /// ```
     pub fn metrics(&self) -> Metrics {
-        let pool = self.shared.pool.stats();
-        crate::metrics::snapshot(&self.shared.counters, self.shared.reactor.len(), &pool)
+        crate::metrics::snapshot(&self.shared)
     }
 }
 

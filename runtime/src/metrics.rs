@@ -1,9 +1,10 @@
 //! `Metrics`: what the loop did, for tests and benchmarks.
 
-use crate::base::{Counters, PoolStats};
+use crate::event_loop::core::Shared;
 
 /// The counters as they are now, with the figures kept elsewhere.
-pub(crate) fn snapshot(counters: &Counters, io_sources: usize, pool: &PoolStats) -> Metrics {
+pub(crate) fn snapshot(shared: &Shared) -> Metrics {
+    let (counters, [threads, idle, queued]) = (&shared.counters, shared.pool.stats());
     Metrics {
         ticks: counters.ticks.get(),
         jobs_run: counters.jobs_run.get(),
@@ -14,10 +15,10 @@ pub(crate) fn snapshot(counters: &Counters, io_sources: usize, pool: &PoolStats)
         live_timers: counters.live_timers.get(),
         timer_heap_len: counters.timer_heap_len.get(),
         slow_polls: counters.slow_polls.get(),
-        io_sources: io_sources as u64,
-        blocking_threads: pool.threads as u64,
-        blocking_idle: pool.idle as u64,
-        blocking_queued: pool.queued as u64,
+        io_sources: shared.reactor.len() as u64,
+        blocking_threads: threads as u64,
+        blocking_idle: idle as u64,
+        blocking_queued: queued as u64,
     }
 }
 

@@ -42,11 +42,9 @@ use crate::time;
 /// its timers or sources, and closes its epoll instance. The destructors
 /// run with this runtime current and closed, on whatever thread drops it,
 /// even inside another runtime's task (tokio panics there): what they
-/// spawn is cancelled at once, and never reaches another runtime. Blocking
-/// jobs are not cancelled: those already spawned, running or queued, run
-/// to completion on the pool's threads, which then exit (the drop does not
-/// wait for them); [`spawn_blocking`](crate::spawn_blocking) is refused
-/// from then on.
+/// spawn is cancelled at once. Blocking jobs already spawned run to
+/// completion on the pool's threads, which then exit (not waited for);
+/// [`spawn_blocking`](crate::spawn_blocking) is refused from then on.
 ///
 /// # Examples
 ///
@@ -161,10 +159,11 @@ impl Runtime {
                  {home:?}; its loop can run only there until they finish"
             );
         }
-        self.handle.shared().watch.set_main(Location::caller());
-        let _entered = Entered::new(&self.home, core).unwrap_or_else(|_| {
+        *self.handle.shared().watch.main.lock() = Some(Location::caller());
+        if !core::install(core) {
             panic!("ioloop: block_on called while this thread's thread-locals are being destroyed")
-        });
+        }
+        let _entered = Entered { home: &self.home };
         let main = Arc::new(MainWaker {
             shared: self.handle.shared().clone(),
             woken: AtomicBool::new(true),
@@ -335,20 +334,8 @@ impl Drop for Runtime {
         self.handle.shared().pool.shutdown();
         // Shut down with the core as this thread's current runtime, so a
         // destructor that spawns or sleeps finds it (and is refused
-        // politely) instead of panicking, or reaching another runtime. If
-        // another runtime's loop runs on this thread (dropped in one of its
-        // tasks), the core shadows that loop's until done. Not current only
-        // if the thread is exiting and its thread-locals are gone (a
-        // runtime kept in a `thread_local!`).
-        if core::with_core(|core| core.is_some()) {
-            core::shutdown_nested(core, pending);
-            return;
-        }
-        let home = Home::default();
-        match Entered::new(&home, core) {
-            Ok(_entered) => core::with_core(|core| core.expect("entered").shutdown(pending)),
-            Err(core) => core.shutdown(pending),
-        }
+        // politely) instead of panicking, or reaching another runtime.
+        core::shutdown_current(core, pending);
     }
 }
 
@@ -404,14 +391,6 @@ struct Entered<'a> {
     home: &'a Home,
 }
 
-impl<'a> Entered<'a> {
-    /// Installs `core`; gives it back if this thread's locals are already
-    /// destroyed (the thread is exiting): no loop can run on it any more.
-    fn new(home: &'a Home, core: Box<Core>) -> Result<Self, Box<Core>> {
-        core::install(core).map(|()| Entered { home })
-    }
-}
-
 impl Drop for Entered<'_> {
     fn drop(&mut self) {
         // Registrations polled on this thread from now on are not a task's.
@@ -460,9 +439,12 @@ pub struct ShutdownReport {
 /// future: ready with `true` once no task is left, with `false` once the
 /// wall-clock `deadline` has passed.
 fn grace(deadline: Option<std::time::Instant>) -> impl Future<Output = bool> {
-    // Wakes the loop at the deadline; started at the first poll that has
-    // to wait.
-    let mut alarm: Option<Alarm> = None;
+    // A thread that wakes the loop at the wall-clock deadline, unless
+    // dropped first, started at the first poll that has to wait: the loop
+    // cannot time the grace period itself, as its clock may be paused, and
+    // a busy loop never sleeps until a deadline anyway. The wake reaches
+    // the loop however busy it is, or wakes it from the poller.
+    let mut alarm: Option<Sentinel<Waker>> = None;
     poll_fn(move |cx| {
         let done = core::with_core(|core| core.expect("inside block_on").poll_all_done(cx));
         if done.is_ready() {
@@ -474,46 +456,36 @@ fn grace(deadline: Option<std::time::Instant>) -> impl Future<Output = bool> {
         if std::time::Instant::now() >= deadline {
             return Poll::Ready(false);
         }
-        match &alarm {
+        if let Some(alarm) = &alarm {
             // Wakes this waker at the deadline instead, if it is another one.
-            Some(alarm) => {
-                if let Some(old) = alarm.state().lock().as_mut() {
-                    old.clone_from(cx.waker());
-                }
+            if let Some(old) = alarm.state().lock().as_mut() {
+                old.clone_from(cx.waker());
             }
-            None => match start_alarm(deadline, cx.waker().clone()) {
-                Ok(started) => alarm = Some(started),
-                Err(err) => {
-                    // No thread to wake the loop at the deadline: poll again
-                    // at once, each tick, until it passes. Costly, but it
-                    // returns on time.
-                    log::warn!("ioloop: shutdown_timeout could not start its timer thread: {err}");
-                    cx.waker().wake_by_ref();
-                }
-            },
+            return Poll::Pending;
+        }
+        let waker = cx.waker().clone();
+        let started = Sentinel::start("ioloop-shutdown", waker, move |(slot, cancelled)| {
+            let mut slot = slot.lock();
+            // Until the deadline has surely passed, or the alarm is dropped.
+            while slot.is_some() && std::time::Instant::now() < deadline {
+                cancelled.wait_until(&mut slot, deadline);
+            }
+            if let Some(waker) = slot.take() {
+                drop(slot);
+                waker.wake();
+            }
+        });
+        match started {
+            Ok(started) => alarm = Some(started),
+            Err(err) => {
+                // No thread to wake the loop at the deadline: poll again at
+                // once, each tick, until it passes. Costly, but it returns
+                // on time.
+                log::warn!("ioloop: shutdown_timeout could not start its timer thread: {err}");
+                cx.waker().wake_by_ref();
+            }
         }
         Poll::Pending
-    })
-}
-
-/// A thread that wakes a waker at a wall-clock deadline, unless dropped
-/// first: the loop cannot time the grace period itself, as its clock may be
-/// paused, and a busy loop never sleeps until a deadline anyway. The wake
-/// reaches the loop however busy it is, or wakes it from the poller.
-type Alarm = Sentinel<Waker>;
-
-/// Starts an [`Alarm`] that wakes `waker` at `deadline`.
-fn start_alarm(deadline: std::time::Instant, waker: Waker) -> io::Result<Alarm> {
-    Sentinel::start("ioloop-shutdown", waker, move |(slot, cancelled)| {
-        let mut slot = slot.lock();
-        // Until the deadline has surely passed, or the alarm is dropped.
-        while slot.is_some() && std::time::Instant::now() < deadline {
-            cancelled.wait_until(&mut slot, deadline);
-        }
-        if let Some(waker) = slot.take() {
-            drop(slot);
-            waker.wake();
-        }
     })
 }
 
@@ -586,38 +558,12 @@ fn refuse_nesting() {
     );
 }
 
-/// Jobs run per tick at most before the OS is polled again. Large enough
-/// that a busy loop spends little on zero-timeout polls (one `epoll_wait`
-/// per 128 polls), small enough that an I/O event never waits behind more
-/// than that many tasks.
-const DEFAULT_EVENT_INTERVAL: usize = 128;
-
-/// Events taken from the OS per poll. A burst of more ready sources is
-/// picked up on the next tick, which follows at once.
-const DEFAULT_EVENTS_CAPACITY: usize = 1024;
-
 /// The most events taken per poll, whatever [`Builder::events_capacity`]
 /// is asked for: 768 KiB of event buffer. epoll refuses more than
 /// `INT_MAX / sizeof(struct epoll_event)` (178,956,970 on Linux) with
 /// `EINVAL` at every wait, and `usize::MAX` overflows the allocation; more
 /// ready sources than this are picked up on the next tick anyway.
 const MAX_EVENTS_CAPACITY: usize = 65_536;
-
-/// Blocking-pool threads at most. Blocking jobs mostly wait (on files, on
-/// name lookups, on a library call), not compute, so many can usefully run
-/// at once; the cap stops a flood of jobs from exhausting memory with
-/// thread stacks. Jobs beyond it queue for the next free thread.
-const DEFAULT_MAX_BLOCKING_THREADS: usize = 512;
-
-/// How long an idle blocking-pool thread waits for another job before it
-/// exits: long enough that a burst of jobs reuses threads, short enough
-/// that an idle process is back to no pool threads in seconds.
-const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(10);
-
-/// A poll running longer than this is reported by the stall detector:
-/// long enough that no ordinary poll (a read, a parse, a reply) comes near
-/// it, short enough to be noticed well before a client times out.
-const DEFAULT_SLOW_POLL_THRESHOLD: Duration = Duration::from_millis(100);
 
 /// Builds a [`Runtime`] with non-default settings.
 ///
@@ -656,15 +602,25 @@ impl Builder {
     /// ```
     pub fn new() -> Self {
         Builder {
-            event_interval: DEFAULT_EVENT_INTERVAL,
-            events_capacity: DEFAULT_EVENTS_CAPACITY,
+            // Large enough that a busy loop spends little on zero-timeout
+            // polls, small enough that an I/O event never waits behind
+            // more than that many tasks.
+            event_interval: 128,
+            events_capacity: 1024,
             pool: blocking::Config {
-                max_threads: DEFAULT_MAX_BLOCKING_THREADS,
-                keep_alive: DEFAULT_KEEP_ALIVE,
+                // Blocking jobs mostly wait (on files, name lookups, a
+                // library call), so many can usefully run at once; the cap
+                // stops a flood of jobs exhausting memory with stacks.
+                max_threads: 512,
+                // A burst of jobs reuses threads; an idle process is back
+                // to no pool threads in seconds.
+                keep_alive: Duration::from_secs(10),
                 stack_size: None,
             },
             start_paused: false,
-            slow_poll_threshold: Some(DEFAULT_SLOW_POLL_THRESHOLD),
+            // No ordinary poll (a read, a parse, a reply) comes near it; a
+            // stall is noticed well before a client times out.
+            slow_poll_threshold: Some(Duration::from_millis(100)),
         }
     }
 
@@ -762,19 +718,17 @@ impl Builder {
     /// How long one poll of a task may run before the stall detector
     /// reports it (default 100 ms); `None` turns the detector off.
     ///
-    /// A poll that runs this long blocks every other task of the loop: a
-    /// sync mutex, a CPU-bound loop, a blocking syscall. A watchdog thread
-    /// (one per runtime, none with `None`) notices it *while it runs*, so
-    /// even a poll that never returns is caught: it logs a `log` warning
-    /// naming the task's id and spawn location (or the `block_on` future
-    /// and where `block_on` was called), warns again each time the poll's
-    /// duration doubles, logs once more when the poll returns, and counts
-    /// it in [`Metrics::slow_polls`](crate::Metrics::slow_polls). The loop
-    /// pays no clock read for it: it publishes which task it polls with
-    /// plain stores, and the watchdog looks every half threshold, so a
-    /// stall is reported between one and one and a half thresholds after
-    /// the poll began. asyncio's debug mode and
-    /// `loop.slow_callback_duration` do the same after the fact.
+    /// A poll that runs this long (a sync mutex, a CPU-bound loop, a
+    /// blocking syscall) blocks every other task of the loop. A watchdog
+    /// thread notices it *while it runs*, so even a poll that never returns
+    /// is caught: it logs a `log` warning naming the task's id and spawn
+    /// location (or the `block_on` future and where `block_on` was called),
+    /// warns again each time the poll's duration doubles, logs once more
+    /// when the poll returns, and counts it in
+    /// [`Metrics::slow_polls`](crate::Metrics::slow_polls). The loop pays
+    /// no clock read for it; the watchdog looks every half threshold, so a
+    /// stall is reported one to one and a half thresholds after the poll
+    /// began. asyncio's `loop.slow_callback_duration` does it after the fact.
     ///
     /// # Examples
     ///
@@ -823,7 +777,7 @@ impl Builder {
         let driver = Driver::new(poll, self.events_capacity);
         let core = Core::new(shared.clone(), driver, self.event_interval);
         if self.start_paused {
-            time::pause_core(&core, core.clock.read());
+            time::pause_core(&core, core.clock.now());
         }
         let watchdog = self
             .slow_poll_threshold

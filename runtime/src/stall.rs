@@ -206,7 +206,7 @@ fn report(shared: &Shared, poll: &mut Seen, ran: Duration, threshold: Duration) 
 /// it was spawned. `None` if that poll is over.
 fn describe(shared: &Shared, seq: u64, key: usize) -> Option<String> {
     let name = if key == MAIN {
-        match shared.watch.main() {
+        match *shared.watch.main.lock() {
             Some(location) => format!("the block_on future (block_on called at {location})"),
             None => "the block_on future".to_string(),
         }
@@ -215,7 +215,7 @@ fn describe(shared: &Shared, seq: u64, key: usize) -> Option<String> {
         // completes) as briefly as possible.
         let (id, location) = {
             let tasks = shared.tasks.lock();
-            let listed = tasks.get(key)?;
+            let listed = tasks.slab.get(key)?;
             (listed.id, listed.task.location())
         };
         format!("task #{id} (spawned at {location})")

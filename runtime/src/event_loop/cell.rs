@@ -39,7 +39,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use crate::base::{JoinError, describe};
+use crate::base::{JoinError, describe, set_waker};
 use crate::sync::{AtomicUsize, Mutex, Ordering, UnsafeCell};
 use std::sync::atomic::AtomicU64;
 
@@ -98,21 +98,10 @@ pub(crate) trait Join<T>: Send + Sync {
 pub(crate) type Task = Arc<dyn Runnable>;
 
 /// Where a woken task goes: the one thing a task needs from the runtime.
-pub(crate) trait Schedule: Send + Sync + 'static {
-    /// Queues `task` to run.
-    fn schedule(&self, task: Task);
-
-    /// Queues `cell`, woken: [`schedule`](Self::schedule) through the
-    /// cell's own scheduler. A scheduler may override it to queue the cell
-    /// without a reference of its own to itself (two atomic operations on
-    /// every wake, for a scheduler that is an `Arc`).
-    fn schedule_cell<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>)
-    where
-        Self: Sized,
-    {
-        let scheduler = cell.scheduler.clone();
-        scheduler.schedule(cell);
-    }
+pub(crate) trait Schedule: Send + Sync + 'static + Sized {
+    /// Queues `cell`, woken, on its scheduler (`cell.scheduler`), which it
+    /// reaches through the cell: no reference of its own to clone.
+    fn schedule<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>);
 }
 
 /// What a scheduler does with a task.
@@ -392,7 +381,7 @@ where
     fn schedule(self: Arc<Self>) {
         let prev = self.state.fetch_or(SCHEDULED, Ordering::AcqRel);
         if prev & (SCHEDULED | COMPLETE) == 0 {
-            S::schedule_cell(self);
+            S::schedule(self);
         }
     }
 }
@@ -526,13 +515,7 @@ where
     #[allow(unsafe_code)]
     fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {
         if self.state.load(Ordering::Acquire) & COMPLETE == 0 {
-            let old = {
-                let mut slot = self.join_waker.lock();
-                match &*slot {
-                    Some(w) if w.will_wake(cx.waker()) => None,
-                    _ => slot.replace(cx.waker().clone()),
-                }
-            };
+            let old = set_waker(&mut self.join_waker.lock(), cx.waker());
             // Dropped outside the lock: a waker's drop can run arbitrary code.
             drop(old);
             // Our bit and `complete`'s are set in one word: whichever is set

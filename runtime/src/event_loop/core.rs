@@ -46,7 +46,7 @@ use slab::Slab;
 use super::cell::{Runnable, Schedule, Task, TaskCell, UNREGISTERED, wake_all};
 use super::reactor::Reactor;
 use super::timers::{self, Clock, ClockState, LoopClock, Timers};
-use crate::base::{self, Counters, JoinError, PoolStats, Publisher, Watch, budget};
+use crate::base::{self, Counters, JoinError, Publisher, Watch, budget};
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
 
 thread_local! {
@@ -59,20 +59,19 @@ thread_local! {
     };
 }
 
-/// This thread's loop, and the runtimes shutting down inside it.
+/// This thread's loop, and the runtimes shutting down on it.
 struct Current {
     /// The loop running on this thread, while `block_on` runs it.
     core: RefCell<Option<Box<Core>>>,
     /// `nested` is not empty: the one check a lookup of the loop pays for
-    /// runtimes dropped inside a loop.
+    /// runtimes shutting down.
     nested_active: Cell<bool>,
-    /// Runtimes dropped inside the loop running on this thread (from one of
-    /// its tasks), innermost last, while they shut down: the innermost is
-    /// the current one meanwhile, as it would be on a thread running no
-    /// loop. The loop's `Box` cannot be swapped out while the loop runs
-    /// (it is borrowed for the whole run), hence this second slot; an `Rc`
-    /// so that a lookup does not hold its borrow, and a runtime dropped
-    /// during another's shutdown can push itself.
+    /// Runtimes dropped on this thread, innermost last, while they shut
+    /// down: the innermost is the current one meanwhile, even inside a
+    /// running loop (dropped from one of its tasks), whose `Box` cannot be
+    /// swapped out (it is borrowed for the whole run), hence this second
+    /// slot; an `Rc` so that a lookup does not hold its borrow, and a
+    /// runtime dropped during another's shutdown can push itself.
     nested: RefCell<Vec<Rc<Core>>>,
 }
 
@@ -82,22 +81,16 @@ struct Current {
 /// everything in between takes shared borrows, so a task's poll can reach
 /// the core while the loop that polls it also holds it.
 ///
-/// While a runtime dropped inside the loop shuts down, its core is the one
-/// found (see [`shutdown_nested`]).
+/// While a runtime dropped on this thread shuts down, its core is the one
+/// found (see [`shutdown_current`]).
 #[inline]
 pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
     with_current(true, f)
 }
 
-/// Runs `f` with the core of the loop running on this thread, or `None`,
-/// ignoring runtimes dropped inside it that are shutting down: for a wake,
-/// which only asks whether this thread runs the task's loop.
-#[inline]
-fn with_loop<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
-    with_current(false, f)
-}
-
-/// [`with_core`], or with `nested` false [`with_loop`].
+/// [`with_core`], or with `nested` false ignoring runtimes shutting down
+/// on this thread: for a wake, which only asks whether this thread runs
+/// the task's loop.
 #[inline(always)]
 fn with_current<R>(nested: bool, f: impl FnOnce(Option<&Core>) -> R) -> R {
     let mut f = Some(f);
@@ -113,21 +106,20 @@ fn with_current<R>(nested: bool, f: impl FnOnce(Option<&Core>) -> R) -> R {
     found.unwrap_or_else(|_| (f.take().expect("called once"))(None))
 }
 
-/// [`with_core`] while a runtime dropped inside the loop shuts down.
+/// [`with_core`] while a runtime dropped on this thread shuts down.
 #[cold]
 fn with_nested<R>(slot: &Current, f: impl FnOnce(Option<&Core>) -> R) -> R {
     let core = slot.nested.borrow().last().cloned();
     f(core.as_deref())
 }
 
-/// Shuts `core` down on a thread whose loop is running: a runtime dropped
-/// inside another runtime's task (or `block_on` future). Meanwhile `core`
-/// is this thread's current loop, as it is for a runtime dropped on a
-/// thread running no loop: what its tasks' destructors spawn is refused as
-/// on a closed runtime, `Handle::try_current` names it, a sleep dropped
-/// disarms its timer in its own heap, not the outer loop's. The outer loop
-/// is current again afterwards, even if the shutdown unwinds.
-pub(crate) fn shutdown_nested(core: Box<Core>, pending: Inject) {
+/// Shuts `core` down as this thread's current loop, even inside another
+/// runtime's task (or `block_on` future): what its tasks' destructors spawn
+/// is refused as on a closed runtime, `Handle::try_current` names it, a
+/// sleep dropped disarms its timer in its own heap, not an outer loop's.
+/// The outer loop, if any, is current again afterwards, even if the
+/// shutdown unwinds. Not current only if this thread's locals are gone.
+pub(crate) fn shutdown_current(core: Box<Core>, pending: Inject) {
     /// Takes the core back off the nested stack.
     struct Pop;
 
@@ -156,12 +148,12 @@ pub(crate) fn shutdown_nested(core: Box<Core>, pending: Inject) {
     core.shutdown(pending);
 }
 
-/// Makes `core` this thread's loop; gives it back if this thread's locals
-/// are already destroyed (the thread is exiting).
-pub(crate) fn install(core: Box<Core>) -> Result<(), Box<Core>> {
-    let mut core = Some(core);
-    let installed = CURRENT.try_with(|slot| *slot.core.borrow_mut() = core.take());
-    installed.map_err(|_| core.take().expect("not moved on failure"))
+/// Makes `core` this thread's loop; `false` (and `core` dropped) if this
+/// thread's locals are already destroyed (the thread is exiting).
+pub(crate) fn install(core: Box<Core>) -> bool {
+    CURRENT
+        .try_with(move |slot| *slot.core.borrow_mut() = Some(core))
+        .is_ok()
 }
 
 /// Takes this thread's loop out of its slot.
@@ -176,19 +168,12 @@ pub(crate) fn uninstall() -> Option<Box<Core>> {
 /// The loop running on this thread is looked at first, with no check for
 /// runtimes shutting down inside it: the hot path of a wake. Only if it is
 /// not `job`'s loop is the innermost runtime shutting down here looked at
-/// (see [`shutdown_nested`]); else the job is injected.
+/// (see [`shutdown_current`]); else the job is injected.
 #[inline]
 pub(crate) fn schedule<J: Queued>(job: J) {
-    if let Some(job) = with_loop(|core| push_if_its_loop(core, job)) {
-        schedule_elsewhere(job);
-    }
-}
-
-/// [`schedule`], for a job whose loop is not the one running here: onto a
-/// runtime shutting down on this thread if it is that one's, else into the
-/// injection queue.
-fn schedule_elsewhere<J: Queued>(job: J) {
-    if let Some(job) = with_core(|core| push_if_its_loop(core, job)) {
+    if let Some(job) = with_current(false, |core| push_if_its_loop(core, job))
+        && let Some(job) = with_core(|core| push_if_its_loop(core, job))
+    {
         job.inject();
     }
 }
@@ -253,11 +238,7 @@ impl<F: Future + 'static> Queued for Arc<TaskCell<F, Shared>> {
 }
 
 impl Schedule for Shared {
-    fn schedule(&self, task: Task) {
-        schedule((self, Job::Task(task)));
-    }
-
-    fn schedule_cell<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>) {
+    fn schedule<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>) {
         schedule(cell);
     }
 }
@@ -385,8 +366,10 @@ impl Core {
                 // 4. Poll the OS, wake the waiters of what it reported,
                 // take in what other threads handed over.
                 Some(park) => self.poll_os(park, &mut wakers),
-                // Jobs stay ready: only take in what was handed over.
-                None => self.take_notified(),
+                // Jobs stay ready: only take in what was handed over, if
+                // anything was.
+                None if self.shared.take_notified() => self.take_injected(),
+                None => {}
             }
             self.shared.counters.ticks.bump(1);
             self.publish_sizes();
@@ -465,7 +448,7 @@ impl Core {
         self.publish_sizes();
         let next = self.timers.borrow().next_deadline();
         let mut auto_advance = false;
-        let timeout = if self.clock.is_paused() {
+        let timeout = if self.clock.state().is_paused() {
             // A paused clock jumps to the next deadline rather than sleep
             // until it, if this zero-timeout poll finds nothing to do
             // (auto-advance, see `time/pause.rs`). Not while a blocking job
@@ -511,15 +494,6 @@ impl Core {
         self.shared.counters.stale_io_events.bump(dispatched.stale);
         if park.auto_advance && dispatched.events == 0 && self.run_queue.borrow().is_empty() {
             self.jump_to_next_deadline();
-        }
-    }
-
-    /// Step 4 on a tick that skips the poll: takes in what other threads
-    /// handed over, if they handed anything.
-    #[inline]
-    fn take_notified(&self) {
-        if self.shared.take_notified() {
-            self.take_injected();
         }
     }
 
@@ -673,16 +647,10 @@ impl Core {
     /// dropped, with `pending` what was left in the injection queue.
     pub(crate) fn shutdown(&self, pending: Inject) {
         self.closing.set(true);
-        for job in pending.queue {
-            // Registered tasks are in the task list and handled below; a
-            // task spawned from another thread and never taken in is only
-            // here.
-            if let Job::Task(task) = job
-                && task.key() == UNREGISTERED
-            {
-                task.cancel(JoinError::cancelled());
-            }
-        }
+        // A task spawned from another thread and never taken in is only
+        // here, and entering it now cancels it; the rest are in the task
+        // list, handled below.
+        pending.queue.into_iter().for_each(|job| self.push(job));
         // A future's destructor may wake or spawn; spawns are cancelled at
         // once (`closing`), so this ends. Local tasks away from their home
         // thread cannot be dropped here: their futures are leaked.
@@ -838,12 +806,6 @@ pub(crate) struct Listed {
     pub(crate) born: u64,
 }
 
-impl TaskList {
-    pub(crate) fn get(&self, key: usize) -> Option<&Listed> {
-        self.slab.get(key)
-    }
-}
-
 /// The blocking pool, as a runtime's [`Shared`] holds it: the seam between
 /// the core and the pool (`blocking.rs`), which sits above it. The loop
 /// asks it one thing, whether it is quiet (auto-advance of a paused clock);
@@ -860,7 +822,7 @@ pub(crate) trait BlockingPool: Send + Sync {
     /// Sets the waker woken whenever the pool goes quiet.
     fn set_on_quiet(&self, waker: Option<Waker>);
     /// Threads, idle threads and queued jobs.
-    fn stats(&self) -> PoolStats;
+    fn stats(&self) -> [usize; 3];
 }
 
 /// The thread-safe half of a runtime.
@@ -987,22 +949,16 @@ impl Shared {
 /// how a thread that is not a loop's own reaches the loop of a timer it
 /// holds the key of (a `Sleep` moved earlier from there). Touched when a
 /// runtime is built or dropped, and by such a move; never by the loop.
-static HOMES: parking_lot::Mutex<Vec<Option<Weak<Shared>>>> = parking_lot::Mutex::new(Vec::new());
+static HOMES: parking_lot::Mutex<Slab<Weak<Shared>>> = parking_lot::Mutex::new(Slab::new());
 
 /// A runtime's entry in [`HOMES`], for as long as its core lives: the
 /// number its timer keys carry.
 struct Home(u32);
 
 impl Home {
-    /// Enters `shared` in the table, in the first free entry.
+    /// Enters `shared` in the table.
     fn register(shared: &Arc<Shared>) -> Home {
-        let mut homes = HOMES.lock();
-        let free = homes.iter().position(Option::is_none);
-        let index = free.unwrap_or_else(|| {
-            homes.push(None);
-            homes.len() - 1
-        });
-        homes[index] = Some(Arc::downgrade(shared));
+        let index = HOMES.lock().insert(Arc::downgrade(shared));
         Home(u32::try_from(index + 1).expect("fewer than 4 billion runtimes"))
     }
 }
@@ -1010,14 +966,11 @@ impl Home {
 impl Drop for Home {
     fn drop(&mut self) {
         let mut homes = HOMES.lock();
-        homes[self.0 as usize - 1] = None;
+        homes.remove(self.0 as usize - 1);
         // Give the table back once the last runtime is gone, so a process
         // that builds runtimes one at a time keeps none of it.
-        while homes.last().is_some_and(Option::is_none) {
-            homes.pop();
-        }
         if homes.is_empty() {
-            *homes = Vec::new();
+            *homes = Slab::new();
         }
     }
 }
@@ -1025,7 +978,7 @@ impl Drop for Home {
 /// The runtime numbered `home` (a timer key's), if it still runs.
 pub(crate) fn home(home: u32) -> Option<Arc<Shared>> {
     let index = usize::try_from(home).ok()?.checked_sub(1)?;
-    HOMES.lock().get(index)?.as_ref()?.upgrade()
+    HOMES.lock().get(index)?.upgrade()
 }
 
 #[cfg(all(test, loom))]

@@ -61,6 +61,7 @@ use mio::event::Source;
 use mio::{Interest, Registry, Token};
 use slab::Slab;
 
+use crate::base::set_waker;
 use crate::sync::{AtomicBool, AtomicU64, Mutex, Ordering};
 
 // The token: a slab key and a generation packed into a `mio::Token`. An
@@ -180,10 +181,7 @@ impl Waiters {
     ) -> Option<Waker> {
         let keyed = &mut self.more.get_or_insert_with(Box::default).keyed;
         if let Some(slot) = key.and_then(|key| keyed.get_mut(key)) {
-            return match slot {
-                Some(parked) if parked.will_wake(waker) => None,
-                _ => slot.replace(waker.clone()),
-            };
+            return set_waker(slot, waker);
         }
         *key = Some(keyed.insert(Some(waker.clone())));
         None

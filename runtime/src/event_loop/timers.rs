@@ -84,6 +84,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
+use crate::base::set_waker;
+
 /// The instant timer ticks count from: a century before the first use, so
 /// any instant a program can name, past or future, is a tick.
 fn origin() -> Instant {
@@ -229,6 +231,7 @@ impl ClockState {
         }
     }
 
+    /// Whether the clock is paused: auto-advance may move it.
     pub(crate) fn is_paused(self) -> bool {
         matches!(self, ClockState::Paused { .. })
     }
@@ -273,10 +276,8 @@ pub(crate) struct LoopClock {
     now: Cell<u64>,
     /// Which clock the runtime reads: the real one but for tests that pause
     /// it (`time/pause.rs`). `Shared::clock` holds a copy for other threads.
+    /// Its tag is the one branch a read costs a runtime never paused.
     state: Cell<ClockState>,
-    /// `state` is not the real clock: the one branch a read costs a
-    /// runtime that is never paused.
-    virtual_clock: Cell<bool>,
 }
 
 impl LoopClock {
@@ -284,7 +285,6 @@ impl LoopClock {
         LoopClock {
             now: Cell::new(now()),
             state: Cell::new(ClockState::Real),
-            virtual_clock: Cell::new(false),
         }
     }
 
@@ -297,19 +297,9 @@ impl LoopClock {
     /// then find a deadline passed without reading again.
     #[inline]
     pub(crate) fn read_now(&self) -> u64 {
-        let now = self.read();
+        let now = self.state.get().now();
         self.now.set(now);
         now
-    }
-
-    /// Reads the runtime's clock, in ticks.
-    #[inline]
-    pub(crate) fn read(&self) -> u64 {
-        if self.virtual_clock.get() {
-            self.state.get().now()
-        } else {
-            now()
-        }
     }
 
     /// Which clock the runtime reads.
@@ -317,15 +307,9 @@ impl LoopClock {
         self.state.get()
     }
 
-    /// Whether the clock is paused: auto-advance may move it.
-    pub(crate) fn is_paused(&self) -> bool {
-        self.virtual_clock.get() && self.state.get().is_paused()
-    }
-
     /// Switches to `state`, and takes its reading.
     pub(crate) fn set(&self, state: ClockState) {
         self.state.set(state);
-        self.virtual_clock.set(state != ClockState::Real);
         self.now.set(state.now());
     }
 }
@@ -514,10 +498,7 @@ impl Timers {
         waker: &Waker,
     ) -> Result<(TimerKey, Option<Waker>), ()> {
         let slot = self.slot_mut(timer).ok_or(())?;
-        let old = match &slot.waker {
-            Some(old) if old.will_wake(waker) => None,
-            _ => slot.waker.replace(waker.clone()),
-        };
+        let old = set_waker(&mut slot.waker, waker);
         if slot.deadline == at {
             return Ok((timer, old));
         }

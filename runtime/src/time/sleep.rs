@@ -10,7 +10,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use super::instant::{Instant, current_clock};
-use crate::base::budget;
+use crate::base::{budget, set_waker};
 use crate::event_loop::core::{self, Core};
 use crate::event_loop::timers::TimerKey;
 use crate::event_loop::timers::{self as clock, instant, ticks};
@@ -426,7 +426,7 @@ impl Sleep {
             _ => {
                 let handle = Handle::try_current()
                     .expect("ioloop: a Sleep was polled outside an ioloop runtime");
-                let remote = Arc::new(RemoteTimer::new(cx.waker().clone()));
+                let remote = Arc::new(RemoteTimer(Mutex::new(Some(cx.waker().clone()))));
                 let armed = handle
                     .shared()
                     .arm_remote(self.deadline, Waker::from(remote.clone()));
@@ -562,56 +562,33 @@ impl Drop for Sleep {
 
 /// A timer armed from off the loop thread: the loop's heap holds a waker
 /// made from it, which passes the wake on to the waiting task's waker.
+/// `None` once fired (or cancelled, after which nobody asks).
 #[derive(Debug)]
-struct RemoteTimer {
-    state: Mutex<RemoteState>,
-}
-
-#[derive(Debug)]
-struct RemoteState {
-    waker: Option<Waker>,
-    fired: bool,
-}
+struct RemoteTimer(Mutex<Option<Waker>>);
 
 impl RemoteTimer {
-    fn new(waker: Waker) -> Self {
-        RemoteTimer {
-            state: Mutex::new(RemoteState {
-                waker: Some(waker),
-                fired: false,
-            }),
-        }
-    }
-
     /// Points the timer at `waker`; returns whether it has fired already.
     fn set_waker(&self, waker: &Waker) -> bool {
-        let mut state = self.state.lock();
-        if state.fired {
+        let mut slot = self.0.lock();
+        if slot.is_none() {
             return true;
         }
-        let old = match &state.waker {
-            Some(old) if old.will_wake(waker) => None,
-            _ => state.waker.replace(waker.clone()),
-        };
-        drop(state);
+        let old = set_waker(&mut slot, waker);
+        drop(slot);
         drop(old);
         false
     }
 
     /// The sleep is gone or re-armed: whoever fires this wakes nobody.
     fn cancel(&self) {
-        let waker = self.state.lock().waker.take();
+        let waker = self.0.lock().take();
         drop(waker);
     }
 }
 
 impl Wake for RemoteTimer {
     fn wake(self: Arc<Self>) {
-        let waker = {
-            let mut state = self.state.lock();
-            state.fired = true;
-            state.waker.take()
-        };
+        let waker = self.0.lock().take();
         if let Some(waker) = waker {
             waker.wake();
         }
