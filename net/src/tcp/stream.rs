@@ -40,7 +40,7 @@ pub struct TcpStream {
 }
 
 impls::stream!(TcpStream: SocketAddr;
-    reads: stream, peek: mio::net::TcpStream::peek;
+    short_reads_drain: true, peek: mio::net::TcpStream::peek;
     send: syscall::send, syscall::send_vectored);
 
 impl TcpStream {
