@@ -93,13 +93,11 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     /// assert_eq!(writer.get_ref(), b"ping\n");
     /// ```
     pub fn write(&mut self, data: &[u8]) {
-        if self.buf.len() == 0 && self.error.is_none() && !data.is_empty() {
-            let (sent, error) = write_now(&mut self.inner, data);
-            self.error = error;
-            self.buf.push(&data[sent..]);
-        } else {
-            self.buf.push(data);
+        let mut sent = 0;
+        if self.buf.len() == 0 && self.error.is_none() {
+            (sent, self.error) = write_now(&mut self.inner, data);
         }
+        self.buf.push(&data[sent..]);
     }
 
     /// Waits until the queued bytes are at or below the low-water mark:
@@ -146,16 +144,13 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
             let low = self.low;
             return poll_fn(|cx| self.poll_send_down_to(cx, low)).await;
         }
-        // At or below it: one try without waiting.
-        if let Some(err) = self.error.take() {
-            return Err(err);
+        // At or below it: one try without waiting, as in `write_now` (what
+        // the writer does not take now is no error).
+        let mut now = Context::from_waker(Waker::noop());
+        match self.poll_send_down_to(&mut now, 0) {
+            Poll::Ready(Err(err)) if err.kind() != io::ErrorKind::WouldBlock => Err(err),
+            _ => Ok(()),
         }
-        if self.buf.len() > 0 {
-            let (sent, error) = write_now(&mut self.inner, self.buf.unsent());
-            self.buf.advance(sent);
-            return error.map_or(Ok(()), Err);
-        }
-        Ok(())
     }
 
     /// Sends everything queued, then flushes the inner writer.
