@@ -120,6 +120,6 @@ impl TcpStream {
         Registration::new(stream).map(|io| TcpStream { io })
     }
 
-    options::tcp_options!();
-    options::ip_options!();
+    options::sockopt!(@tcp);
+    options::sockopt!(@ip);
 }

@@ -104,5 +104,5 @@ impl UnixStream {
         super::ucred::peer_cred(self.io.get_ref())
     }
 
-    options::buffer_sizes!();
+    options::sockopt!(@buffer_sizes);
 }
