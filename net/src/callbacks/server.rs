@@ -285,11 +285,10 @@ const DISCARD_LIMIT: usize = 64 * 1024;
 fn discard_unread(stream: &TcpStream) {
     let mut sink = [0; 4096];
     let mut discarded = 0;
-    while discarded < DISCARD_LIMIT {
-        match stream.try_read(&mut sink) {
-            Ok(n) if n > 0 => discarded += n,
-            // End of stream, an error, or nothing more yet: done either way.
-            _ => break,
-        }
+    // Until the end of stream, an error, or nothing more yet.
+    while discarded < DISCARD_LIMIT
+        && let Ok(n @ 1..) = stream.try_read(&mut sink)
+    {
+        discarded += n;
     }
 }
