@@ -119,13 +119,11 @@ impl<'a, L: Accept> Incoming<'a, L> {
             }
             // Registering is inside the retried call, but its errors are
             // never `WouldBlock`: they reach the sorting below unchanged.
-            let err = match ready!(self.waiter.poll_io(cx, L::accept_registered)) {
-                Ok(accepted) => {
-                    self.next_delay = FIRST_DELAY;
-                    self.skips_in_a_row = 0;
-                    return Poll::Ready(Ok(accepted));
-                }
-                Err(err) => err,
+            let accepted = ready!(self.waiter.poll_io(cx, L::accept_registered));
+            let Err(err) = accepted else {
+                self.next_delay = FIRST_DELAY;
+                self.skips_in_a_row = 0;
+                return Poll::Ready(accepted);
             };
             match sort(&err) {
                 Failure::Listener => return Poll::Ready(Err(err)),
