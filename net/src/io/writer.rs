@@ -411,20 +411,6 @@ impl WriteBuf {
         self.bytes.extend_from_slice(data);
     }
 
-    /// Marks the first `n` unsent bytes as sent.
-    #[inline]
-    pub(crate) fn advance(&mut self, n: usize) {
-        self.head += n.min(self.len());
-        if self.head == self.bytes.len() {
-            self.head = 0;
-            if self.bytes.capacity() > KEEP {
-                self.bytes = Vec::new();
-            } else {
-                self.bytes.clear();
-            }
-        }
-    }
-
     /// Sends until at most `target` bytes are queued, waiting on `writer`
     /// whenever it refuses: the lesson's `on_writable`, with its
     /// `del conn.outbuf[:sent]`. Only what the writer took leaves the
@@ -440,9 +426,18 @@ impl WriteBuf {
         while self.len() > target {
             match ready!(Pin::new(&mut *writer).poll_write(cx, self.unsent())) {
                 Ok(0) => return Poll::Ready(Err(write_zero())),
-                Ok(n) => self.advance(n),
+                Ok(n) => self.head += n.min(self.len()),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(err) => return Poll::Ready(Err(err)),
+            }
+            if self.head == self.bytes.len() {
+                // All sent: start again at the front, with at most `KEEP`.
+                self.head = 0;
+                if self.bytes.capacity() > KEEP {
+                    self.bytes = Vec::new();
+                } else {
+                    self.bytes.clear();
+                }
             }
         }
         Poll::Ready(Ok(()))
