@@ -1,5 +1,5 @@
 //! Socket options: the values checked before they reach `setsockopt(2)`,
-//! and the macros that write each option's setter and getter once for
+//! and the macro that writes each option's setter and getter once for
 //! every socket type that has it.
 
 use std::io;
