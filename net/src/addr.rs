@@ -68,20 +68,21 @@ pub trait ToSocketAddrs: sealed::ToSocketAddrsPriv + Send + Sync {}
 
 /// The trait's machinery, out of reach outside this crate.
 pub(crate) mod sealed {
-    use std::io;
+    use std::iter::Chain;
     use std::net::SocketAddr;
+    use std::{io, option, vec};
 
     /// The hidden half of [`ToSocketAddrs`](super::ToSocketAddrs).
     pub trait ToSocketAddrsPriv {
         /// The addresses at once, or the name to resolve.
-        fn prepare(&self) -> Prepared<'_>;
+        fn prepare(&self) -> Prepared;
     }
 
     /// What an address value turns into before any lookup.
     #[derive(Debug)]
-    pub enum Prepared<'a> {
+    pub enum Prepared {
         /// The addresses, there already.
-        Ready(Addrs<'a>),
+        Ready(Addrs),
         /// A host name to resolve, and the port to pair its addresses with.
         Lookup {
             /// The host name.
@@ -93,33 +94,14 @@ pub(crate) mod sealed {
         Invalid(io::Error),
     }
 
-    /// The socket addresses of an address value, in order.
-    #[derive(Debug, Clone)]
-    pub enum Addrs<'a> {
-        /// One literal address (taken once).
-        One(Option<SocketAddr>),
-        /// A slice the caller passed.
-        Slice(std::slice::Iter<'a, SocketAddr>),
-        /// The addresses a name resolved to.
-        Resolved(std::vec::IntoIter<SocketAddr>),
-    }
-
-    impl Iterator for Addrs<'_> {
-        type Item = SocketAddr;
-
-        fn next(&mut self) -> Option<SocketAddr> {
-            match self {
-                Addrs::One(addr) => addr.take(),
-                Addrs::Slice(addrs) => addrs.next().copied(),
-                Addrs::Resolved(addrs) => addrs.next(),
-            }
-        }
-    }
+    /// The socket addresses of an address value, in order: a literal one,
+    /// or a list (a caller's slice, copied, or what a name resolved to).
+    pub type Addrs = Chain<option::IntoIter<SocketAddr>, vec::IntoIter<SocketAddr>>;
 }
 
 /// The socket addresses `addr` stands for: at once for a literal, from the
 /// blocking pool for a name.
-pub(crate) async fn resolve<T: ToSocketAddrs + ?Sized>(addr: &T) -> io::Result<Addrs<'_>> {
+pub(crate) async fn resolve<T: ToSocketAddrs + ?Sized>(addr: &T) -> io::Result<Addrs> {
     match addr.prepare() {
         Prepared::Ready(addrs) => Ok(addrs),
         Prepared::Lookup { host, port } => lookup(host, port).await,
@@ -151,7 +133,7 @@ pub(crate) fn no_addresses() -> io::Error {
 }
 
 /// Resolves `host` on the blocking pool of the runtime running this task.
-async fn lookup(host: String, port: u16) -> io::Result<Addrs<'static>> {
+async fn lookup(host: String, port: u16) -> io::Result<Addrs> {
     let handle = Handle::try_current().ok_or_else(|| {
         io::Error::other(format!(
             "resolving {host:?} outside an ioloop runtime (it needs the blocking pool)"
@@ -174,7 +156,7 @@ async fn lookup(host: String, port: u16) -> io::Result<Addrs<'static>> {
         let msg = format!("{name:?} resolved to no address");
         return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
     }
-    Ok(Addrs::Resolved(addrs.into_iter()))
+    Ok(None.into_iter().chain(addrs))
 }
 
 /// Resolves `host` to its socket addresses: a host name through the system
@@ -216,13 +198,11 @@ async fn lookup(host: String, port: u16) -> io::Result<Addrs<'static>> {
 /// ```
 #[doc(alias = "getaddrinfo", alias = "resolve")]
 pub async fn lookup_host(host: impl ToSocketAddrs) -> io::Result<impl Iterator<Item = SocketAddr>> {
-    // Owned, so that the iterator does not borrow `host`, which this call
-    // consumed.
-    Ok(resolve(&host).await?.collect::<Vec<_>>().into_iter())
+    resolve(&host).await
 }
 
 /// A host and a port: an IP literal at once, a name for the pool.
-fn host_port(host: &str, port: u16) -> Prepared<'static> {
+fn host_port(host: &str, port: u16) -> Prepared {
     match host.parse::<IpAddr>() {
         Ok(ip) => one(SocketAddr::new(ip, port)),
         Err(_) => Prepared::Lookup {
@@ -232,8 +212,8 @@ fn host_port(host: &str, port: u16) -> Prepared<'static> {
     }
 }
 
-fn one(addr: SocketAddr) -> Prepared<'static> {
-    Prepared::Ready(Addrs::One(Some(addr)))
+fn one(addr: SocketAddr) -> Prepared {
+    Prepared::Ready(Some(addr).into_iter().chain(Vec::new()))
 }
 
 /// `ToSocketAddrs` for each `$T`: its `prepare` binds the value to
@@ -243,7 +223,7 @@ macro_rules! to_socket_addrs {
         $(#[$doc])*
         impl ToSocketAddrs for $T {}
         impl sealed::ToSocketAddrsPriv for $T {
-            fn prepare(&self) -> Prepared<'_> {
+            fn prepare(&self) -> Prepared {
                 let $value = self;
                 $prepare
             }
@@ -261,15 +241,15 @@ to_socket_addrs! {
     (&str, u16) => |(host, port)| host_port(host, *port);
     (String, u16) => |(host, port)| host_port(host, *port);
     String => |string| string.as_str().prepare();
-    /// Each address in turn, no copy made.
-    &[SocketAddr] => |addrs| Prepared::Ready(Addrs::Slice(addrs.iter()));
+    /// Each address in turn, from a copy of the slice.
+    &[SocketAddr] => |addrs| Prepared::Ready(None.into_iter().chain(addrs.to_vec()));
 }
 
 /// `"ip:port"`, `"[ipv6]:port"` or `"host:port"`, split at the last colon
 /// as std does.
 impl ToSocketAddrs for str {}
 impl sealed::ToSocketAddrsPriv for str {
-    fn prepare(&self) -> Prepared<'_> {
+    fn prepare(&self) -> Prepared {
         if let Ok(addr) = self.parse() {
             return one(addr);
         }
@@ -288,7 +268,7 @@ impl sealed::ToSocketAddrsPriv for str {
 
 impl<T: ToSocketAddrs + ?Sized> ToSocketAddrs for &T {}
 impl<T: ToSocketAddrs + ?Sized> sealed::ToSocketAddrsPriv for &T {
-    fn prepare(&self) -> Prepared<'_> {
+    fn prepare(&self) -> Prepared {
         (**self).prepare()
     }
 }

@@ -35,21 +35,10 @@ pub struct ReadHalf<P>(pub(crate) P);
 /// closes when both owned halves are gone.
 #[derive(Debug)]
 pub struct WriteHalf<P: Deref<Target: Stream>> {
-    stream: P,
+    pub(crate) stream: P,
     /// Whether dropping it shuts the write side down: an owned half not
     /// yet closed.
-    shut_on_drop: bool,
-}
-
-impl<P: Deref<Target: Stream>> WriteHalf<P> {
-    /// A write half that shuts the write side down on drop if
-    /// `shut_on_drop` (an owned one).
-    pub(crate) fn new(stream: P, shut_on_drop: bool) -> Self {
-        WriteHalf {
-            stream,
-            shut_on_drop,
-        }
-    }
+    pub(crate) shut_on_drop: bool,
 }
 
 impl<P: Deref + Unpin> AsyncRead for ReadHalf<P>
@@ -148,7 +137,8 @@ macro_rules! halves {
             /// is that trait's `split(self)`:
             #[doc = concat!("write `", stringify!($T), "::split(&stream)` for this one.")]
             pub fn split(&self) -> (ReadHalf<'_>, WriteHalf<'_>) {
-                ($crate::halves::ReadHalf(self), $crate::halves::WriteHalf::new(self, false))
+                let writer = $crate::halves::WriteHalf { stream: self, shut_on_drop: false };
+                ($crate::halves::ReadHalf(self), writer)
             }
 
             /// Splits the stream into halves that own it together, to move
@@ -158,7 +148,7 @@ macro_rules! halves {
             pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
                 let stream = std::sync::Arc::new(self);
                 let reader = $crate::halves::ReadHalf(stream.clone());
-                (reader, $crate::halves::WriteHalf::new(stream, true))
+                (reader, $crate::halves::WriteHalf { stream, shut_on_drop: true })
             }
         }
     };

@@ -127,15 +127,15 @@ macro_rules! debug_and_fd {
 }
 pub(crate) use debug_and_fd;
 
-/// What `TcpStream` and `UnixStream` share, given their address type, how
-/// reads clear readiness (`stream` or `io`, see `@read` below), their peek,
+/// What `TcpStream` and `UnixStream` share, given their address type,
+/// whether a short read clears readiness (see `@read` below), their peek,
 /// and the `send` and vectored send that never raise `SIGPIPE`: reads,
 /// `shutdown`, the `try_*` calls, the `futures_io` traits on the stream and
 /// on a reference to it, the halves (`halves!`) and the `shutdown` they
 /// need ([`Stream`](crate::halves::Stream)); addresses, readiness, `Debug`
 /// and the descriptor traits.
 macro_rules! stream {
-    ($T:ident: $Addr:ty; reads: $reads:ident, peek: $peek:path; send: $send:path, $send_vectored:path) => {
+    ($T:ident: $Addr:ty; short_reads_drain: $drain:literal, peek: $peek:path; send: $send:path, $send_vectored:path) => {
         impl $T {
             /// Waits for data and copies it into `buf` without taking it
             /// from the stream: the next read returns the same bytes.
@@ -165,7 +165,7 @@ macro_rules! stream {
                 cx: &mut std::task::Context<'_>,
                 buf: &mut [std::mem::MaybeUninit<u8>],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                $crate::impls::stream!(@read $reads, self, cx, buf, $crate::syscall::recv_uninit)
+                $crate::impls::stream!(@read $drain, self, cx, buf, $crate::syscall::recv_uninit)
             }
 
             /// Shuts down one or both directions: `Shutdown::Write` is a
@@ -237,8 +237,8 @@ macro_rules! stream {
         $crate::impls::readiness!($T);
         $crate::impls::debug_and_fd!($T: local_addr, peer_addr);
         $crate::halves::halves!($T);
-        $crate::impls::stream!(@futures_io $T; $reads, $send, $send_vectored);
-        $crate::impls::stream!(@futures_io &$T; $reads, $send, $send_vectored);
+        $crate::impls::stream!(@futures_io $T; $drain, $send, $send_vectored);
+        $crate::impls::stream!(@futures_io &$T; $drain, $send, $send_vectored);
 
         impl $crate::halves::Stream for $T {
             fn shutdown(&self, how: std::net::Shutdown) -> std::io::Result<()> {
@@ -248,38 +248,34 @@ macro_rules! stream {
     };
 
     // One read into `$buf` with `$recv`, waiting for data; an empty `$buf`
-    // returns `Ok(0)` at once, without a syscall. `reads: stream`: a short
-    // read clears readiness too, since on a TCP stream the receive buffer
-    // is then empty, and the next read waits for an edge instead of
+    // returns `Ok(0)` at once, without a syscall. `short_reads_drain: true`:
+    // a short read clears readiness too, since on a TCP stream the receive
+    // buffer is then empty, and the next read waits for an edge instead of
     // spending a `recv` on `EAGAIN` (one `recv` and one `send` per echoed
-    // message). `reads: io`: only `WouldBlock` clears readiness, since a
-    // Unix stream also stops short at a message that carried descriptors
-    // or credentials, with bytes still queued and no new edge coming.
-    (@read $reads:ident, $this:expr, $cx:expr, $buf:ident, $recv:path) => {{
+    // message). `false`: only `WouldBlock` clears readiness (the length
+    // given is 0, which no read is shorter than), since a Unix stream also
+    // stops short at a message that carried descriptors or credentials,
+    // with bytes still queued and no new edge coming.
+    (@read $drain:literal, $this:expr, $cx:expr, $buf:ident, $recv:path) => {{
         if $buf.is_empty() {
             return std::task::Poll::Ready(Ok(0));
         }
-        $crate::impls::stream!(@$reads $this.io, $cx, $buf.len(), |socket| $recv(socket, $buf))
+        let len = if $drain { $buf.len() } else { 0 };
+        $this.io.poll_read_stream($cx, len, |socket| $recv(socket, $buf))
     }};
-    (@stream $io:expr, $cx:expr, $len:expr, $recv:expr) => {
-        $io.poll_read_stream($cx, $len, $recv)
-    };
-    (@io $io:expr, $cx:expr, $len:expr, $recv:expr) => {
-        $io.poll_read_io($cx, $recv)
-    };
 
     // `AsyncRead` and `AsyncWrite` on `$S` (the stream, or `&` it), where
     // its reads and writes wait (its halves come here too): `poll_flush` has
     // nothing to do (bytes go straight to the kernel), `poll_close` shuts
     // the write side down.
-    (@futures_io $S:ty; $reads:ident, $send:path, $send_vectored:path) => {
+    (@futures_io $S:ty; $drain:literal, $send:path, $send_vectored:path) => {
         impl futures_io::AsyncRead for $S {
             fn poll_read(
                 self: std::pin::Pin<&mut Self>,
                 cx: &mut std::task::Context<'_>,
                 buf: &mut [u8],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                $crate::impls::stream!(@read $reads, self, cx, buf, $crate::syscall::recv)
+                $crate::impls::stream!(@read $drain, self, cx, buf, $crate::syscall::recv)
             }
         }
 

@@ -1,5 +1,5 @@
 //! Socket options: the values checked before they reach `setsockopt(2)`,
-//! and the macros that write each option's setter and getter once for
+//! and the macro that writes each option's setter and getter once for
 //! every socket type that has it.
 
 use std::io;
@@ -55,7 +55,8 @@ impl Sock for socket2::Socket {
 /// calls socket2's `SockRef::$sock_set($arg)` (`$arg` may check `value`,
 /// which `checks` then describes for the docs), and `$get()` returns
 /// `SockRef::$sock_get()`, mapped through `$map` if given. The docs given
-/// are the setter's, without its `# Errors`, which this adds.
+/// are the setter's, without its `# Errors`, which this adds. Or one of
+/// the lists several types share: `@buffer_sizes`, `@tcp`, `@ip`.
 macro_rules! sockopt {
     ($(
         $(#[cfg($cfg:meta)])?
@@ -87,13 +88,10 @@ macro_rules! sockopt {
             $crate::options::Sock::sock(&self.io).$sock_get()$(.map($map))?
         }
     )+};
-}
-pub(crate) use sockopt;
 
-/// `SO_SNDBUF` and `SO_RCVBUF`, for every socket with an `io` field (the
-/// sizes `getsockopt` returns saturated to the `u32` the setters take).
-macro_rules! buffer_sizes {
-    () => {
+    // `SO_SNDBUF` and `SO_RCVBUF`, for every socket with an `io` field (the
+    // sizes `getsockopt` returns saturated to the `u32` the setters take).
+    (@buffer_sizes) => {
         $crate::options::sockopt! {
             /// Sets `SO_SNDBUF`, the size of the kernel's send buffer (on a
             /// Unix socket: how much sent from here may wait unread at the
@@ -111,12 +109,9 @@ macro_rules! buffer_sizes {
             recv_buffer_size -> u32 => recv_buffer_size.map(|size| u32::try_from(size).unwrap_or(u32::MAX));
         }
     };
-}
-pub(crate) use buffer_sizes;
 
-/// `TCP_NODELAY` and `SO_LINGER`, for `TcpStream` and `TcpSocket`.
-macro_rules! tcp_options {
-    () => {
+    // `TCP_NODELAY` and `SO_LINGER`, for `TcpStream` and `TcpSocket`.
+    (@tcp) => {
         $crate::options::sockopt! {
             /// Sets `TCP_NODELAY`: with `true`, small writes go out at once
             /// instead of waiting (Nagle's algorithm) to be merged with later
@@ -134,13 +129,10 @@ macro_rules! tcp_options {
             linger -> Option<std::time::Duration> => linger;
         }
     };
-}
-pub(crate) use tcp_options;
 
-/// The IP options `TcpStream` and `UdpSocket` share: `IP_TTL`, `IP_TOS`,
-/// `IPV6_TCLASS`, and the buffer sizes.
-macro_rules! ip_options {
-    () => {
+    // The IP options `TcpStream` and `UdpSocket` share: `IP_TTL`, `IP_TOS`,
+    // `IPV6_TCLASS`, and the buffer sizes.
+    (@ip) => {
         $crate::options::sockopt! {
             /// Sets `IP_TTL`, how many routers the IPv4 packets this socket
             /// sends may cross.
@@ -177,7 +169,7 @@ macro_rules! ip_options {
             tclass_v6 -> u32 => tclass_v6;
         }
 
-        $crate::options::buffer_sizes!();
+        $crate::options::sockopt!(@buffer_sizes);
     };
 }
-pub(crate) use ip_options;
+pub(crate) use sockopt;

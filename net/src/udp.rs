@@ -121,7 +121,7 @@ impls::debug_and_fd!(UdpSocket: local_addr);
 
 /// Socket options, through `socket2::SockRef`.
 impl UdpSocket {
-    options::ip_options!();
+    options::sockopt!(@ip);
 
     options::sockopt! {
         /// Sets `SO_BROADCAST`, without which a send to a broadcast address

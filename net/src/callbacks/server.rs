@@ -152,24 +152,26 @@ pub async fn serve_connection<H: Handler>(stream: TcpStream, config: Config, han
 
 /// Runs `handler` on `stream` from `on_connect` to `on_disconnect`, then
 /// closes the socket.
-async fn drive<H: Handler>(stream: TcpStream, peer: SocketAddr, config: Config, mut handler: H) {
-    let mut conn = Connection::new(peer);
-    handler.on_connect(&mut conn);
+async fn drive<H: Handler>(stream: TcpStream, peer: SocketAddr, config: Config, handler: H) {
     let mut driver = Driver {
         stream: &stream,
         config,
         closing: None,
         idle: config.idle_timeout.map(sleep),
+        handler,
+        conn: Connection::new(peer),
     };
-    driver.settle(&mut handler, &mut conn);
-    let reason = poll_fn(|cx| driver.poll_run(cx, &mut handler, &mut conn)).await;
+    driver.handler.on_connect(&mut driver.conn);
+    driver.settle();
+    let reason = poll_fn(|cx| driver.poll_run(cx)).await;
     log::debug!("callbacks: {peer} disconnected: {reason:?}");
-    handler.on_disconnect(&conn, reason);
+    driver.handler.on_disconnect(&driver.conn, reason);
     discard_unread(&stream);
 }
 
-/// One connection's loop: its socket, limits, and the state between steps.
-struct Driver<'a> {
+/// One connection's loop: its socket, limits, handler and buffers, and the
+/// state between steps.
+struct Driver<'a, H> {
     stream: &'a TcpStream,
     config: Config,
     /// Set once the connection is to end: the reason to report once the
@@ -177,20 +179,22 @@ struct Driver<'a> {
     closing: Option<Disconnect>,
     /// Fires no later than `last_seen + idle_timeout`; see `poll_idle`.
     idle: Option<Sleep>,
+    handler: H,
+    conn: Connection,
 }
 
-impl Driver<'_> {
+impl<H: Handler> Driver<'_, H> {
     /// Decides, after a callback, whether the connection goes on: the
     /// handler may have closed it or left too much in the inbuf.
-    fn settle<H: Handler>(&mut self, handler: &mut H, conn: &mut Connection) {
+    fn settle(&mut self) {
         let max = self.config.max_inbuf;
-        if self.closing.is_none() && !conn.is_closing() && conn.inbuf().len() > max {
-            handler.on_inbuf_full(conn);
-            if conn.inbuf().len() > max {
+        if self.closing.is_none() && !self.conn.is_closing() && self.conn.inbuf().len() > max {
+            self.handler.on_inbuf_full(&mut self.conn);
+            if self.conn.inbuf().len() > max {
                 self.closing = Some(Disconnect::InbufFull);
             }
         }
-        if self.closing.is_none() && conn.is_closing() {
+        if self.closing.is_none() && self.conn.is_closing() {
             self.closing = Some(Disconnect::Closed);
         }
     }
@@ -204,14 +208,9 @@ impl Driver<'_> {
     /// a `Pending` poll left there. Sending only while the outbuf holds
     /// bytes, and reading only while the connection may take more, is the
     /// whole of WRITE and READ interest.
-    fn poll_run<H: Handler>(
-        &mut self,
-        cx: &mut Context<'_>,
-        handler: &mut H,
-        conn: &mut Connection,
-    ) -> Poll<Disconnect> {
+    fn poll_run(&mut self, cx: &mut Context<'_>) -> Poll<Disconnect> {
         loop {
-            let flushed = match conn.poll_send(cx, self.stream) {
+            let flushed = match self.conn.poll_send(cx, self.stream) {
                 Poll::Ready(Ok(())) => true,
                 Poll::Ready(Err(err)) => return Poll::Ready(Disconnect::Failed(err)),
                 Poll::Pending => false,
@@ -225,24 +224,23 @@ impl Driver<'_> {
                 }
                 return Poll::Ready(reason);
             }
+            let (conn, max) = (&mut self.conn, self.config.max_inbuf);
             let may_read = self.closing.is_none()
                 && conn.outbuf().len() <= self.config.write_high_water
-                && conn.inbuf().len() <= self.config.max_inbuf;
-            if may_read
-                && let Poll::Ready(read) = conn.poll_read(cx, self.stream, self.config.max_inbuf)
-            {
+                && conn.inbuf().len() <= max;
+            if may_read && let Poll::Ready(read) = conn.poll_read(cx, self.stream, max) {
                 match read {
                     Ok(0) => {
-                        handler.on_eof(conn);
+                        self.handler.on_eof(conn);
                         self.closing = Some(Disconnect::PeerClosed);
                     }
-                    Ok(_) => handler.on_data(conn),
+                    Ok(_) => self.handler.on_data(conn),
                     Err(err) => return Poll::Ready(Disconnect::Failed(err)),
                 }
-                self.settle(handler, conn);
+                self.settle();
                 continue;
             }
-            if self.poll_idle(cx, conn).is_ready() {
+            if self.poll_idle(cx).is_ready() {
                 return Poll::Ready(Disconnect::Idle);
             }
             return Poll::Pending;
@@ -256,12 +254,12 @@ impl Driver<'_> {
     /// Moving it on every read would cost a timer-heap update per message;
     /// this way a read costs one clock read, and an active connection one
     /// timer wake per timeout.
-    fn poll_idle(&mut self, cx: &mut Context<'_>, conn: &Connection) -> Poll<()> {
+    fn poll_idle(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let (Some(timeout), Some(timer)) = (self.config.idle_timeout, &mut self.idle) else {
             return Poll::Pending;
         };
         while Pin::new(&mut *timer).poll(cx).is_ready() {
-            let Some(deadline) = conn.last_seen().checked_add(timeout) else {
+            let Some(deadline) = self.conn.last_seen().checked_add(timeout) else {
                 // Beyond what `Instant` can hold: never.
                 self.idle = None;
                 return Poll::Pending;
@@ -287,11 +285,10 @@ const DISCARD_LIMIT: usize = 64 * 1024;
 fn discard_unread(stream: &TcpStream) {
     let mut sink = [0; 4096];
     let mut discarded = 0;
-    while discarded < DISCARD_LIMIT {
-        match stream.try_read(&mut sink) {
-            Ok(n) if n > 0 => discarded += n,
-            // End of stream, an error, or nothing more yet: done either way.
-            _ => break,
-        }
+    // Until the end of stream, an error, or nothing more yet.
+    while discarded < DISCARD_LIMIT
+        && let Ok(n @ 1..) = stream.try_read(&mut sink)
+    {
+        discarded += n;
     }
 }

@@ -140,15 +140,14 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
     /// ```
     #[doc(alias = "readline")]
     pub async fn read_line(&mut self) -> io::Result<Option<&[u8]>> {
-        let record = poll_fn(|cx| self.poll_record(cx, b'\n', Unterminated::Record));
-        let Some(range) = record.await? else {
-            return Ok(None);
-        };
-        let mut line = self.buf.get(range);
-        if let Some(rest) = line.strip_suffix(b"\n") {
-            line = rest.strip_suffix(b"\r").unwrap_or(rest);
-        }
-        Ok(Some(line))
+        let record = poll_fn(|cx| self.poll_record(cx, b'\n', Unterminated::Record)).await?;
+        Ok(record.map(|range| {
+            let line = self.buf.get(range);
+            match line.strip_suffix(b"\n") {
+                Some(rest) => rest.strip_suffix(b"\r").unwrap_or(rest),
+                None => line,
+            }
+        }))
     }
 
     /// Reads up to and including the next `delimiter`.

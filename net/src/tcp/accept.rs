@@ -21,7 +21,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures_core::Stream;
-use ioloop_runtime::io::{Registration, Waiter};
+use ioloop_runtime::io::Waiter;
 use ioloop_runtime::time::{Sleep, sleep};
 use mio::event::Source;
 
@@ -71,9 +71,6 @@ pub trait Accept {
     /// A peer's address.
     type Addr;
 
-    /// The listener's registration.
-    fn io(&self) -> &Registration<Self::Io>;
-
     /// One `accept(2)`, then registering the new stream with the runtime
     /// running on this thread.
     fn accept_registered(io: &Self::Io) -> io::Result<(Self::Stream, Self::Addr)>;
@@ -98,9 +95,9 @@ pub struct Incoming<'a, L: Accept> {
 }
 
 impl<'a, L: Accept> Incoming<'a, L> {
-    pub(crate) fn new(listener: &'a L) -> Self {
+    pub(crate) fn new(waiter: Waiter<'a, L::Io>) -> Self {
         Incoming {
-            waiter: listener.io().read_waiter(),
+            waiter,
             backoff: None,
             next_delay: FIRST_DELAY,
             skips_in_a_row: 0,
@@ -122,13 +119,11 @@ impl<'a, L: Accept> Incoming<'a, L> {
             }
             // Registering is inside the retried call, but its errors are
             // never `WouldBlock`: they reach the sorting below unchanged.
-            let err = match ready!(self.waiter.poll_io(cx, L::accept_registered)) {
-                Ok(accepted) => {
-                    self.next_delay = FIRST_DELAY;
-                    self.skips_in_a_row = 0;
-                    return Poll::Ready(Ok(accepted));
-                }
-                Err(err) => err,
+            let accepted = ready!(self.waiter.poll_io(cx, L::accept_registered));
+            let Err(err) = accepted else {
+                self.next_delay = FIRST_DELAY;
+                self.skips_in_a_row = 0;
+                return Poll::Ready(accepted);
             };
             match sort(&err) {
                 Failure::Listener => return Poll::Ready(Err(err)),
@@ -209,7 +204,7 @@ macro_rules! listener {
             /// The connections this listener accepts, as a
             /// `futures_core::Stream`: see [`Incoming`].
             pub fn incoming(&self) -> Incoming<'_> {
-                $crate::tcp::accept::Incoming::new(self)
+                $crate::tcp::accept::Incoming::new(self.io.read_waiter())
             }
         }
 
@@ -222,10 +217,6 @@ macro_rules! listener {
             type Io = $Io;
             type Stream = $Stream;
             type Addr = $Addr;
-
-            fn io(&self) -> &ioloop_runtime::io::Registration<$Io> {
-                &self.io
-            }
 
             fn accept_registered(io: &$Io) -> std::io::Result<($Stream, $Addr)> {
                 let (stream, addr) = io.accept()?;

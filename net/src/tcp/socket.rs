@@ -71,8 +71,8 @@ impl TcpSocket {
         reuseport -> bool => reuse_port;
     }
 
-    options::buffer_sizes!();
-    options::tcp_options!();
+    options::sockopt!(@buffer_sizes);
+    options::sockopt!(@tcp);
 
     /// Binds the socket to `addr` (a listener's, or the local address a
     /// client connects from); port 0 picks a free port. Fails with the

@@ -40,7 +40,7 @@ pub struct TcpStream {
 }
 
 impls::stream!(TcpStream: SocketAddr;
-    reads: stream, peek: mio::net::TcpStream::peek;
+    short_reads_drain: true, peek: mio::net::TcpStream::peek;
     send: syscall::send, syscall::send_vectored);
 
 impl TcpStream {
@@ -120,6 +120,6 @@ impl TcpStream {
         Registration::new(stream).map(|io| TcpStream { io })
     }
 
-    options::tcp_options!();
-    options::ip_options!();
+    options::sockopt!(@tcp);
+    options::sockopt!(@ip);
 }

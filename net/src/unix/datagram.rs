@@ -151,5 +151,5 @@ impl UnixDatagram {
             .try_write_io(|socket| sys::send_to(socket, buf, &target))
     }
 
-    options::buffer_sizes!();
+    options::sockopt!(@buffer_sizes);
 }

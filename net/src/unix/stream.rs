@@ -38,7 +38,7 @@ pub struct UnixStream {
 // `send` with `MSG_NOSIGNAL`, not std's `write`: on a Unix socket that is
 // `write(2)`, which raises `SIGPIPE` once the peer is gone.
 impls::stream!(UnixStream: SocketAddr;
-    reads: io, peek: sys::peek;
+    short_reads_drain: false, peek: sys::peek;
     send: sys::send, sys::send_vectored);
 
 impl UnixStream {
@@ -104,5 +104,5 @@ impl UnixStream {
         super::ucred::peer_cred(self.io.get_ref())
     }
 
-    options::buffer_sizes!();
+    options::sockopt!(@buffer_sizes);
 }

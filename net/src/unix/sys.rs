@@ -4,7 +4,7 @@
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 use std::ffi::OsStr;
-use std::io::{self, IoSlice};
+use std::io;
 #[cfg(target_os = "android")]
 use std::os::android::net::SocketAddrExt;
 use std::os::fd::{AsFd, AsRawFd};
@@ -46,11 +46,14 @@ pub(crate) fn no_sigpipe(socket: &impl AsFd) -> io::Result<()> {
     Ok(())
 }
 
+/// On Linux, the stream sends of syscall.rs, which pass `MSG_NOSIGNAL`
+/// already.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(crate) use crate::syscall::{send, send_vectored};
+
 /// One `send(2)` to the connected peer, never raising `SIGPIPE`.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
 pub(crate) fn send(socket: &impl AsFd, buf: &[u8]) -> io::Result<usize> {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    return crate::syscall::send(socket, buf);
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
     SockRef::from(socket).send_with_flags(buf, SEND_FLAGS)
 }
 
@@ -61,10 +64,8 @@ pub(crate) fn send_to(socket: &impl AsFd, buf: &[u8], to: &SockAddr) -> io::Resu
 
 /// One `sendmsg(2)` from several buffers to the connected peer, never
 /// raising `SIGPIPE` (`writev(2)` cannot take the flag).
-pub(crate) fn send_vectored(socket: &impl AsFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    return crate::syscall::send_vectored(socket, bufs);
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub(crate) fn send_vectored(socket: &impl AsFd, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
     SockRef::from(socket)
         .send_vectored_with_flags(crate::syscall::at_most_max_slices(bufs), SEND_FLAGS)
 }
