@@ -46,7 +46,7 @@ use slab::Slab;
 use super::cell::{Runnable, Schedule, Task, TaskCell, UNREGISTERED, wake_all};
 use super::reactor::Reactor;
 use super::timers::{self, Clock, ClockState, LoopClock, Timers};
-use crate::base::{self, Counters, JoinError, Publisher, Watch, budget};
+use crate::base::{self, Counters, JoinError, Watch, budget};
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
 
 thread_local! {
@@ -257,8 +257,6 @@ pub(crate) struct Core {
     /// If none did, the list cannot have become sparse (entering only
     /// fills it), so the look, and its lock, are skipped.
     list_freed: Cell<bool>,
-    /// Tells other threads what is being polled (see `base.rs`).
-    publisher: Publisher,
     pub(crate) timers: RefCell<Timers>,
     driver: RefCell<Driver>,
     /// Kept between runs for collecting wakers, so firing them does not
@@ -292,7 +290,6 @@ impl Core {
             born: Cell::new(None),
             live: Cell::new(0),
             list_freed: Cell::new(false),
-            publisher: Publisher::default(),
             timers: RefCell::new(Timers::with_home(home.0)),
             _home: home,
             driver: RefCell::new(driver),
@@ -390,9 +387,9 @@ impl Core {
             budget::reset();
             match job {
                 Some(Job::Main) => {
-                    self.publisher.start(&self.shared.watch, base::MAIN);
+                    self.shared.watch.start(base::MAIN);
                     let poll = poll_main();
-                    self.publisher.end(&self.shared.watch);
+                    self.shared.watch.end();
                     if let Poll::Ready(output) = poll {
                         return Some(output);
                     }
@@ -519,9 +516,9 @@ impl Core {
     fn run_task(&self, task: Task) {
         let key = task.key();
         let local = task.is_local();
-        self.publisher.start(&self.shared.watch, key);
+        self.shared.watch.start(key);
         let completed = task.run();
-        self.publisher.end(&self.shared.watch);
+        self.shared.watch.end();
         if completed {
             self.completed(key, local);
         }
