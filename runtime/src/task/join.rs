@@ -91,7 +91,7 @@ impl<T> JoinHandle<T> {
     /// });
     /// ```
     pub fn is_finished(&self) -> bool {
-        self.task.is_finished()
+        self.task.is_complete()
     }
 }
 
