@@ -129,9 +129,6 @@ pub(crate) mod budget {
         Poll::Ready(())
     }
 
-    // The name the I/O layers use.
-    pub(crate) use poll_budget as poll_proceed;
-
     /// Gives back the unit a [`poll_budget`] just spent, for an operation
     /// that then found nothing ready: only progress spends budget.
     #[inline]
