@@ -550,13 +550,12 @@ impl Reactor {
     pub(crate) fn for_each_waiter(&self, mut f: impl FnMut(usize, Direction, *const ())) {
         let entries = self.entries.lock();
         for (key, entry) in entries.slab.iter() {
-            let waiters = entry.waiters.lock();
-            waiters
-                .readers
-                .for_each_data(|data| f(key, Direction::Read, data));
-            waiters
-                .writers
-                .for_each_data(|data| f(key, Direction::Write, data));
+            let mut waiters = entry.waiters.lock();
+            for direction in [Direction::Read, Direction::Write] {
+                waiters
+                    .get(direction)
+                    .for_each_data(|data| f(key, direction, data));
+            }
         }
     }
 
