@@ -185,19 +185,19 @@ impl<S: Source> Registration<S> {
     /// A place among the tasks waiting to read, for a future to wait in:
     /// see [`Waiter`].
     pub fn read_waiter(&self) -> Waiter<'_, S> {
-        Waiter {
-            registration: self,
-            direction: Direction::Read,
-            key: None,
-        }
+        self.waiter(Direction::Read)
     }
 
     /// A place among the tasks waiting to write, for a future to wait in:
     /// see [`Waiter`].
     pub fn write_waiter(&self) -> Waiter<'_, S> {
+        self.waiter(Direction::Write)
+    }
+
+    fn waiter(&self, direction: Direction) -> Waiter<'_, S> {
         Waiter {
             registration: self,
-            direction: Direction::Write,
+            direction,
             key: None,
         }
     }
