@@ -271,8 +271,8 @@ pub(crate) struct Watch {
 
 impl Watch {
     /// Announces a poll of the task in slot `key` (or [`MAIN`]). Only the
-    /// loop writes the watch, so publishing costs a load and two stores,
-    /// no read-modify-write; as does [`end`](Watch::end).
+    /// loop writes the watch, so publishing costs a load and two stores (a
+    /// load and one for [`end`](Watch::end)), no read-modify-write.
     #[inline]
     pub(crate) fn start(&self, key: usize) {
         let seq = self.seq.load(Ordering::Relaxed) + 1;
