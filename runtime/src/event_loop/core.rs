@@ -619,12 +619,9 @@ impl Core {
             }
         }
         // Empty now (the loop is about to sleep). A burst that queued more
-        // than `SHRINK_MIN` jobs pays for its regrowth with those pushes.
-        let mut queue = self.run_queue.borrow_mut();
-        if queue.capacity() > SHRINK_MIN {
-            queue.shrink_to(SHRINK_MIN);
-        }
-        drop(queue);
+        // than `SHRINK_MIN` jobs pays for its regrowth with those pushes;
+        // below that, `shrink_to` does nothing.
+        self.run_queue.borrow_mut().shrink_to(SHRINK_MIN);
         self.timers.borrow_mut().shrink_if_sparse();
         self.shared.reactor.shrink_if_sparse();
     }
