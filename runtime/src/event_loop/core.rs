@@ -656,18 +656,11 @@ impl Core {
             );
         }
         loop {
-            let tasks: Vec<Task> = self
-                .shared
-                .tasks
-                .lock()
-                .slab
-                .drain()
-                .map(|listed| listed.task)
-                .collect();
+            let tasks = std::mem::take(&mut self.shared.tasks.lock().slab);
             if tasks.is_empty() {
                 break;
             }
-            for task in tasks {
+            for (_, Listed { task, .. }) in tasks {
                 if away && task.is_local() {
                     task.abandon();
                 } else {
