@@ -588,16 +588,14 @@ impl Core {
         // Empty now: a burst of foreign wakes or spawns gives back what it
         // grew, as the run queue does (amortized by the pushes that grew it).
         inject.queue.shrink_to(SHRINK_MIN);
-        if !inject.timers.is_empty() {
-            let mut timers = self.timers.borrow_mut();
-            for (deadline, waker) in inject.timers.drain(..) {
-                // Fires once, which frees it; the sleep keeps no key.
-                timers.insert(deadline, waker);
-            }
-            // A burst of timers armed (or moved, or removed) from other
-            // threads must not leave its capacity behind for good.
-            inject.timers.shrink_to(INJECT_TIMERS_KEPT);
+        let mut timers = self.timers.borrow_mut();
+        for (deadline, waker) in inject.timers.drain(..) {
+            // Fires once, which frees it; the sleep keeps no key.
+            timers.insert(deadline, waker);
         }
+        // A burst of timers armed (or moved, or removed) from other
+        // threads must not leave its capacity behind for good.
+        inject.timers.shrink_to(INJECT_TIMERS_KEPT);
     }
 
     /// Gives back the memory of tables a burst left mostly empty. Run when
