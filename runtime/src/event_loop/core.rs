@@ -668,7 +668,6 @@ impl Core {
         }
         self.local_tasks.set(0);
         self.live.set(0);
-        drop(self.run_queue.take());
         // Whoever still waits on a timer or a source (a future polled from
         // outside this runtime's tasks) is woken, to find the runtime gone
         // rather than to wait forever.
@@ -676,6 +675,7 @@ impl Core {
         wakers.extend(pending.timers.into_iter().map(|(_, waker)| waker));
         self.shared.reactor.shutdown(&mut wakers);
         wake_all(&mut wakers);
+        // The cancelled tasks' stale entries, and whatever those wakes queued.
         drop(self.run_queue.take());
         // The metrics outlive the runtime (a `Handle` keeps them): they
         // show the empty tables, not the last tick's.
