@@ -6,7 +6,6 @@
 //! `task/join.rs`).
 
 use std::any::Any;
-use std::cell::Cell;
 use std::io;
 use std::panic::Location;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
@@ -129,9 +128,6 @@ pub(crate) mod budget {
         }
         Poll::Ready(())
     }
-
-    // The name the I/O layers use.
-    pub(crate) use poll_budget as poll_proceed;
 
     /// Gives back the unit a [`poll_budget`] just spent, for an operation
     /// that then found nothing ready: only progress spends budget.
@@ -273,33 +269,24 @@ pub(crate) struct Watch {
     pub(crate) main: Mutex<Option<&'static Location<'static>>>,
 }
 
-/// The loop's side of the watch: the next sequence number, kept in the
-/// loop's own state so publishing costs no read-modify-write.
-#[derive(Default)]
-pub(crate) struct Publisher {
-    seq: Cell<u64>,
-}
-
-impl Publisher {
-    /// Announces a poll of the task in slot `key` (or [`MAIN`]).
+impl Watch {
+    /// Announces a poll of the task in slot `key` (or [`MAIN`]). Only the
+    /// loop writes the watch, so publishing costs a load and two stores (a
+    /// load and one for [`end`](Watch::end)), no read-modify-write.
     #[inline]
-    pub(crate) fn start(&self, watch: &Watch, key: usize) {
-        let seq = self.seq.get() + 1;
-        self.seq.set(seq);
-        watch.key.store(key, Ordering::Relaxed);
-        watch.seq.store(seq, Ordering::Release);
+    pub(crate) fn start(&self, key: usize) {
+        let seq = self.seq.load(Ordering::Relaxed) + 1;
+        self.key.store(key, Ordering::Relaxed);
+        self.seq.store(seq, Ordering::Release);
     }
 
     /// Announces that the poll returned.
     #[inline]
-    pub(crate) fn end(&self, watch: &Watch) {
-        let seq = self.seq.get() + 1;
-        self.seq.set(seq);
-        watch.seq.store(seq, Ordering::Release);
+    pub(crate) fn end(&self) {
+        let seq = self.seq.load(Ordering::Relaxed) + 1;
+        self.seq.store(seq, Ordering::Release);
     }
-}
 
-impl Watch {
     /// The poll running now, if one is: its sequence number and slot. The
     /// slot is right if the sequence number is still the same afterwards
     /// (see [`Watch::still`]).

@@ -129,7 +129,7 @@ impl<S: Source> Registration<S> {
     /// .unwrap();
     /// ```
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
-        ready!(budget::poll_proceed(cx));
+        ready!(budget::poll_budget(cx));
         self.entry.poll_ready(Direction::Read, cx, None)
     }
 
@@ -140,7 +140,7 @@ impl<S: Source> Registration<S> {
     ///
     /// Fails once the runtime has shut down.
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
-        ready!(budget::poll_proceed(cx));
+        ready!(budget::poll_budget(cx));
         self.entry.poll_ready(Direction::Write, cx, None)
     }
 
@@ -185,19 +185,19 @@ impl<S: Source> Registration<S> {
     /// A place among the tasks waiting to read, for a future to wait in:
     /// see [`Waiter`].
     pub fn read_waiter(&self) -> Waiter<'_, S> {
-        Waiter {
-            registration: self,
-            direction: Direction::Read,
-            key: None,
-        }
+        self.waiter(Direction::Read)
     }
 
     /// A place among the tasks waiting to write, for a future to wait in:
     /// see [`Waiter`].
     pub fn write_waiter(&self) -> Waiter<'_, S> {
+        self.waiter(Direction::Write)
+    }
+
+    fn waiter(&self, direction: Direction) -> Waiter<'_, S> {
         Waiter {
             registration: self,
-            direction: Direction::Write,
+            direction,
             key: None,
         }
     }
@@ -396,7 +396,7 @@ impl<S: Source> Registration<S> {
         mut f: impl FnMut(&S) -> io::Result<R>,
         drained: impl Fn(&R, &ReadyEvent) -> bool,
     ) -> Poll<io::Result<R>> {
-        ready!(budget::poll_proceed(cx));
+        ready!(budget::poll_budget(cx));
         loop {
             let event = ready!(self.entry.poll_ready(direction, cx, key.as_deref_mut()))?;
             match f(&self.source) {
@@ -461,7 +461,7 @@ impl<'a, S: Source> Waiter<'a, S> {
     ///
     /// Fails once the runtime has shut down.
     pub fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
-        ready!(budget::poll_proceed(cx));
+        ready!(budget::poll_budget(cx));
         let entry = &self.registration.entry;
         entry.poll_ready(self.direction, cx, Some(&mut self.key))
     }

@@ -4,17 +4,17 @@
 //! A task that blocks the loop (a sync mutex, a CPU loop, a blocking
 //! syscall) stalls every other task. The loop cannot notice, since it is
 //! the one stuck; so it only says what it is doing, at the cost of three
-//! plain stores per poll and no clock read: before a poll it stores the
-//! task's slot in the task list and an odd sequence number, after the poll
-//! the next, even one (`Watch`, in `base.rs`). The watchdog, one thread per runtime
-//! (none when the threshold is `None`), wakes every half threshold and
-//! looks: an odd number it has already seen is a poll still running. Once
-//! the same poll has been seen for a whole threshold, it logs a warning
-//! naming the task's spawn location and id, counts it in
-//! `Metrics::slow_polls`, warns again each time the poll's duration
-//! doubles, and logs once more when the poll returns (or when the runtime
-//! drops, so the program's exit loses nothing). With no logger, the
-//! warnings go to stderr: the one thing the library prints.
+//! plain stores (and two plain loads) per poll and no clock read: before a
+//! poll it stores the task's slot in the task list and an odd sequence
+//! number, after the poll the next, even one (`Watch`, in `base.rs`). The
+//! watchdog, one thread per runtime (none when the threshold is `None`),
+//! wakes every half threshold and looks: an odd number it has already
+//! seen is a poll still running. Once the same poll has been seen for a
+//! whole threshold, it logs a warning naming the task's spawn location
+//! and id, counts it in `Metrics::slow_polls`, warns again each time the
+//! poll's duration doubles, and logs once more when the poll returns (or
+//! when the runtime drops, so the program's exit loses nothing). With no
+//! logger, the warnings go to stderr: the one thing the library prints.
 //!
 //! The watchdog reads only atomics and the shared task list; it never
 //! wakes the loop or makes it do a syscall. It wakes periodically even

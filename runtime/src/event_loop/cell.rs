@@ -86,11 +86,11 @@ const BITS_MASK: usize = (1 << KEY_SHIFT) - 1;
 /// entered into the loop's task list yet (every key bit set).
 pub(crate) const UNREGISTERED: usize = usize::MAX >> KEY_SHIFT;
 
-/// What a `JoinHandle` needs from its task, whatever the future's type.
-pub(crate) trait Join<T>: Send + Sync {
+/// What a `JoinHandle` needs from its task, whatever the future's type
+/// (and, to tell whether it finished, `Runnable::is_complete`).
+pub(crate) trait Join<T>: Runnable {
     fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>>;
     fn abort(self: Arc<Self>);
-    fn is_finished(&self) -> bool;
     fn detach(&self);
 }
 
@@ -544,10 +544,6 @@ where
         if prev & (CANCELLED | COMPLETE) == 0 {
             self.schedule();
         }
-    }
-
-    fn is_finished(&self) -> bool {
-        self.state.load(Ordering::Acquire) & COMPLETE != 0
     }
 
     #[allow(unsafe_code)]

@@ -46,7 +46,7 @@ use slab::Slab;
 use super::cell::{Runnable, Schedule, Task, TaskCell, UNREGISTERED, wake_all};
 use super::reactor::Reactor;
 use super::timers::{self, Clock, ClockState, LoopClock, Timers};
-use crate::base::{self, Counters, JoinError, Publisher, Watch, budget};
+use crate::base::{self, Counters, JoinError, Watch, budget};
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
 
 thread_local! {
@@ -257,8 +257,6 @@ pub(crate) struct Core {
     /// If none did, the list cannot have become sparse (entering only
     /// fills it), so the look, and its lock, are skipped.
     list_freed: Cell<bool>,
-    /// Tells other threads what is being polled (see `base.rs`).
-    publisher: Publisher,
     pub(crate) timers: RefCell<Timers>,
     driver: RefCell<Driver>,
     /// Kept between runs for collecting wakers, so firing them does not
@@ -292,7 +290,6 @@ impl Core {
             born: Cell::new(None),
             live: Cell::new(0),
             list_freed: Cell::new(false),
-            publisher: Publisher::default(),
             timers: RefCell::new(Timers::with_home(home.0)),
             _home: home,
             driver: RefCell::new(driver),
@@ -390,9 +387,9 @@ impl Core {
             budget::reset();
             match job {
                 Some(Job::Main) => {
-                    self.publisher.start(&self.shared.watch, base::MAIN);
+                    self.shared.watch.start(base::MAIN);
                     let poll = poll_main();
-                    self.publisher.end(&self.shared.watch);
+                    self.shared.watch.end();
                     if let Poll::Ready(output) = poll {
                         return Some(output);
                     }
@@ -519,9 +516,9 @@ impl Core {
     fn run_task(&self, task: Task) {
         let key = task.key();
         let local = task.is_local();
-        self.publisher.start(&self.shared.watch, key);
+        self.shared.watch.start(key);
         let completed = task.run();
-        self.publisher.end(&self.shared.watch);
+        self.shared.watch.end();
         if completed {
             self.completed(key, local);
         }
@@ -591,16 +588,14 @@ impl Core {
         // Empty now: a burst of foreign wakes or spawns gives back what it
         // grew, as the run queue does (amortized by the pushes that grew it).
         inject.queue.shrink_to(SHRINK_MIN);
-        if !inject.timers.is_empty() {
-            let mut timers = self.timers.borrow_mut();
-            for (deadline, waker) in inject.timers.drain(..) {
-                // Fires once, which frees it; the sleep keeps no key.
-                timers.insert(deadline, waker);
-            }
-            // A burst of timers armed (or moved, or removed) from other
-            // threads must not leave its capacity behind for good.
-            inject.timers.shrink_to(INJECT_TIMERS_KEPT);
+        let mut timers = self.timers.borrow_mut();
+        for (deadline, waker) in inject.timers.drain(..) {
+            // Fires once, which frees it; the sleep keeps no key.
+            timers.insert(deadline, waker);
         }
+        // A burst of timers armed (or moved, or removed) from other
+        // threads must not leave its capacity behind for good.
+        inject.timers.shrink_to(INJECT_TIMERS_KEPT);
     }
 
     /// Gives back the memory of tables a burst left mostly empty. Run when
@@ -622,12 +617,9 @@ impl Core {
             }
         }
         // Empty now (the loop is about to sleep). A burst that queued more
-        // than `SHRINK_MIN` jobs pays for its regrowth with those pushes.
-        let mut queue = self.run_queue.borrow_mut();
-        if queue.capacity() > SHRINK_MIN {
-            queue.shrink_to(SHRINK_MIN);
-        }
-        drop(queue);
+        // than `SHRINK_MIN` jobs pays for its regrowth with those pushes;
+        // below that, `shrink_to` does nothing.
+        self.run_queue.borrow_mut().shrink_to(SHRINK_MIN);
         self.timers.borrow_mut().shrink_if_sparse();
         self.shared.reactor.shrink_if_sparse();
     }
@@ -662,18 +654,11 @@ impl Core {
             );
         }
         loop {
-            let tasks: Vec<Task> = self
-                .shared
-                .tasks
-                .lock()
-                .slab
-                .drain()
-                .map(|listed| listed.task)
-                .collect();
+            let tasks = std::mem::take(&mut self.shared.tasks.lock().slab);
             if tasks.is_empty() {
                 break;
             }
-            for task in tasks {
+            for (_, Listed { task, .. }) in tasks {
                 if away && task.is_local() {
                     task.abandon();
                 } else {
@@ -683,7 +668,6 @@ impl Core {
         }
         self.local_tasks.set(0);
         self.live.set(0);
-        drop(self.run_queue.take());
         // Whoever still waits on a timer or a source (a future polled from
         // outside this runtime's tasks) is woken, to find the runtime gone
         // rather than to wait forever.
@@ -691,6 +675,7 @@ impl Core {
         wakers.extend(pending.timers.into_iter().map(|(_, waker)| waker));
         self.shared.reactor.shutdown(&mut wakers);
         wake_all(&mut wakers);
+        // The cancelled tasks' stale entries, and whatever those wakes queued.
         drop(self.run_queue.take());
         // The metrics outlive the runtime (a `Handle` keeps them): they
         // show the empty tables, not the last tick's.

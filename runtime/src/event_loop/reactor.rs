@@ -322,14 +322,6 @@ impl IoEntry {
         parked
     }
 
-    fn new(generation: usize, bits: u8, tick: u32) -> Self {
-        IoEntry {
-            state: AtomicU64::new(u64::from(bits) | (u64::from(tick) << TICK_SHIFT)),
-            waiters: Mutex::new(EntryWaiters::default()),
-            generation,
-        }
-    }
-
     /// Records an event of `bits` at `tick` and moves the waiters it
     /// satisfies into `wakers`: state first, then the waiters' lock (see
     /// [`IoEntry`]).
@@ -342,14 +334,6 @@ impl IoEntry {
                 Some((state & (BITS | SHUTDOWN)) | u64::from(bits) | stamp)
             });
         self.waiters.lock().take_into(bits, wakers);
-    }
-
-    /// Marks the entry shut down and moves every waiter into `wakers`.
-    fn shut_down(&self, wakers: &mut Vec<Waker>) {
-        self.state.fetch_or(SHUTDOWN, Ordering::AcqRel);
-        self.waiters
-            .lock()
-            .take_into(READ_MASK | WRITE_MASK, wakers);
     }
 }
 
@@ -437,13 +421,18 @@ impl Reactor {
             }
             let generation = entries.next_generation;
             entries.next_generation = (generation + 1) & GENERATION_MASK;
-            let tick = entries.tick;
+            // Readable and writable, at the current tick.
+            let state = u64::from(READABLE | WRITABLE) | (u64::from(entries.tick) << TICK_SHIFT);
             let slot = entries.slab.vacant_entry();
             if slot.key() > MAX_KEY {
                 return Err(io::Error::other("too many I/O sources registered"));
             }
             let token = pack(slot.key(), generation);
-            let entry = Arc::new(IoEntry::new(generation, READABLE | WRITABLE, tick));
+            let entry = Arc::new(IoEntry {
+                state: AtomicU64::new(state),
+                waiters: Mutex::new(EntryWaiters::default()),
+                generation,
+            });
             slot.insert(entry.clone());
             (token, entry)
         };
@@ -474,13 +463,11 @@ impl Reactor {
     /// Frees the table slot of `token`, dropping the table's share of the
     /// entry (and, if it was the last, its wakers) outside the lock.
     fn release(&self, token: Token) {
-        let (key, _) = unpack(token);
-        let entry = {
-            let mut entries = self.entries.lock();
-            entries.freed += 1;
-            self.freed_hint.store(true, Ordering::Relaxed);
-            entries.slab.try_remove(key)
-        };
+        let mut entries = self.entries.lock();
+        entries.freed += 1;
+        self.freed_hint.store(true, Ordering::Relaxed);
+        let entry = entries.slab.try_remove(unpack(token).0);
+        drop(entries);
         drop(entry);
     }
 
@@ -550,7 +537,11 @@ impl Reactor {
         let mut entries = self.entries.lock();
         entries.shutdown = true;
         for (_, entry) in entries.slab.iter() {
-            entry.shut_down(wakers);
+            entry.state.fetch_or(SHUTDOWN, Ordering::AcqRel);
+            entry
+                .waiters
+                .lock()
+                .take_into(READ_MASK | WRITE_MASK, wakers);
         }
     }
 
@@ -559,13 +550,12 @@ impl Reactor {
     pub(crate) fn for_each_waiter(&self, mut f: impl FnMut(usize, Direction, *const ())) {
         let entries = self.entries.lock();
         for (key, entry) in entries.slab.iter() {
-            let waiters = entry.waiters.lock();
-            waiters
-                .readers
-                .for_each_data(|data| f(key, Direction::Read, data));
-            waiters
-                .writers
-                .for_each_data(|data| f(key, Direction::Write, data));
+            let mut waiters = entry.waiters.lock();
+            for direction in [Direction::Read, Direction::Write] {
+                waiters
+                    .get(direction)
+                    .for_each_data(|data| f(key, direction, data));
+            }
         }
     }
 

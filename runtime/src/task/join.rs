@@ -91,7 +91,7 @@ impl<T> JoinHandle<T> {
     /// });
     /// ```
     pub fn is_finished(&self) -> bool {
-        self.task.is_finished()
+        self.task.is_complete()
     }
 }
 
@@ -102,7 +102,7 @@ impl<T> Future for JoinHandle<T> {
         // Taking the output spends a unit of the task's budget (a poll that
         // finds the task still running gives it back): a loop awaiting
         // many finished tasks yields as one reading a busy socket does.
-        ready!(budget::poll_proceed(cx));
+        ready!(budget::poll_budget(cx));
         let poll = self.task.poll_join(cx);
         if poll.is_pending() {
             budget::refund();

@@ -5,7 +5,7 @@ use std::fmt;
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker, ready};
+use std::task::{Context, Poll, Waker};
 
 use parking_lot::Mutex;
 
@@ -46,8 +46,6 @@ pub struct JoinSet<T> {
     tasks: HashMap<u64, JoinHandle<T>>,
     done: Arc<Mutex<Done>>,
     next_id: u64,
-    /// A task that said it was done, whose output is not stored yet.
-    finishing: Option<u64>,
 }
 
 /// Below this room (in tasks) the set's tables never shrink.
@@ -103,7 +101,6 @@ impl<T> JoinSet<T> {
             tasks: HashMap::new(),
             done: Arc::default(),
             next_id: 0,
-            finishing: None,
         }
     }
 
@@ -183,34 +180,30 @@ impl<T> JoinSet<T> {
         if self.tasks.is_empty() {
             return Poll::Ready(None);
         }
-        let id = match self.finishing {
-            Some(id) => id,
-            None => {
-                let mut done = self.done.lock();
-                // An id with no task under it is one whose spawn failed.
-                let tasks = &self.tasks;
-                let next =
-                    std::iter::from_fn(|| done.ids.pop_front()).find(|id| tasks.contains_key(id));
-                let Some(id) = next else {
-                    done.waker = Some(cx.waker().clone());
-                    return Poll::Pending;
-                };
-                if let Some(room) = shrunk(done.ids.len(), done.ids.capacity()) {
-                    done.ids.shrink_to(room);
-                }
-                id
-            }
+        let mut done = self.done.lock();
+        // An id with no task under it is one whose spawn failed.
+        let tasks = &self.tasks;
+        let next = std::iter::from_fn(|| done.ids.pop_front()).find(|id| tasks.contains_key(id));
+        let Some(id) = next else {
+            done.waker = Some(cx.waker().clone());
+            return Poll::Pending;
         };
+        if let Some(room) = shrunk(done.ids.len(), done.ids.capacity()) {
+            done.ids.shrink_to(room);
+        }
+        drop(done);
         let handle = self
             .tasks
             .get_mut(&id)
             .expect("a task that finished is in the set until joined");
         // The task's future has ended; its output is stored right after,
         // so this is ready at once, unless the set is polled on another
-        // thread than the loop's.
-        self.finishing = Some(id);
-        let result = ready!(Pin::new(handle).poll(cx));
-        self.finishing = None;
+        // thread than the loop's: the id then goes back to the front, and
+        // the handle wakes this task once the output is in.
+        let Poll::Ready(result) = Pin::new(handle).poll(cx) else {
+            self.done.lock().ids.push_front(id);
+            return Poll::Pending;
+        };
         self.tasks.remove(&id);
         if let Some(room) = shrunk(self.tasks.len(), self.tasks.capacity()) {
             self.tasks.shrink_to(room);

@@ -61,10 +61,7 @@ impl Instant {
     /// assert!(b >= a);
     /// ```
     pub fn now() -> Instant {
-        if !clock::any_virtual() {
-            return Instant::from_std(std::time::Instant::now());
-        }
-        Instant::from_std(instant(current_clock().now()))
+        Instant::from_std(instant(clock::read(current_clock)))
     }
 
     /// The same point in time as `std`'s instant `std`.

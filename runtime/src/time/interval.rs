@@ -122,8 +122,7 @@ impl Interval {
     /// Restarts the schedule: the next tick comes one period from now, on
     /// the current runtime's clock.
     pub fn reset(&mut self) {
-        self.sleep
-            .reset(saturating_add(Instant::now(), self.period));
+        self.sleep.reset_after(self.period);
     }
 
     /// The period between ticks.

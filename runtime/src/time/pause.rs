@@ -52,7 +52,7 @@ use crate::event_loop::timers::ClockState;
 /// ```
 #[track_caller]
 pub fn pause() {
-    let paused = on_loop("pause", |core| {
+    on_loop("pause", "the clock is already paused", |core| {
         let state = core.clock.state();
         if state.is_paused() {
             return false;
@@ -60,7 +60,6 @@ pub fn pause() {
         pause_core(core, state.now());
         true
     });
-    assert!(paused, "ioloop::time::pause: the clock is already paused");
 }
 
 /// Restarts the clock of the current runtime, paused by [`pause`]: it runs
@@ -73,7 +72,7 @@ pub fn pause() {
 /// If called off a runtime's loop thread, or if the clock is not paused.
 #[track_caller]
 pub fn resume() {
-    let resumed = on_loop("resume", |core| {
+    on_loop("resume", "the clock is not paused", |core| {
         let ClockState::Paused { now } = core.clock.state() else {
             return false;
         };
@@ -82,7 +81,6 @@ pub fn resume() {
         core.shared.pool.set_on_quiet(None);
         true
     });
-    assert!(resumed, "ioloop::time::resume: the clock is not paused");
 }
 
 /// Moves the paused clock of the current runtime forward by `duration`, in
@@ -98,7 +96,9 @@ pub fn resume() {
 /// paused (see [`pause`]).
 pub async fn advance(duration: Duration) {
     let nanos = super::sleep::capped_nanos(duration);
-    let moved = on_loop("advance", |core| {
+    let refusal = "the clock is not paused; call ioloop::time::pause() first, or build the \
+                   runtime with Builder::start_paused(true)";
+    on_loop("advance", refusal, |core| {
         let ClockState::Paused { now } = core.clock.state() else {
             return false;
         };
@@ -106,11 +106,6 @@ pub async fn advance(duration: Duration) {
         core.set_clock(ClockState::Paused { now });
         true
     });
-    assert!(
-        moved,
-        "ioloop::time::advance: the clock is not paused; call ioloop::time::pause() first, \
-         or build the runtime with Builder::start_paused(true)"
-    );
     crate::task::yield_now().await;
 }
 
@@ -122,18 +117,18 @@ pub(crate) fn pause_core(core: &Core, now: u64) {
     core.shared.pool.set_on_quiet(Some(nudge));
 }
 
-/// Runs `f` with the loop running on this thread; panics naming `what`
-/// if none runs here.
+/// Runs `f` on this thread's loop; panics if there is none, or if `f` refuses.
 #[track_caller]
-fn on_loop(what: &str, f: impl FnOnce(&Core) -> bool) -> bool {
-    match core::with_core(|core| core.map(f)) {
+fn on_loop(what: &str, refusal: &str, f: impl FnOnce(&Core) -> bool) {
+    let done = match core::with_core(|core| core.map(f)) {
         Some(done) => done,
         None => panic!(
             "ioloop::time::{what} called off a runtime's loop thread: call it inside block_on or \
              a task (a blocking job is not on the loop thread), or build the runtime with \
              Builder::start_paused(true)"
         ),
-    }
+    };
+    assert!(done, "ioloop::time::{what}: {refusal}");
 }
 
 /// Wakes a paused loop out of the poller when its blocking pool goes

@@ -548,7 +548,7 @@ impl Future for Sleep {
         // a loop of `sleep(ZERO)` would otherwise never yield. Only this
         // path spends it: a poll that arms the timer is already a yield, and
         // must arm it whatever the budget says.
-        ready!(budget::poll_proceed(cx));
+        ready!(budget::poll_budget(cx));
         this.disarm();
         Poll::Ready(())
     }
