@@ -36,9 +36,12 @@ pub struct Config {
 const MAX_KEPT: usize = 64 * 1024;
 /// How often expired keys nobody reads are swept.
 const SWEEP_EVERY: Duration = Duration::from_millis(100);
-/// A large value goes out this much at a time, waiting for the socket
-/// between pieces, so other connections are served meanwhile.
-const VALUE_PIECE: usize = 256 * 1024;
+/// A large value goes out this much at a time, each piece a unit of the
+/// task's budget, so the loop serves others after at most 128 pieces (2 MiB):
+/// with 256 KiB pieces, a 100 MiB GET kept another client's PING waiting
+/// 13-28 ms; with 16 KiB pieces, 4.4-4.7 ms, as on tokio
+/// (`benches/kv_big_value.sh`).
+const VALUE_PIECE: usize = 16 * 1024;
 
 /// Serves `listener` until `shutdown` completes; then stops accepting,
 /// tells every connection to stop after the command it is on, and waits
@@ -189,6 +192,11 @@ async fn converse(
                 for piece in value.chunks(VALUE_PIECE) {
                     writer.write(piece);
                     writer.drain().await?;
+                    // `write` never waits, and `drain` returns at once while
+                    // a fast reader keeps the socket empty: without a unit
+                    // of budget per piece, the whole value could go out in
+                    // one poll while other connections wait.
+                    ioloop::task::consume_budget().await;
                 }
                 out.extend_from_slice(b"\r\n");
             }
