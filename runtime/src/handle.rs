@@ -393,12 +393,15 @@ where
 /// The current handle, for the free function `what`.
 #[track_caller]
 fn current(what: &str) -> Handle {
-    Handle::try_current().unwrap_or_else(|| {
-        panic!(
+    // Not `unwrap_or_else`: a closure would report its own line, not the
+    // caller's, as the panic's location.
+    match Handle::try_current() {
+        Some(handle) => handle,
+        None => panic!(
             "ioloop::{what} called outside an ioloop runtime: call it from inside block_on, \
              a task or a blocking job, or use the Handle's method from other threads"
-        )
-    })
+        ),
+    }
 }
 
 /// Makes this thread work for `shared` until the guard drops: a blocking

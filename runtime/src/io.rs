@@ -74,7 +74,10 @@ impl<S: Source> Registration<S> {
     /// ```
     pub fn new(source: S) -> io::Result<Self> {
         let handle = Handle::try_current().ok_or_else(|| {
-            io::Error::other("Registration::new called outside an ioloop runtime")
+            io::Error::other(
+                "a socket (or other source) was made outside an ioloop runtime: make it \
+                 inside block_on, a task or a blocking job, or under Runtime::enter",
+            )
         })?;
         Self::with_handle(source, &handle)
     }

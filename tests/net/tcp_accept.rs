@@ -175,3 +175,27 @@ fn an_empty_read_or_write_returns_zero_at_once() -> io::Result<()> {
         Ok(())
     })
 }
+
+/// Issue 30: binding outside a runtime failed with an error naming the
+/// internal `Registration::new`; it now says what the caller did and what
+/// to do instead.
+#[test]
+fn binding_outside_a_runtime_says_where_sockets_are_made() {
+    let err = poll_ready_once(ioloop::net::TcpListener::bind("127.0.0.1:0"))
+        .expect_err("no runtime runs on this thread");
+    let text = err.to_string();
+    assert!(text.contains("outside an ioloop runtime"), "{text}");
+    assert!(text.contains("block_on"), "{text}");
+    assert!(!text.contains("Registration"), "{text}");
+}
+
+/// Polls `future` once with a waker that does nothing: `bind` to a literal
+/// address completes on its first poll.
+fn poll_ready_once<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Pending => panic!("bind to a literal address did not complete at once"),
+    }
+}

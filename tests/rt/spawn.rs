@@ -224,3 +224,36 @@ fn tasks_spawned_before_block_on_run_inside_it() {
         3
     );
 }
+
+/// The role variable of the child whose `spawn` has no runtime.
+const SPAWN_OUTSIDE_CHILD: &str = "IOLOOP_SPAWN_OUTSIDE_CHILD";
+
+/// Issue 30: `spawn` outside a runtime panicked at a line of handle.rs;
+/// the panic now points at the caller's line, here. A child process, so
+/// the default panic hook prints the location, unchanged by other tests.
+#[test]
+fn spawn_outside_a_runtime_panics_at_the_callers_line() -> std::io::Result<()> {
+    if std::env::var_os(SPAWN_OUTSIDE_CHILD).is_some() {
+        eprintln!("spawning at line {}", line!() + 1);
+        drop(ioloop::spawn(async {}));
+        return Ok(());
+    }
+    let name = testkit::net_proc::test_name(
+        module_path!(),
+        "spawn_outside_a_runtime_panics_at_the_callers_line",
+    );
+    let out = within(Duration::from_secs(30), move || {
+        std::process::Command::new(std::env::current_exe()?)
+            .args(["--exact", &name, "--nocapture", "--test-threads=1"])
+            .env(SPAWN_OUTSIDE_CHILD, "1")
+            .output()
+    })?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("spawning at line "))
+        .unwrap_or_else(|| panic!("the child did not run: {stderr}"));
+    let at = format!("panicked at {}:{line}:", file!());
+    assert!(stderr.contains(&at), "expected {at:?} in: {stderr}");
+    Ok(())
+}

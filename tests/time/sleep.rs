@@ -600,3 +600,17 @@ fn sleep_reset_after_from_another_runtimes_loop_wakes_the_waiter() -> io::Result
         })
     })
 }
+
+/// Issue 30: `ioloop::time` had no `Duration`, so every program using it
+/// imported std's as well; it is std's own type, re-exported.
+#[test]
+fn ioloop_time_names_the_duration_its_functions_take() {
+    use ioloop::time::{Duration, Instant};
+    let waited = ioloop::block_on(async {
+        let start = Instant::now();
+        ioloop::time::sleep(Duration::from_millis(1)).await;
+        start.elapsed()
+    });
+    let same: std::time::Duration = waited;
+    assert!(same >= Duration::from_millis(1));
+}

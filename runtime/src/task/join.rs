@@ -41,7 +41,7 @@ use crate::event_loop::cell::Join;
 ///
 /// Polling a handle again after it returned `Ready` panics.
 #[doc(alias = "Task")]
-#[must_use = "dropping a JoinHandle detaches the task; bind it to `_task` to keep it running silently"]
+#[must_use = "the task runs on if its JoinHandle is dropped (it is detached): await the handle for the output, or `drop` it to say the task is meant to run alone"]
 pub struct JoinHandle<T> {
     task: Arc<dyn Join<T>>,
     /// `Send` and `Sync` only if `T` is `Send` (a `spawn_local` task's

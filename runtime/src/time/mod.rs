@@ -21,4 +21,6 @@ pub use interval::{Interval, MissedTickBehavior, interval, interval_at};
 pub(crate) use pause::pause_core;
 pub use pause::{advance, pause, resume};
 pub use sleep::{Sleep, sleep, sleep_until};
+/// std's `Duration`, here so `ioloop::time` names every type its functions take.
+pub use std::time::Duration;
 pub use timeout::{Elapsed, Timeout, timeout, timeout_at};
