@@ -8,6 +8,7 @@
 #   benches/echo_cost.sh --server-args "--slow-poll-ms 0"   # detector off
 #   benches/echo_cost.sh --server mio_reference               # the raw mio loop
 #   benches/echo_cost.sh --server line_echo_tokio             # tokio's twin
+#   benches/echo_cost.sh --server line_echo_callbacks         # the callback layer
 #
 # - user-space instructions per echoed message: the server runs under
 #   valgrind's callgrind, the load generator sends 64-byte lines on 100
