@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
         --top) top="$2"; shift 2 ;;
         --server-args) server_args="$2"; shift 2 ;;
         --server) server_name="$2"; shift 2 ;;
-        *) echo "usage: $0 [--connections N] [--duration SECONDS] [--top N] [--server line_echo|line_echo_tokio|mio_reference] [--server-args '...']" >&2; exit 2 ;;
+        *) echo "usage: $0 [--connections N] [--duration SECONDS] [--top N] [--server line_echo|line_echo_tokio|line_echo_callbacks|mio_reference] [--server-args '...']" >&2; exit 2 ;;
     esac
 done
 
