@@ -64,8 +64,8 @@ impl Store {
     /// Runs `args` (a command with at least its name), writing the reply to
     /// `out`. A `SET` takes its value out of `args` rather than copy it.
     pub fn execute(&self, args: &mut [Vec<u8>], out: &mut Vec<u8>) -> Outcome {
-        let name = args[0].to_ascii_uppercase();
-        match (name.as_slice(), args.len()) {
+        let mut buf = [0; 16];
+        match (upper(&args[0], &mut buf), args.len()) {
             (b"PING", 1) => resp::simple(out, "PONG"),
             (b"PING", 2) => resp::bulk(out, &args[1]),
             (b"GET", 2) => match self.get(&args[1]) {
@@ -225,12 +225,24 @@ pub fn pub_sub(args: &[Vec<u8>], store: &Store, subscribed: &mut Subscriptions, 
     }
 }
 
+/// A command's name in capitals, written into `buf` rather than a new
+/// `Vec` for every command; a name longer than any command is empty, which
+/// matches none.
+fn upper<'a>(name: &[u8], buf: &'a mut [u8; 16]) -> &'a [u8] {
+    let Some(upper) = buf.get_mut(..name.len()) else {
+        return &[];
+    };
+    upper.copy_from_slice(name);
+    upper.make_ascii_uppercase();
+    upper
+}
+
 /// `SET`'s options after the value: nothing, `EX seconds` or
 /// `PX milliseconds`.
 fn expiry(options: &[Vec<u8>]) -> Result<Option<Duration>, &'static str> {
     let (unit, amount) = match options {
         [] => return Ok(None),
-        [unit, amount] => (unit.to_ascii_uppercase(), amount),
+        [unit, amount] => (unit, amount),
         _ => return Err("ERR syntax error"),
     };
     let amount: u64 = std::str::from_utf8(amount)
@@ -238,10 +250,12 @@ fn expiry(options: &[Vec<u8>]) -> Result<Option<Duration>, &'static str> {
         .and_then(|a| a.parse().ok())
         .filter(|&a| a > 0)
         .ok_or("ERR invalid expire time in 'set' command")?;
-    match unit.as_slice() {
-        b"EX" => Ok(Some(Duration::from_secs(amount))),
-        b"PX" => Ok(Some(Duration::from_millis(amount))),
-        _ => Err("ERR syntax error"),
+    if unit.eq_ignore_ascii_case(b"EX") {
+        Ok(Some(Duration::from_secs(amount)))
+    } else if unit.eq_ignore_ascii_case(b"PX") {
+        Ok(Some(Duration::from_millis(amount)))
+    } else {
+        Err("ERR syntax error")
     }
 }
 
@@ -270,14 +284,15 @@ pub fn message(out: &mut Vec<u8>, channel: &[u8], message: &[u8]) {
 /// form, anything but (un)subscribing refused; `true` if `out` now holds
 /// the reply, `false` if the command runs as usual.
 pub fn answered_while_subscribed(out: &mut Vec<u8>, args: &[Vec<u8>]) -> bool {
-    let name = args[0].to_ascii_uppercase();
+    let mut buf = [0; 16];
+    let name = upper(&args[0], &mut buf);
     if name == b"PING" {
         resp::array(out, 2);
         resp::bulk(out, b"pong");
         resp::bulk(out, args.get(1).map_or(&b""[..], |m| m));
         return true;
     }
-    if matches!(name.as_slice(), b"SUBSCRIBE" | b"UNSUBSCRIBE" | b"QUIT") {
+    if matches!(name, b"SUBSCRIBE" | b"UNSUBSCRIBE" | b"QUIT") {
         return false;
     }
     let name = String::from_utf8_lossy(&args[0]).to_lowercase();

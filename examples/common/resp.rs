@@ -3,11 +3,14 @@
 //! one inline line, for a person typing), replies go out as simple
 //! strings, errors, integers, bulk strings and arrays. Shared by
 //! `kv_server` and its tokio twin (included with `#[path]`): pure code, no
-//! I/O.
+//! I/O. Replies are formatted straight into the caller's buffer (`Vec<u8>`
+//! is `io::Write`, which cannot fail): no allocation per reply.
 //!
 //! [`parse`] looks at the bytes received so far and takes nothing until a
 //! whole command is there, so a reader that keeps its bytes in a buffer of
 //! its own can be cancelled between reads and lose nothing.
+
+use std::io::Write;
 
 /// The longest bulk string accepted: Redis's own default
 /// (`proto-max-bulk-len`). A longer length is refused before anything is
@@ -110,23 +113,23 @@ fn memchr_newline(buf: &[u8]) -> Option<usize> {
 
 /// `+OK\r\n` and the like.
 pub fn simple(out: &mut Vec<u8>, text: &str) {
-    out.extend_from_slice(format!("+{text}\r\n").as_bytes());
+    let _ = write!(out, "+{text}\r\n");
 }
 
 /// `-ERR ...\r\n`.
 pub fn error(out: &mut Vec<u8>, text: &str) {
-    out.extend_from_slice(format!("-{text}\r\n").as_bytes());
+    let _ = write!(out, "-{text}\r\n");
 }
 
 /// `:n\r\n`.
 pub fn integer(out: &mut Vec<u8>, n: i64) {
-    out.extend_from_slice(format!(":{n}\r\n").as_bytes());
+    let _ = write!(out, ":{n}\r\n");
 }
 
 /// The header of a bulk string of `len` bytes; the bytes and `\r\n`
 /// follow.
 pub fn bulk_header(out: &mut Vec<u8>, len: usize) {
-    out.extend_from_slice(format!("${len}\r\n").as_bytes());
+    let _ = write!(out, "${len}\r\n");
 }
 
 /// A whole bulk string.
@@ -143,7 +146,7 @@ pub fn null(out: &mut Vec<u8>) {
 
 /// The header of an array of `n` elements.
 pub fn array(out: &mut Vec<u8>, n: usize) {
-    out.extend_from_slice(format!("*{n}\r\n").as_bytes());
+    let _ = write!(out, "*{n}\r\n");
 }
 
 /// Redis's answer to a command it does not know.

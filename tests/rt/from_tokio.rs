@@ -312,15 +312,11 @@ fn tokio_stream_map_merges_keyed_streams() {
 fn tokio_fs_needs_tokio_and_spawn_blocking_with_std_fs_serves() {
     within(NET, || {
         let path = std::env::temp_dir().join(format!("ioloop-from-tokio-{}", std::process::id()));
-        let panic = std::panic::catch_unwind(|| {
-            ioloop::block_on(async { tokio::fs::read(&path).await.ok() })
-        })
-        .expect_err("tokio::fs needs a tokio runtime");
-        assert!(
-            panic_text(&*panic).contains("Tokio"),
-            "{}",
-            panic_text(&*panic)
+        let text = panic_on_ioloop(
+            async { tokio::fs::read(&path).await.ok() },
+            "tokio::fs needs a tokio runtime",
         );
+        assert!(text.contains("Tokio"), "{text}");
         let read = ioloop::block_on(async {
             let path2 = path.clone();
             ioloop::spawn_blocking(move || {
@@ -340,15 +336,11 @@ fn tokio_fs_needs_tokio_and_spawn_blocking_with_std_fs_serves() {
 #[test]
 fn tokio_process_needs_tokio_and_spawn_blocking_with_std_process_serves() {
     within(NET, || {
-        let panic = std::panic::catch_unwind(|| {
-            ioloop::block_on(async { tokio::process::Command::new("true").status().await.ok() })
-        })
-        .expect_err("tokio::process needs a tokio runtime");
-        assert!(
-            panic_text(&*panic).contains("reactor"),
-            "{}",
-            panic_text(&*panic)
+        let text = panic_on_ioloop(
+            async { tokio::process::Command::new("true").status().await.ok() },
+            "tokio::process needs a tokio runtime",
         );
+        assert!(text.contains("reactor"), "{text}");
         let status = ioloop::block_on(async {
             let child = ioloop::spawn_blocking(|| std::process::Command::new("true").status());
             // The loop goes on meanwhile (tests/rt/fib_offload.rs shows it
@@ -358,4 +350,14 @@ fn tokio_process_needs_tokio_and_spawn_blocking_with_std_process_serves() {
         });
         assert!(status.unwrap().success());
     })
+}
+
+/// Runs `future` on ioloop, which must panic (`why` says why it should),
+/// and returns the panic's message.
+fn panic_on_ioloop<F: std::future::Future<Output: std::fmt::Debug>>(
+    future: F,
+    why: &str,
+) -> String {
+    let run = std::panic::AssertUnwindSafe(|| ioloop::block_on(future));
+    panic_text(&*std::panic::catch_unwind(run).expect_err(why))
 }
