@@ -386,6 +386,77 @@ macro_rules! datagram {
                 self.io.read_io(|socket| $recv(socket, buf)).await
             }
 
+            /// [`recv`](Self::recv) as a poll function (see
+            /// [`poll_recv_from`](Self::poll_recv_from)).
+            ///
+            /// # Errors
+            ///
+            /// As [`recv`](Self::recv).
+            pub fn poll_recv(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut [u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                self.io.poll_read_io(cx, |socket| $recv(socket, buf))
+            }
+
+            /// [`recv`](Self::recv) appending to `buf`, into its spare
+            /// capacity (64 bytes reserved first if it has none): a longer
+            /// datagram is truncated to it.
+            ///
+            /// # Errors
+            ///
+            /// As [`recv`](Self::recv).
+            ///
+            /// # Cancellation
+            ///
+            /// Cancel-safe: `buf` gets a whole datagram or is unchanged.
+            pub async fn recv_buf(&self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+                let recv = |socket: &_| {
+                    $crate::impls::recv_into_spare(buf, |b| $recv(socket, b).map(|n| (n, ())))
+                };
+                self.io.read_io(recv).await.map(|(n, ())| n)
+            }
+
+            /// [`recv_buf`](Self::recv_buf) without waiting.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if no datagram is queued; as `recv`.
+            pub fn try_recv_buf(&self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+                let recv = |socket: &_| {
+                    $crate::impls::recv_into_spare(buf, |b| $recv(socket, b).map(|n| (n, ())))
+                };
+                self.io.try_read_io(recv).map(|(n, ())| n)
+            }
+
+            /// [`recv_from`](Self::recv_from) appending to `buf`, as
+            /// [`recv_buf`](Self::recv_buf) (and as cancel-safe).
+            ///
+            /// # Errors
+            ///
+            /// As [`recv_from`](Self::recv_from).
+            pub async fn recv_buf_from(
+                &self,
+                buf: &mut Vec<u8>,
+            ) -> std::io::Result<(usize, $Addr)> {
+                let recv = |socket: &_| $crate::impls::recv_into_spare(buf, |b| $recv_from(socket, b));
+                self.io.read_io(recv).await
+            }
+
+            /// [`recv_buf_from`](Self::recv_buf_from) without waiting.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if no datagram is queued; as `recv_from`.
+            pub fn try_recv_buf_from(
+                &self,
+                buf: &mut Vec<u8>,
+            ) -> std::io::Result<(usize, $Addr)> {
+                let recv = |socket: &_| $crate::impls::recv_into_spare(buf, |b| $recv_from(socket, b));
+                self.io.try_read_io(recv)
+            }
+
             /// [`recv`](Self::recv) without waiting.
             ///
             /// # Errors
@@ -408,6 +479,20 @@ macro_rules! datagram {
             /// Cancel-safe: the datagram is sent whole or not at all.
             pub async fn send(&self, buf: &[u8]) -> std::io::Result<usize> {
                 self.io.write_io(|socket| $send(socket, buf)).await
+            }
+
+            /// [`send`](Self::send) as a poll function, woken by write
+            /// readiness.
+            ///
+            /// # Errors
+            ///
+            /// As [`send`](Self::send).
+            pub fn poll_send(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                buf: &[u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                self.io.poll_write_io(cx, |socket| $send(socket, buf))
             }
 
             /// [`send`](Self::send) without waiting.
@@ -440,3 +525,20 @@ macro_rules! datagram {
     };
 }
 pub(crate) use datagram;
+
+/// Runs `recv` on the spare capacity of `buf` (64 bytes reserved if it has
+/// none, as tokio's `BufMut` for `Vec`) and keeps the `n` bytes it reports:
+/// the spare bytes are zeroed for it and cut back before this returns.
+pub(crate) fn recv_into_spare<R>(
+    buf: &mut Vec<u8>,
+    recv: impl FnOnce(&mut [u8]) -> std::io::Result<(usize, R)>,
+) -> std::io::Result<(usize, R)> {
+    if buf.len() == buf.capacity() {
+        buf.reserve(64);
+    }
+    let len = buf.len();
+    buf.resize(buf.capacity(), 0);
+    let received = recv(&mut buf[len..]);
+    buf.truncate(len + received.as_ref().map_or(0, |&(n, _)| n));
+    received
+}

@@ -12,6 +12,7 @@
 //! 10,000 connect/close cycles watches the whole process, so it runs in
 //! tests/stress/ (`tcp_fd_count`).
 
+mod datagram_forms;
 mod extremes;
 mod names;
 mod options;

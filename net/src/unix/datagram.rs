@@ -3,6 +3,7 @@
 use std::io;
 use std::net::Shutdown;
 use std::os::unix::net::SocketAddr;
+use std::task::{Context, Poll};
 
 use ioloop_runtime::io::Registration;
 use ioloop_runtime::time::sleep;
@@ -134,6 +135,32 @@ impl UnixDatagram {
                 }
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 sent => return sent,
+            }
+        }
+    }
+
+    /// [`send_to`](Self::send_to) as a poll function, failing as it does.
+    /// While the receiver's queue is full, a task it spawns wakes `cx` to
+    /// try again 1 ms later (no event would).
+    pub fn poll_send_to(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+        target: impl ToUnixAddr,
+    ) -> Poll<io::Result<usize>> {
+        let target = sys::sock_addr(&target.to_unix_addr()?)?;
+        loop {
+            match sys::send_to(self.io.get_ref(), buf, &target) {
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                    let waker = cx.waker().clone();
+                    drop(ioloop_runtime::spawn(async move {
+                        sleep(sys::FIRST_RETRY).await;
+                        waker.wake();
+                    }));
+                    return Poll::Pending;
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                sent => return Poll::Ready(sent),
             }
         }
     }
