@@ -110,9 +110,17 @@ macro_rules! sockopt {
         }
     };
 
-    // `TCP_NODELAY` and `SO_LINGER`, for `TcpStream` and `TcpSocket`.
+    // `TCP_NODELAY`, `SO_LINGER` and `SO_KEEPALIVE`, for `TcpStream` and
+    // `TcpSocket`.
     (@tcp) => {
         $crate::options::sockopt! {
+            /// Sets `SO_KEEPALIVE`: with `true`, an idle connection is probed
+            /// (first after two hours, by Linux's defaults), and one whose
+            /// peer stops answering fails with `TimedOut`. Off by default; a
+            /// `TcpSocket`'s stream keeps it.
+            set_keepalive(keepalive: bool) => set_keepalive(keepalive);
+            keepalive -> bool => keepalive;
+
             /// Sets `TCP_NODELAY`: with `true`, small writes go out at once
             /// instead of waiting (Nagle's algorithm) to be merged with later
             /// ones. Off by default.
@@ -130,8 +138,8 @@ macro_rules! sockopt {
         }
     };
 
-    // The IP options `TcpStream` and `UdpSocket` share: `IP_TTL`, `IP_TOS`,
-    // `IPV6_TCLASS`, and the buffer sizes.
+    // The IP options `TcpStream`, `TcpSocket` and `UdpSocket` share:
+    // `IP_TTL`, `IP_TOS`, `IPV6_TCLASS`, and the buffer sizes.
     (@ip) => {
         $crate::options::sockopt! {
             /// Sets `IP_TTL`, how many routers the IPv4 packets this socket
@@ -146,8 +154,9 @@ macro_rules! sockopt {
                 target_os = "haiku"
             )))]
             /// Sets `IP_TOS`, the type-of-service byte (DSCP and ECN bits)
-            /// of the IPv4 packets this socket sends. Not on Fuchsia, Redox,
-            /// Solaris or Haiku.
+            /// of the IPv4 packets this socket sends (an IPv6 one: the OS's
+            /// call; Linux takes it for IPv4-mapped peers). Not on Fuchsia,
+            /// Redox, Solaris or Haiku.
             set_tos(tos: u32) => set_tos_v4($crate::options::in_range(tos, 0, "IP_TOS")?), checks "0..=255";
             tos -> u32 => tos_v4;
 

@@ -209,6 +209,36 @@ fn options_round_trip() -> io::Result<()> {
     Ok(())
 }
 
+/// `SO_KEEPALIVE` and `IP_TOS` set on the socket are the connected
+/// stream's, read back on it (the listener's side, a plain accept, has
+/// keep-alive off).
+#[test]
+fn keepalive_and_tos_carry_over_to_the_connected_stream() -> io::Result<()> {
+    run(|| async {
+        let listener = TcpListener::bind(loopback()).await?;
+        let socket = TcpSocket::new_v4()?;
+        assert!(!socket.keepalive()?, "off by default");
+        socket.set_keepalive(true)?;
+        assert!(socket.keepalive()?);
+        socket.set_tos(0x10)?;
+        assert_eq!(socket.tos()?, 0x10);
+        socket.set_ttl(21)?;
+        assert_eq!(socket.ttl()?, 21);
+
+        let stream = socket.connect(listener.local_addr()?).await?;
+        assert!(stream.keepalive()?);
+        assert_eq!((stream.tos()?, stream.ttl()?), (0x10, 21));
+        let (server, _) = listener.accept().await?;
+        assert!(!server.keepalive()?);
+        server.set_keepalive(true)?;
+        assert!(server.keepalive()?);
+
+        let err = TcpSocket::new_v4()?.set_tos(256).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        Ok(())
+    })
+}
+
 #[test]
 fn sockets_are_non_blocking_and_close_on_exec() -> io::Result<()> {
     use std::os::fd::AsRawFd;

@@ -71,7 +71,7 @@ impl TcpSocket {
         reuseport -> bool => reuse_port;
     }
 
-    options::sockopt!(@buffer_sizes);
+    options::sockopt!(@ip);
     options::sockopt!(@tcp);
 
     /// Binds the socket to `addr` (a listener's, or the local address a
