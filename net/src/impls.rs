@@ -325,8 +325,9 @@ macro_rules! stream {
 pub(crate) use stream;
 
 /// What `UdpSocket` and `UnixDatagram` share, given the calls on their mio
-/// socket: receiving (from anyone, or the connected peer), peeking, and
-/// sending to the connected peer. Each writes its own `send_to`.
+/// socket: receiving (from anyone, or the connected peer; into a slice, or
+/// appended to a `Vec`), peeking, and sending to the connected peer. Each
+/// writes its own `send_to` forms.
 macro_rules! datagram {
     ($T:ident: $Addr:ty; recv: $recv:path, recv_from: $recv_from:path, peek_from: $peek_from:path, send: $send:path) => {
         impl $T {
