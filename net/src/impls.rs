@@ -411,7 +411,7 @@ macro_rules! datagram {
             ///
             /// # Cancellation
             ///
-            /// Cancel-safe: `buf` gets a whole datagram or is unchanged.
+            /// Cancel-safe: `buf` gets one datagram, or is left unchanged.
             pub async fn recv_buf(&self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
                 let recv = |socket: &_| {
                     $crate::impls::recv_into_spare(buf, |b| $recv(socket, b).map(|n| (n, ())))
