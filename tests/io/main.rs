@@ -11,6 +11,7 @@ mod line_memory;
 mod read_cancel;
 mod read_frames;
 mod read_line;
+mod read_more;
 mod reader_combinators;
 mod stream_writer;
 mod tcp;
