@@ -519,7 +519,8 @@ impl<R: fmt::Debug> fmt::Debug for StreamReader<R> {
 /// Reads once from `reader` and appends what came to `buf`, in its spare
 /// capacity: tokio's `read_buf`, for any [`AsyncRead`] (a TCP or Unix
 /// stream, a half of one, a [`StreamReader`]). Returns how many bytes
-/// came; 0 is the end of the stream.
+/// came; 0 is the end of the stream. It takes the reader as `copy` does:
+/// `&mut stream`, or a `&TcpStream` as it is.
 ///
 /// The read is offered the spare capacity, at least 8 KiB (reserved if
 /// there is less) and at most 16 KiB. With no `unsafe`, that space is
@@ -549,16 +550,13 @@ impl<R: fmt::Debug> fmt::Debug for StreamReader<R> {
 /// })
 /// .unwrap();
 /// ```
-pub async fn read_buf<R>(reader: &mut R, buf: &mut Vec<u8>) -> io::Result<usize>
-where
-    R: AsyncRead + Unpin + ?Sized,
-{
+pub async fn read_buf(mut reader: impl AsyncRead + Unpin, buf: &mut Vec<u8>) -> io::Result<usize> {
     poll_fn(|cx| {
         let len = buf.len();
         buf.reserve(READ_CHUNK);
         let offer = (buf.capacity() - len).min(2 * READ_CHUNK);
         buf.resize(len + offer, 0);
-        let read = Pin::new(&mut *reader).poll_read(cx, &mut buf[len..]);
+        let read = Pin::new(&mut reader).poll_read(cx, &mut buf[len..]);
         // `min`: a reader claiming more than it was given breaks the contract.
         let n = match read {
             Poll::Ready(Ok(n)) => n.min(offer),
