@@ -1,6 +1,6 @@
-//! Streams: `StreamReader` (lines, frames, limits, cancellation) and
-//! `StreamWriter` (buffering, drain), over in-memory doubles, Unix socket
-//! pairs and TCP.
+//! Streams: `StreamReader` (lines, frames, limits, cancellation,
+//! `fill_more`), `read_buf` and `StreamWriter` (buffering, drain), over
+//! in-memory doubles, Unix socket pairs and TCP.
 //!
 //! `line_memory` installs this binary's global allocator, which records
 //! the largest allocation per thread: the other tests run through it

@@ -38,7 +38,8 @@ pub const DEFAULT_MAX_LINE_LENGTH: usize = 64 * 1024;
 /// The buffer is allocated on the first read, 8 KiB at a time, and never
 /// grows past the [maximum line length](Self::set_max_line_length) plus
 /// 8 KiB, whatever the peer sends; only [`read_exact`](Self::read_exact)
-/// goes beyond, to the `n` asked for, and gives it back afterwards.
+/// and [`fill_more`](Self::fill_more) go beyond, to the `n` asked for or
+/// to what the caller leaves unread, and give it back afterwards.
 ///
 /// It implements [`AsyncRead`] and [`AsyncBufRead`] over the same buffer,
 /// so futures-util's combinators mix with `read_line`. The inherent
@@ -477,7 +478,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for StreamReader<R> {
     }
 }
 
-/// Hands out the reader's own buffer; a fill reads only when it is empty.
+/// Hands out the reader's own buffer; a fill reads only when it is empty
+/// ([`fill_more`](StreamReader::fill_more) reads more).
 ///
 /// # Examples
 ///
