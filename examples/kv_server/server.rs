@@ -3,8 +3,8 @@
 //! keys, and a graceful stop. Shared with the tests (testkit/src/lib.rs
 //! includes this file).
 //!
-//! Each connection keeps the bytes it has received in a buffer of its own
-//! and parses whole commands out of it ([`resp::parse`]), so waiting for
+//! Each connection reads into a buffer of its own ([`read_buf`]) and
+//! parses whole commands out of it ([`resp::parse`]), so waiting for
 //! the next bytes can race the stop notice and a subscriber's messages in
 //! `select!` and lose nothing. Replies go out through a [`StreamWriter`]:
 //! `write`, then `drain` once no whole command is left to answer.
@@ -15,7 +15,7 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ioloop::io::{AsyncReadExt, StreamWriter};
+use ioloop::io::{StreamWriter, read_buf};
 use ioloop::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio_stream::StreamExt;
@@ -155,7 +155,7 @@ async fn converse(
                 tokio::select! {
                     biased;
                     _ = stopped.changed() => break,
-                    read = read_more(stream, &mut inbuf) => if read? == 0 {
+                    read = read_buf(stream, &mut inbuf) => if read? == 0 {
                         break;
                     },
                     Some((channel, message)) = subscribed.next(), if !subscribed.is_empty() => {
@@ -205,13 +205,4 @@ async fn converse(
     }
     writer.write(&out);
     writer.close().await
-}
-
-/// Reads what the socket has into `inbuf`; 0 at the end of the stream.
-/// Cancel-safe: bytes are kept only once read.
-async fn read_more(stream: &TcpStream, inbuf: &mut Vec<u8>) -> io::Result<usize> {
-    let mut chunk = [0; 16 * 1024];
-    let n = (&mut &*stream).read(&mut chunk).await?;
-    inbuf.extend_from_slice(&chunk[..n]);
-    Ok(n)
 }

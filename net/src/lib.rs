@@ -7,7 +7,8 @@
 //!   `bind` and `connect` take, and [`lookup_host`] (names are resolved on
 //!   the blocking pool).
 //! - [`io`]: [`StreamReader`](io::StreamReader) and
-//!   [`StreamWriter`](io::StreamWriter), the lesson's inbuf and outbuf.
+//!   [`StreamWriter`](io::StreamWriter), the lesson's inbuf and outbuf, and
+//!   [`read_buf`](io::read_buf).
 //! - [`callbacks`]: the lesson's callback `Reactor`, served on ioloop.
 
 #![forbid(unsafe_code)]

@@ -1,6 +1,6 @@
-//! Streams: `StreamReader` (lines, frames, limits, cancellation) and
-//! `StreamWriter` (buffering, drain), over in-memory doubles, Unix socket
-//! pairs and TCP.
+//! Streams: `StreamReader` (lines, frames, limits, cancellation,
+//! `fill_more`), `read_buf` and `StreamWriter` (buffering, drain), over
+//! in-memory doubles, Unix socket pairs and TCP.
 //!
 //! `line_memory` installs this binary's global allocator, which records
 //! the largest allocation per thread: the other tests run through it
@@ -11,6 +11,7 @@ mod line_memory;
 mod read_cancel;
 mod read_frames;
 mod read_line;
+mod read_more;
 mod reader_combinators;
 mod stream_writer;
 mod tcp;

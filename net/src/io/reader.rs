@@ -38,7 +38,8 @@ pub const DEFAULT_MAX_LINE_LENGTH: usize = 64 * 1024;
 /// The buffer is allocated on the first read, 8 KiB at a time, and never
 /// grows past the [maximum line length](Self::set_max_line_length) plus
 /// 8 KiB, whatever the peer sends; only [`read_exact`](Self::read_exact)
-/// goes beyond, to the `n` asked for, and gives it back afterwards.
+/// and [`fill_more`](Self::fill_more) go beyond, to the `n` asked for or
+/// to what the caller leaves unread, and give it back afterwards.
 ///
 /// It implements [`AsyncRead`] and [`AsyncBufRead`] over the same buffer,
 /// so futures-util's combinators mix with `read_line`. The inherent
@@ -208,6 +209,65 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
         Ok(self.buf.get(range))
     }
 
+    /// Reads more from the inner reader into the [buffer](Self::buffer),
+    /// even if unread bytes are there: what a frame parser calls when the
+    /// buffer holds part of a frame. Returns how many bytes came; 0 is the
+    /// end of the stream.
+    ///
+    /// The line limit does not apply: the buffer holds whatever is left
+    /// unread, doubling as it must, so a parser bounds its frames itself
+    /// (say, by refusing a length over its limit). A buffer grown past the
+    /// limit plus 8 KiB is given back at the first read that finds it empty.
+    ///
+    /// # Errors
+    ///
+    /// Any error of the inner reader; the buffered bytes stay.
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: bytes are in the reader's buffer as soon as they are
+    /// read, so dropping the future loses nothing.
+    ///
+    /// # Examples
+    ///
+    /// Frames of a 2-byte big-endian length and that many bytes, parsed
+    /// where they lie in the buffer:
+    ///
+    /// ```
+    /// use ioloop::io::StreamReader;
+    ///
+    /// /// A whole frame at the front of `buf`: its body, and its size.
+    /// fn frame(buf: &[u8]) -> Option<(&[u8], usize)> {
+    ///     let len = usize::from(u16::from_be_bytes([*buf.first()?, *buf.get(1)?]));
+    ///     Some((buf.get(2..2 + len)?, 2 + len))
+    /// }
+    ///
+    /// ioloop::block_on(async {
+    ///     let mut reader = StreamReader::new(&b"\x00\x05hello\x00\x02hi"[..]);
+    ///     let mut bodies = Vec::new();
+    ///     loop {
+    ///         if let Some((body, size)) = frame(reader.buffer()) {
+    ///             bodies.push(body.to_vec());
+    ///             reader.consume(size);
+    ///         } else if reader.fill_more().await? == 0 {
+    ///             break; // the end; `buffer()` holds any partial frame
+    ///         }
+    ///     }
+    ///     assert_eq!(bodies, [&b"hello"[..], b"hi"]);
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub async fn fill_more(&mut self) -> io::Result<usize> {
+        poll_fn(|cx| {
+            ready!(self.poll_start(cx))?;
+            // Doubling past the limit keeps a large frame's reads linear.
+            let hold = self.max_line.max(self.buf.len().saturating_mul(2));
+            self.poll_fill(cx, hold)
+        })
+        .await
+    }
+
     /// Finds the next record ending in `delimiter`, consumes it, and returns
     /// where it sits in the buffer (delimiter included, if it came).
     /// `Ok(None)` is a clean end of stream.
@@ -238,7 +298,7 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
                 && let Some(at) = memchr::memchr(delimiter, fresh)
             {
                 let len = self.scanned + at;
-                let record = self.consume(len + 1);
+                let record = self.take(len + 1);
                 if len > self.max_line {
                     // The delimiter came in the read that passed the limit:
                     // the whole line is here, so it goes in one step.
@@ -250,7 +310,7 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
             if self.scanned > self.max_line {
                 // Report now rather than buffer a line we will refuse, and
                 // skip the rest of it later, as it arrives.
-                self.consume(usize::MAX);
+                self.take(usize::MAX);
                 self.skip_until = Some(delimiter);
                 return Poll::Ready(Err(too_long(self.max_line)));
             }
@@ -263,7 +323,7 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
                 }
                 return Poll::Ready(match unterminated {
                     // The stream ended mid-record: hand out what there is.
-                    Unterminated::Record => Ok(Some(self.consume(usize::MAX))),
+                    Unterminated::Record => Ok(Some(self.take(usize::MAX))),
                     // As in `poll_exact`, the partial bytes stay buffered.
                     Unterminated::Error => {
                         let msg = format!(
@@ -287,7 +347,7 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
                 return Poll::Ready(Err(io::Error::new(io::ErrorKind::UnexpectedEof, msg)));
             }
         }
-        Poll::Ready(Ok(self.consume(n)))
+        Poll::Ready(Ok(self.take(n)))
     }
 
     /// Where every read starts. One unit of the task's budget per call: a
@@ -300,11 +360,11 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
         ready!(ioloop_runtime::task::poll_budget(cx));
         while let Some(delimiter) = self.skip_until {
             if let Some(at) = memchr::memchr(delimiter, self.buf.unread()) {
-                self.consume(at + 1);
+                self.take(at + 1);
                 self.skip_until = None;
                 break;
             }
-            self.consume(usize::MAX);
+            self.take(usize::MAX);
             if ready!(self.poll_fill(cx, self.max_line))? == 0 {
                 // The stream ended inside the overlong line: nothing left to skip.
                 self.skip_until = None;
@@ -375,9 +435,17 @@ impl<R> StreamReader<R> {
         self.inner
     }
 
-    /// Consumes `n` unread bytes (all of them if fewer), keeping the search
-    /// position in step.
-    fn consume(&mut self, n: usize) -> Range<usize> {
+    /// Drops the first `n` bytes of the [buffer](Self::buffer) (all of
+    /// them if fewer): what a parser calls once it has taken a frame from
+    /// the buffer. The same as `AsyncBufRead::consume`, with no trait to
+    /// import.
+    pub fn consume(&mut self, n: usize) {
+        self.take(n);
+    }
+
+    /// [`consume`](Self::consume), returning where the bytes sit, and
+    /// keeping the search position in step.
+    fn take(&mut self, n: usize) -> Range<usize> {
         let taken = self.buf.consume(n);
         self.scanned = self.scanned.saturating_sub(taken.len());
         taken
@@ -405,12 +473,13 @@ impl<R: AsyncRead + Unpin> AsyncRead for StreamReader<R> {
         let available = ready!(this.fill_if_empty(cx))?;
         let n = available.len().min(out.len());
         out[..n].copy_from_slice(&available[..n]);
-        this.consume(n);
+        this.take(n);
         Poll::Ready(Ok(n))
     }
 }
 
-/// Hands out the reader's own buffer; a fill reads only when it is empty.
+/// Hands out the reader's own buffer; a fill reads only when it is empty
+/// ([`fill_more`](StreamReader::fill_more) reads more).
 ///
 /// # Examples
 ///
@@ -435,7 +504,7 @@ impl<R: AsyncRead + Unpin> AsyncBufRead for StreamReader<R> {
     }
 
     fn consume(self: Pin<&mut Self>, amt: usize) {
-        StreamReader::consume(self.get_mut(), amt);
+        self.get_mut().take(amt);
     }
 }
 
@@ -447,6 +516,58 @@ impl<R: fmt::Debug> fmt::Debug for StreamReader<R> {
             .field("max_line_length", &self.max_line)
             .finish()
     }
+}
+
+/// Reads once from `reader` and appends what came to `buf`, in its spare
+/// capacity: tokio's `read_buf`, for any [`AsyncRead`] (a TCP or Unix
+/// stream, a half of one, a [`StreamReader`]). Returns how many bytes
+/// came; 0 is the end of the stream. It takes the reader as `copy` does:
+/// `&mut stream`, or a `&TcpStream` as it is.
+///
+/// The read is offered the spare capacity, at least 8 KiB (reserved if
+/// there is less) and at most 16 KiB. With no `unsafe`, that space is
+/// zeroed before each poll of the read: about 80 ns for 16 KiB, against
+/// 1.3 µs to pass 16 KiB through a Unix socket; 64 KiB would cost 1.2 µs.
+///
+/// # Errors
+///
+/// Any error of `reader`; `buf` is left as it was.
+///
+/// # Cancellation
+///
+/// Cancel-safe: within one poll, `buf` is extended with zeros, read into,
+/// and cut back to the bytes read, with no `await` in between. A dropped
+/// future never leaves zeros in `buf`, and bytes are in `buf` as soon as
+/// they are read.
+///
+/// # Examples
+///
+/// ```
+/// ioloop::block_on(async {
+///     let mut buf = b"already here, ".to_vec();
+///     let mut reader = &b"then more"[..];
+///     while ioloop::io::read_buf(&mut reader, &mut buf).await? > 0 {}
+///     assert_eq!(buf, b"already here, then more");
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+pub async fn read_buf(mut reader: impl AsyncRead + Unpin, buf: &mut Vec<u8>) -> io::Result<usize> {
+    poll_fn(|cx| {
+        let len = buf.len();
+        buf.reserve(READ_CHUNK);
+        let offer = (buf.capacity() - len).min(2 * READ_CHUNK);
+        buf.resize(len + offer, 0);
+        let read = Pin::new(&mut reader).poll_read(cx, &mut buf[len..]);
+        // `min`: a reader claiming more than it was given breaks the contract.
+        let n = match read {
+            Poll::Ready(Ok(n)) => n.min(offer),
+            _ => 0,
+        };
+        buf.truncate(len + n);
+        read.map_ok(|_| n)
+    })
+    .await
 }
 
 /// The error for a line over the limit; its message names the limit, so a
