@@ -13,6 +13,7 @@
 //! tests/stress/ (`tcp_fd_count`).
 
 mod extremes;
+mod gather;
 mod names;
 mod options;
 mod shared_sockets;
