@@ -62,7 +62,7 @@ pub mod io {
         AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, copy,
     };
     pub use ioloop_net::io::*;
-    pub use ioloop_runtime::io::{ReadyEvent, Registration, Waiter};
+    pub use ioloop_runtime::io::{ReadyEvent, Registration, Waiter, wake_after_poll};
 }
 
 /// The lesson's callback-style `Reactor`, served on ioloop.

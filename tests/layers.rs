@@ -36,7 +36,8 @@ const LAYERS: &str = "
     net/src/unix/addr.rs                       0
     net/src/unix/ucred.rs                      0
     net/src/impls.rs                           1  sockets and their halves, and the
-    net/src/halves.rs                          1  methods they share (macros)
+    net/src/halves.rs                          1  methods they share (macros),
+    net/src/outbox.rs                          1  and the outbox of stream sockets
     net/src/tcp/                               1
     net/src/udp.rs                             1
     net/src/unix/                              1

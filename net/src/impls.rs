@@ -128,14 +128,14 @@ macro_rules! debug_and_fd {
 pub(crate) use debug_and_fd;
 
 /// What `TcpStream` and `UnixStream` share, given their address type,
-/// whether a short read clears readiness (see `@read` below), their peek,
-/// and the `send` and vectored send that never raise `SIGPIPE`: reads,
+/// whether a short read clears readiness (see `@read` below) and their
+/// peek (their writes go through their outbox, `outbox.rs`): reads,
 /// `shutdown`, the `try_*` calls, the `futures_io` traits on the stream and
 /// on a reference to it, the halves (`halves!`) and the `shutdown` they
 /// need ([`Stream`](crate::halves::Stream)); addresses, readiness, `Debug`
 /// and the descriptor traits.
 macro_rules! stream {
-    ($T:ident: $Addr:ty; short_reads_drain: $drain:literal, peek: $peek:path; send: $send:path, $send_vectored:path) => {
+    ($T:ident: $Addr:ty; short_reads_drain: $drain:literal, peek: $peek:path) => {
         impl $T {
             /// Waits for data and copies it into `buf` without taking it
             /// from the stream: the next read returns the same bytes.
@@ -177,11 +177,7 @@ macro_rules! stream {
             /// The OS's error from `shutdown(2)`. A connection already
             /// gone (reset) is not one: it is shut, and this returns `Ok`.
             pub fn shutdown(&self, how: std::net::Shutdown) -> std::io::Result<()> {
-                match self.io.get_ref().shutdown(how) {
-                    // A reset got there first: nothing left to shut.
-                    Err(err) if err.kind() == std::io::ErrorKind::NotConnected => Ok(()),
-                    result => result,
-                }
+                self.io.shutdown(how)
             }
 
             /// Reads what is there now into `buf`, without waiting: `Ok(0)`
@@ -214,7 +210,7 @@ macro_rules! stream {
             ///
             /// `WouldBlock` if the send buffer is full; any error of `send`.
             pub fn try_write(&self, buf: &[u8]) -> std::io::Result<usize> {
-                self.io.try_write_io(|socket| $send(socket, buf))
+                self.io.try_write(&[std::io::IoSlice::new(buf)])
             }
 
             /// [`try_write`](Self::try_write) from several buffers, in one
@@ -229,7 +225,7 @@ macro_rules! stream {
                 &self,
                 bufs: &[std::io::IoSlice<'_>],
             ) -> std::io::Result<usize> {
-                self.io.try_write_io(|socket| $send_vectored(socket, bufs))
+                self.io.try_write($crate::syscall::at_most_max_slices(bufs))
             }
         }
 
@@ -237,8 +233,8 @@ macro_rules! stream {
         $crate::impls::readiness!($T);
         $crate::impls::debug_and_fd!($T: local_addr, peer_addr);
         $crate::halves::halves!($T);
-        $crate::impls::stream!(@futures_io $T; $drain, $send, $send_vectored);
-        $crate::impls::stream!(@futures_io &$T; $drain, $send, $send_vectored);
+        $crate::impls::stream!(@futures_io $T; $drain);
+        $crate::impls::stream!(@futures_io &$T; $drain);
 
         impl $crate::halves::Stream for $T {
             fn shutdown(&self, how: std::net::Shutdown) -> std::io::Result<()> {
@@ -265,10 +261,10 @@ macro_rules! stream {
     }};
 
     // `AsyncRead` and `AsyncWrite` on `$S` (the stream, or `&` it), where
-    // its reads and writes wait (its halves come here too): `poll_flush` has
-    // nothing to do (bytes go straight to the kernel), `poll_close` shuts
-    // the write side down.
-    (@futures_io $S:ty; $drain:literal, $send:path, $send_vectored:path) => {
+    // its reads and writes wait (its halves come here too): writes go
+    // through the outbox, `poll_flush` sends it, `poll_close` sends it and
+    // shuts the write side down.
+    (@futures_io $S:ty; $drain:literal) => {
         impl futures_io::AsyncRead for $S {
             fn poll_read(
                 self: std::pin::Pin<&mut Self>,
@@ -285,11 +281,7 @@ macro_rules! stream {
                 cx: &mut std::task::Context<'_>,
                 buf: &[u8],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                if buf.is_empty() {
-                    return std::task::Poll::Ready(Ok(0));
-                }
-                self.io
-                    .poll_write_stream(cx, buf.len(), |socket| $send(socket, buf))
+                self.io.poll_write(cx, &[std::io::IoSlice::new(buf)])
             }
 
             fn poll_write_vectored(
@@ -297,26 +289,21 @@ macro_rules! stream {
                 cx: &mut std::task::Context<'_>,
                 bufs: &[std::io::IoSlice<'_>],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                let bufs = $crate::syscall::at_most_max_slices(bufs);
-                let len = bufs.iter().map(|b| b.len()).sum();
-                if len == 0 {
-                    return std::task::Poll::Ready(Ok(0));
-                }
-                self.io
-                    .poll_write_stream(cx, len, |socket| $send_vectored(socket, bufs))
+                self.io.poll_write(cx, $crate::syscall::at_most_max_slices(bufs))
             }
 
             fn poll_flush(
                 self: std::pin::Pin<&mut Self>,
-                _cx: &mut std::task::Context<'_>,
+                cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
-                std::task::Poll::Ready(Ok(()))
+                self.io.poll_flush(cx)
             }
 
             fn poll_close(
                 self: std::pin::Pin<&mut Self>,
-                _cx: &mut std::task::Context<'_>,
+                cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
+                std::task::ready!(self.io.poll_flush(cx))?;
                 std::task::Poll::Ready(self.shutdown(std::net::Shutdown::Write))
             }
         }

@@ -19,6 +19,7 @@ mod halves;
 mod impls;
 pub mod io;
 mod options;
+mod outbox;
 mod syscall;
 pub mod tcp;
 pub mod udp;

@@ -14,6 +14,7 @@
 
 mod datagram_forms;
 mod extremes;
+mod gather;
 mod names;
 mod options;
 mod shared_sockets;

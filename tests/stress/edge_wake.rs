@@ -175,8 +175,15 @@ fn a_hundred_thousand_wakes_each_as_the_loop_goes_to_sleep_are_never_lost() -> i
             m.poller_wakeups,
             ROUNDS - m.poller_wakeups
         );
-        // The wakes really did race the parking, both ways.
-        assert!(m.poller_wakeups > 0 && m.poller_wakeups < ROUNDS, "{m:?}");
+        // The wakes raced the parking: some found the loop asleep. Whether
+        // some also found it awake depends on the two threads running on
+        // two cores at once, which a loaded machine does not grant (both
+        // then share one core, and the waker runs only while the loop
+        // sleeps): said, not asserted.
+        assert!(m.poller_wakeups > 0, "{m:?}");
+        if m.poller_wakeups == ROUNDS {
+            println!("no wake found the loop awake: the threads did not run side by side");
+        }
         // One 8-byte write of 1 per wake that found the loop parked, and
         // never a read (mio registers it edge-triggered and reads it only
         // to reset it when a write would overflow): the counter is the

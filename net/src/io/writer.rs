@@ -11,17 +11,27 @@ use std::task::{Context, Poll, Waker, ready};
 
 use futures_io::AsyncWrite;
 
+pub(crate) use crate::outbox::WriteBuf;
+use crate::outbox::gathering;
+
 /// A buffered writer with asyncio's `write` + `drain` contract:
 /// [`write`](Self::write) never blocks and never loses data,
 /// [`drain`](Self::drain) is where the program waits for a slow peer.
 ///
-/// `write` tries the inner writer at once when nothing is queued and keeps
-/// only what it did not take: the lesson's partial `send`, with the rest in
-/// the `outbuf`.
+/// `write` hands the bytes to the inner writer at once when nothing is
+/// queued and keeps only what it did not take: the lesson's partial
+/// `send`, with the rest in the `outbuf`. Over an ioloop stream socket
+/// (`TcpStream`, `UnixStream`, their halves), the small writes one poll
+/// makes are gathered by the socket and leave together, in one `send`, at
+/// the next `drain` or when that poll returns, whichever comes first: a
+/// reply written in four pieces costs one syscall, with no `flush`. Unlike
+/// asyncio's `write`, nothing reaches the kernel before then; unlike
+/// tokio's `BufWriter`, nothing waits for a `flush`.
 ///
-/// Nothing sends in the background: bytes move only when the owner calls
-/// `write`, `drain`, `flush` or `close`. So both water marks default to 0
-/// and `drain` sends everything; raise them with
+/// Only a socket's gathered bytes go out in the background; the writer's
+/// own queue moves only when the owner calls `write`, `drain`, `flush` or
+/// `close`. So both water marks default to 0 and `drain` sends everything;
+/// raise them with
 /// [`set_write_buffer_limits`](Self::set_write_buffer_limits) for a
 /// producer that comes back to `drain` soon.
 ///
@@ -74,8 +84,10 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     ///
     /// If nothing is queued, the inner writer is tried at once, without
     /// waiting, and only what it does not take is kept; otherwise `data`
-    /// goes behind what is queued, so the order is kept. Call
-    /// [`drain`](Self::drain) to wait for the peer.
+    /// goes behind what is queued, so the order is kept. A stream socket
+    /// gathers small writes, to send at the next `drain` or when the poll
+    /// returns (see the type's docs). Call [`drain`](Self::drain) to wait
+    /// for the peer.
     ///
     /// An error from that try is kept, and the next `drain`, `flush` or
     /// `close` returns it. The queued bytes are kept all the same, and a
@@ -95,7 +107,7 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     pub fn write(&mut self, data: &[u8]) {
         let mut sent = 0;
         if self.buf.len() == 0 && self.error.is_none() {
-            (sent, self.error) = write_now(&mut self.inner, data);
+            (sent, self.error) = gathering(|| write_now(&mut self.inner, data));
         }
         self.buf.push(&data[sent..]);
     }
@@ -103,11 +115,13 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     /// Waits until the queued bytes are at or below the low-water mark:
     /// the backpressure point.
     ///
-    /// With queued bytes at or below the high-water mark, it makes one
-    /// attempt to send them without waiting and returns at once. Otherwise
-    /// it sends, waiting for the inner writer whenever it refuses, until at
-    /// most the low-water mark is queued. With the default limits (0, 0)
-    /// that means until everything is sent.
+    /// With queued bytes at or below a high-water mark above 0, it makes
+    /// one attempt to send them (and to flush the inner writer) without
+    /// waiting and returns at once. Otherwise it sends, waiting for the
+    /// inner writer whenever it refuses, until at most the low-water mark is
+    /// queued; at a low-water mark of 0 it then flushes the inner writer,
+    /// so with the default limits (0, 0) everything is sent, a socket's
+    /// gathered bytes included.
     ///
     /// # Errors
     ///
@@ -140,14 +154,28 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
         // Decided once per call, not per poll: a drain that starts above the
         // high-water mark goes all the way down to the low one, even if a
         // poll on the way finds the queue back between the two.
-        if self.buf.len() > self.high {
+        if self.buf.len() > self.high || self.high == 0 {
             let low = self.low;
-            return poll_fn(|cx| self.poll_send_down_to(cx, low)).await;
+            return poll_fn(|cx| {
+                ready!(self.poll_send_down_to(cx, low))?;
+                if low > 0 {
+                    return Poll::Ready(Ok(()));
+                }
+                // Down to nothing: what the inner writer holds goes too (a
+                // socket's gathered writes).
+                Pin::new(&mut self.inner).poll_flush(cx)
+            })
+            .await;
         }
         // At or below it: one try without waiting, as in `write_now` (what
-        // the writer does not take now is no error).
+        // the writer does not take now is no error), then one flush: a
+        // socket sends what it gathered from this poll's writes.
         let mut now = Context::from_waker(Waker::noop());
-        match self.poll_send_down_to(&mut now, 0) {
+        let tried = match self.poll_send_down_to(&mut now, 0) {
+            Poll::Ready(Ok(())) => Pin::new(&mut self.inner).poll_flush(&mut now),
+            other => other,
+        };
+        match tried {
             Poll::Ready(Err(err)) if err.kind() != io::ErrorKind::WouldBlock => Err(err),
             _ => Ok(()),
         }
@@ -274,7 +302,7 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for StreamWriter<W> {
             this.buf.push(data);
             return Poll::Ready(Ok(data.len()));
         }
-        match write_now(&mut this.inner, data) {
+        match gathering(|| write_now(&mut this.inner, data)) {
             (0, Some(err)) => Poll::Ready(Err(err)),
             // Part went out before the error: report that part accepted,
             // and keep the error for the next call.
@@ -304,7 +332,7 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for StreamWriter<W> {
         let mut sent = 0;
         if this.buf.len() == 0 && total > 0 {
             let mut now = Context::from_waker(Waker::noop());
-            match Pin::new(&mut this.inner).poll_write_vectored(&mut now, bufs) {
+            match gathering(|| Pin::new(&mut this.inner).poll_write_vectored(&mut now, bufs)) {
                 Poll::Ready(Ok(n)) => sent = n.min(total),
                 // Not taken now: all of it waits for `drain`.
                 Poll::Ready(Err(err)) if err.kind() == io::ErrorKind::WouldBlock => {}
@@ -377,44 +405,9 @@ fn write_now<W: AsyncWrite + Unpin>(inner: &mut W, data: &[u8]) -> (usize, Optio
     (sent, None)
 }
 
-/// The capacity a [`WriteBuf`] keeps once it empties: enough for a typical
-/// reply; more is given back, so one large burst does not keep its memory.
-const KEEP: usize = 64 * 1024;
-
-/// Bytes queued and not yet taken by the writer: `bytes[head..]`.
-///
-/// Sending advances `head` instead of shifting the bytes, so a partial
-/// write costs nothing; the sent prefix is dropped when new bytes are
-/// appended and it is at least as large as what remains (each byte is then
-/// moved at most once on average), or when everything has been sent.
-#[derive(Debug, Default)]
-pub(crate) struct WriteBuf {
-    bytes: Vec<u8>,
-    head: usize,
-}
-
+/// The send loop `StreamWriter` and the callback layer's `Connection`
+/// share, over any writer.
 impl WriteBuf {
-    /// The bytes still to be sent.
-    #[inline]
-    pub(crate) fn unsent(&self) -> &[u8] {
-        &self.bytes[self.head..]
-    }
-
-    /// How many bytes are still to be sent.
-    #[inline]
-    pub(crate) fn len(&self) -> usize {
-        self.bytes.len() - self.head
-    }
-
-    /// Appends `data` after the unsent bytes.
-    pub(crate) fn push(&mut self, data: &[u8]) {
-        if self.head > 0 && self.head >= self.len() {
-            self.bytes.drain(..self.head);
-            self.head = 0;
-        }
-        self.bytes.extend_from_slice(data);
-    }
-
     /// Sends until at most `target` bytes are queued, waiting on `writer`
     /// whenever it refuses: the lesson's `on_writable`, with its
     /// `del conn.outbuf[:sent]`. Only what the writer took leaves the
@@ -430,18 +423,9 @@ impl WriteBuf {
         while self.len() > target {
             match ready!(Pin::new(&mut *writer).poll_write(cx, self.unsent())) {
                 Ok(0) => return Poll::Ready(Err(write_zero())),
-                Ok(n) => self.head += n.min(self.len()),
+                Ok(n) => self.advance(n),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(err) => return Poll::Ready(Err(err)),
-            }
-            if self.head == self.bytes.len() {
-                // All sent: start again at the front, with at most `KEEP`.
-                self.head = 0;
-                if self.bytes.capacity() > KEEP {
-                    self.bytes = Vec::new();
-                } else {
-                    self.bytes.clear();
-                }
             }
         }
         Poll::Ready(Ok(()))

@@ -5,12 +5,14 @@
 use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use ioloop_runtime::io::Registration;
 
 use crate::addr::{self, ToSocketAddrs};
-use crate::{impls, options, syscall};
+use crate::outbox::Sock;
+use crate::{impls, options};
 
 /// A TCP connection registered with the reactor: the lesson's `conn`.
 ///
@@ -36,12 +38,11 @@ use crate::{impls, options, syscall};
 /// .unwrap();
 /// ```
 pub struct TcpStream {
-    io: Registration<mio::net::TcpStream>,
+    io: Arc<Sock<mio::net::TcpStream>>,
 }
 
 impls::stream!(TcpStream: SocketAddr;
-    short_reads_drain: true, peek: mio::net::TcpStream::peek;
-    send: syscall::send, syscall::send_vectored);
+    short_reads_drain: true, peek: mio::net::TcpStream::peek);
 
 impl TcpStream {
     /// Opens a connection to `addr`, any [`ToSocketAddrs`] (a host name is
@@ -117,7 +118,7 @@ impl TcpStream {
     }
 
     pub(crate) fn from_mio(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
-        Registration::new(stream).map(|io| TcpStream { io })
+        Registration::new(stream).map(|io| TcpStream { io: Sock::new(io) })
     }
 
     options::sockopt!(@tcp);

@@ -11,7 +11,7 @@ mod addr;
 mod datagram;
 mod listener;
 mod stream;
-mod sys;
+pub(crate) mod sys;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod ucred;
 

@@ -2,12 +2,14 @@
 
 use std::io;
 use std::os::unix::net::SocketAddr;
+use std::sync::Arc;
 
 use ioloop_runtime::io::Registration;
 use ioloop_runtime::time::sleep;
 
 use super::addr::ToUnixAddr;
 use super::sys;
+use crate::outbox::Sock;
 use crate::{impls, options};
 
 /// A Unix domain stream socket registered with the reactor: a
@@ -32,14 +34,11 @@ use crate::{impls, options};
 /// .unwrap();
 /// ```
 pub struct UnixStream {
-    io: Registration<mio::net::UnixStream>,
+    io: Arc<Sock<mio::net::UnixStream>>,
 }
 
-// `send` with `MSG_NOSIGNAL`, not std's `write`: on a Unix socket that is
-// `write(2)`, which raises `SIGPIPE` once the peer is gone.
 impls::stream!(UnixStream: SocketAddr;
-    short_reads_drain: false, peek: sys::peek;
-    send: sys::send, sys::send_vectored);
+    short_reads_drain: false, peek: sys::peek);
 
 impl UnixStream {
     /// Connects to the listener at `path` (see [`ToUnixAddr`]), done once
@@ -89,7 +88,7 @@ impl UnixStream {
 
     pub(crate) fn from_mio(stream: mio::net::UnixStream) -> io::Result<UnixStream> {
         sys::no_sigpipe(&stream)?;
-        Registration::new(stream).map(|io| UnixStream { io })
+        Registration::new(stream).map(|io| UnixStream { io: Sock::new(io) })
     }
 
     /// The peer process's credentials at connect time (`SO_PEERCRED`;

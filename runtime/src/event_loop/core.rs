@@ -243,6 +243,54 @@ impl Schedule for Shared {
     }
 }
 
+/// Wakes `waker` once the job (task, or `block_on` future) being polled
+/// on this thread returns from its poll, before the loop polls anything
+/// else or waits: a source that batches (a stream's queued writes) sends
+/// what one poll gave it in one call. Returns `false`, keeping nothing,
+/// (and dropping `waker`) if no job is being polled here (a foreign
+/// executor, between ticks):
+/// do the work now instead.
+///
+/// ```
+/// use std::future::poll_fn;
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::task::{Poll, Wake, Waker};
+///
+/// struct Flag(AtomicBool);
+/// impl Wake for Flag {
+///     fn wake(self: Arc<Self>) {
+///         self.0.store(true, Ordering::Relaxed);
+///     }
+/// }
+///
+/// let flag = Arc::new(Flag(AtomicBool::new(false)));
+/// let waker = Waker::from(flag.clone());
+/// assert!(!ioloop::io::wake_after_poll(waker.clone())); // not in a poll
+/// ioloop::block_on(async {
+///     poll_fn(|_| {
+///         assert!(ioloop::io::wake_after_poll(waker.clone()));
+///         assert!(!flag.0.load(Ordering::Relaxed)); // not yet
+///         Poll::Ready(())
+///     })
+///     .await;
+/// });
+/// assert!(flag.0.load(Ordering::Relaxed));
+/// ```
+pub fn wake_after_poll(waker: Waker) -> bool {
+    with_core(|core| match core {
+        Some(core) if core.polling.get() => {
+            if let Some(first) = core.after_poll.replace(Some(waker)) {
+                let mut more = core.after_poll_more.take();
+                more.push(first);
+                core.after_poll_more.set(more);
+            }
+            true
+        }
+        _ => false,
+    })
+}
+
 /// Everything only the loop thread touches.
 pub(crate) struct Core {
     pub(crate) shared: Arc<Shared>,
@@ -262,6 +310,12 @@ pub(crate) struct Core {
     /// Kept between runs for collecting wakers, so firing them does not
     /// allocate.
     wakers: Cell<Vec<Waker>>,
+    /// A job is being polled: [`wake_after_poll`] may leave wakers.
+    polling: Cell<bool>,
+    /// The first waker the job being polled left (most leave one at most),
+    /// and the others.
+    after_poll: Cell<Option<Waker>>,
+    after_poll_more: Cell<Vec<Waker>>,
     /// Jobs run per tick at most, before the OS is polled again.
     event_interval: usize,
     /// Woken when the last task finishes (`Runtime::shutdown_timeout`).
@@ -294,6 +348,9 @@ impl Core {
             _home: home,
             driver: RefCell::new(driver),
             wakers: Cell::new(Vec::new()),
+            polling: Cell::new(false),
+            after_poll: Cell::new(None),
+            after_poll_more: Cell::new(Vec::new()),
             event_interval,
             all_done: RefCell::new(None),
             clock: LoopClock::new(),
@@ -388,7 +445,7 @@ impl Core {
             match job {
                 Some(Job::Main) => {
                     self.shared.watch.start(base::MAIN);
-                    let poll = poll_main();
+                    let poll = self.polled(&mut *poll_main);
                     self.shared.watch.end();
                     if let Poll::Ready(output) = poll {
                         return Some(output);
@@ -517,11 +574,43 @@ impl Core {
         let key = task.key();
         let local = task.is_local();
         self.shared.watch.start(key);
-        let completed = task.run();
+        let completed = self.polled(|| task.run());
         self.shared.watch.end();
         if completed {
             self.completed(key, local);
         }
+    }
+
+    /// Polls one job (`poll`), then wakes the wakers it left (see
+    /// [`wake_after_poll`]), with no budget: they do I/O for the job,
+    /// outside it. A panic out of `poll` wakes them too.
+    #[inline]
+    fn polled<R>(&self, poll: impl FnOnce() -> R) -> R {
+        struct Done<'a>(&'a Core);
+        impl Drop for Done<'_> {
+            #[inline]
+            fn drop(&mut self) {
+                self.0.polling.set(false);
+                if let Some(waker) = self.0.after_poll.take() {
+                    self.0.wake_left(waker);
+                }
+            }
+        }
+        self.polling.set(true);
+        let _done = Done(self);
+        poll()
+    }
+
+    fn wake_left(&self, first: Waker) {
+        budget::without_limit(|| {
+            first.wake();
+            let mut more = self.after_poll_more.take();
+            if !more.is_empty() {
+                more.drain(..).for_each(Waker::wake);
+            }
+            // Given back empty, so the next job's wakers reuse its room.
+            self.after_poll_more.set(more);
+        });
     }
 
     /// Takes a task that completed off the task list. Out of line: most

@@ -1,0 +1,444 @@
+//! A stream socket's outbox: the small writes one poll of a task makes are
+//! gathered and leave together, in one `send`, when that poll returns (the
+//! lesson's `outbuf`, sent by the loop). [`Sock`] is what `TcpStream` and
+//! `UnixStream` hold: the registration, and the bytes queued for it.
+//!
+//! Only writes made under [`gathering`] are gathered: `StreamWriter`'s,
+//! whose `write` never waits and whose `drain` is where a program waits.
+//! A raw socket's `write` still reaches the kernel before it returns, as
+//! tokio's does. Such a write of at most [`GATHER`] bytes, made while a
+//! task (or the `block_on` future) is being polled, is copied into the
+//! outbox and accepted at once; the first one asks the loop to wake the socket when
+//! the poll returns ([`wake_after_poll`]), and that wake sends the outbox.
+//! A larger write, a write outside a poll, and any write while the kernel
+//! is refusing go out now, behind what is queued, in one `sendmsg`. What
+//! the kernel does not take of the outbox is sent when the socket is
+//! writable again, and until then writes wait: at most one poll's writes
+//! wait beyond what the kernel holds.
+//!
+//! An error met by a send made for the outbox is returned by the next
+//! write, flush or close; the bytes it could not send are dropped.
+
+use std::cell::Cell;
+use std::future::{Future, poll_fn};
+use std::io::{self, IoSlice};
+use std::net::Shutdown;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker, ready};
+
+use ioloop_runtime::io::{Registration, wake_after_poll};
+use ioloop_runtime::task::unconstrained;
+use mio::event::Source;
+use parking_lot::Mutex;
+use socket2::SockRef;
+
+#[cfg(unix)]
+use crate::unix::sys;
+use crate::{options, syscall};
+
+thread_local! {
+    /// Whether the writes made now may be gathered: see [`gathering`].
+    static GATHERING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`, gathering the small writes it makes to stream sockets into
+/// their outboxes, to leave when the running poll returns.
+#[inline]
+pub(crate) fn gathering<R>(f: impl FnOnce() -> R) -> R {
+    let before = GATHERING.replace(true);
+    let output = f();
+    GATHERING.set(before);
+    output
+}
+
+/// The largest write gathered: larger ones go to the kernel at once, so a
+/// big payload is never copied whole.
+pub(crate) const GATHER: usize = 16 * 1024;
+
+/// The most the outbox holds: a poll that writes more sends some now.
+const ROOM: usize = 64 * 1024;
+
+/// The calls on a mio stream an outbox makes: sends never raise `SIGPIPE`.
+pub(crate) trait Stream: Source + Send + Sync + 'static {
+    /// `send(2)`.
+    fn send(&self, buf: &[u8]) -> io::Result<usize>;
+    /// `sendmsg(2)`, from the first `IOV_MAX` slices.
+    fn send_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize>;
+    /// `shutdown(2)`.
+    fn shutdown(&self, how: Shutdown) -> io::Result<()>;
+}
+
+impl Stream for mio::net::TcpStream {
+    fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        syscall::send(self, buf)
+    }
+    fn send_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        syscall::send_vectored(self, bufs)
+    }
+    fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        mio::net::TcpStream::shutdown(self, how)
+    }
+}
+
+#[cfg(unix)]
+impl Stream for mio::net::UnixStream {
+    fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        sys::send(self, buf)
+    }
+    fn send_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        sys::send_vectored(self, bufs)
+    }
+    fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        mio::net::UnixStream::shutdown(self, how)
+    }
+}
+
+/// A registered stream socket and its outbox, shared (`Arc`) with the
+/// wakes that send for it, which keep it open until they have.
+pub(crate) struct Sock<S: Stream> {
+    io: Registration<S>,
+    out: Mutex<Out>,
+}
+
+/// What waits to be sent, and what became of the last send.
+#[derive(Default)]
+struct Out {
+    bytes: WriteBuf,
+    /// A wake is due: after the poll, or on writability.
+    armed: bool,
+    /// The kernel refused the outbox: a wake waits for writability.
+    refused: bool,
+    /// An error a send for the outbox met, for the next write to return.
+    error: Option<io::Error>,
+    /// A `shutdown` that waits for the outbox to empty.
+    shut: Option<Shutdown>,
+    /// The write side is shut: writes fail at once, as the kernel's would.
+    shut_down: bool,
+}
+
+impl<S: Stream> std::ops::Deref for Sock<S> {
+    type Target = Registration<S>;
+
+    fn deref(&self) -> &Registration<S> {
+        &self.io
+    }
+}
+
+impl<S: Stream> Sock<S> {
+    /// Wraps a registered stream.
+    pub(crate) fn new(io: Registration<S>) -> Arc<Self> {
+        Arc::new(Sock {
+            io,
+            out: Mutex::default(),
+        })
+    }
+
+    /// `AsyncWrite::poll_write_vectored` for the stream: gathers `bufs` if
+    /// they are small and a poll is running, else sends the outbox and
+    /// them now.
+    pub(crate) fn poll_write(
+        self: &Arc<Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let len = bufs.iter().map(|b| b.len()).sum::<usize>();
+        let mut out = self.out.lock();
+        out.check(len)?;
+        if len == 0 {
+            return Poll::Ready(Ok(0));
+        }
+        let small = len <= GATHER && out.bytes.len() + len <= ROOM;
+        if small && GATHERING.get() && !out.refused && self.arm(&mut out) {
+            for buf in bufs {
+                out.bytes.push(buf);
+            }
+            return Poll::Ready(Ok(len));
+        }
+        self.poll_send(&mut out, cx, bufs)
+    }
+
+    /// Sends the outbox, waiting for the kernel to take all of it.
+    pub(crate) fn poll_flush(self: &Arc<Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut out = self.out.lock();
+        out.check(0)?;
+        while out.bytes.len() > 0 {
+            let bytes = &out.bytes;
+            let len = bytes.len();
+            let sent = ready!(
+                self.io
+                    .poll_write_stream(cx, len, |s| s.send(bytes.unsent()))
+            )?;
+            out.bytes.advance(sent);
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// [`try_write`](crate::TcpStream::try_write) behind the outbox: what
+    /// is queued goes first, and while any of it remains this says
+    /// `WouldBlock`.
+    pub(crate) fn try_write(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        let mut out = self.out.lock();
+        out.check(bufs.iter().map(|b| b.len()).sum())?;
+        loop {
+            let queued = out.bytes.len();
+            if queued == 0 {
+                return self.io.try_write_io(|s| send(s, bufs));
+            }
+            let sent = self.io.try_write_io(|s| with_queued(s, &out.bytes, bufs))?;
+            out.bytes.advance(sent.min(queued));
+            if sent > queued {
+                return Ok(sent - queued);
+            }
+        }
+    }
+
+    /// `shutdown(2)`, after the outbox for the write side: if the kernel
+    /// cannot take it all now, the shutdown is made once it has.
+    pub(crate) fn shutdown(self: &Arc<Self>, how: Shutdown) -> io::Result<()> {
+        let mut out = self.out.lock();
+        if how != Shutdown::Read {
+            out.shut_down = true;
+            if out.bytes.len() > 0 {
+                out.shut = Some(how);
+                drop(out);
+                self.send_queued();
+                return Ok(());
+            }
+        }
+        drop(out);
+        shut(&self.io, how)
+    }
+
+    /// Sends the outbox and the `bufs` after it (not empty), in one
+    /// `sendmsg`, waiting while the kernel refuses; returns how much of
+    /// `bufs` it took.
+    fn poll_send(
+        &self,
+        out: &mut Out,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let len = bufs.iter().map(|b| b.len()).sum::<usize>();
+        loop {
+            let queued = out.bytes.len();
+            if queued == 0 {
+                return self.io.poll_write_stream(cx, len, |s| send(s, bufs));
+            }
+            let all = queued + len;
+            let sent = ready!(
+                self.io
+                    .poll_write_stream(cx, all, |s| { with_queued(s, &out.bytes, bufs) })
+            )?;
+            out.bytes.advance(sent.min(queued));
+            if sent > queued {
+                return Poll::Ready(Ok(sent - queued));
+            }
+        }
+    }
+
+    /// Asks for a wake when the running poll returns, unless one is due:
+    /// `false` if no poll is running (send now instead).
+    fn arm(self: &Arc<Self>, out: &mut Out) -> bool {
+        if !out.armed {
+            out.armed = wake_after_poll(Waker::from(Arc::clone(self)));
+        }
+        out.armed
+    }
+
+    /// The wake's work: sends the outbox; what the kernel refuses waits
+    /// for writability, with this socket's waker.
+    fn send_queued(self: &Arc<Self>) {
+        let mut out = self.out.lock();
+        out.armed = false;
+        out.refused = false;
+        if out.bytes.len() == 0 && out.shut.is_none() {
+            // A drain or flush sent it all already: the usual case.
+            return;
+        }
+        self.send_rest(&mut out);
+    }
+
+    #[cold]
+    fn send_rest(self: &Arc<Self>, out: &mut Out) {
+        while out.bytes.len() > 0 {
+            let bytes = &out.bytes;
+            match self.io.try_write_io(|s| s.send(bytes.unsent())) {
+                Ok(sent) => out.bytes.advance(sent),
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                    if self.wait_writable(out) {
+                        return;
+                    }
+                }
+                Err(err) => out.fail(err),
+            }
+        }
+        if let Some(how) = out.shut.take()
+            && let Err(err) = shut(&self.io, how)
+        {
+            out.error = Some(err);
+        }
+    }
+
+    /// Registers this socket's waker for writability: `true` if it now
+    /// waits, `false` if the socket is writable already (or failed).
+    fn wait_writable(self: &Arc<Self>, out: &mut Out) -> bool {
+        let waker = Waker::from(Arc::clone(self));
+        // No budget: this runs outside any task's poll.
+        let ready = pin!(unconstrained(poll_fn(|cx| self.io.poll_write_ready(cx))))
+            .poll(&mut Context::from_waker(&waker));
+        match ready {
+            Poll::Pending => {
+                out.armed = true;
+                out.refused = true;
+                true
+            }
+            Poll::Ready(Ok(_)) => false,
+            Poll::Ready(Err(err)) => {
+                out.fail(err);
+                false
+            }
+        }
+    }
+}
+
+/// Socket options are set on the registered stream.
+impl<S: Stream> options::Sock for Arc<Sock<S>>
+where
+    for<'a> SockRef<'a>: From<&'a S>,
+{
+    fn sock(&self) -> SockRef<'_> {
+        SockRef::from(self.get_ref())
+    }
+}
+
+impl<S: Stream> Wake for Sock<S> {
+    fn wake(self: Arc<Self>) {
+        self.send_queued();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.send_queued();
+    }
+}
+
+impl<S: Stream> Drop for Sock<S> {
+    /// The last chance for the outbox: one try, without waiting.
+    fn drop(&mut self) {
+        let out = self.out.get_mut();
+        if out.bytes.len() > 0 {
+            let sent = self.io.try_write_io(|s| s.send(out.bytes.unsent()));
+            let left = out.bytes.len() - sent.unwrap_or(0).min(out.bytes.len());
+            if left > 0 {
+                log::debug!("a stream closed with {left} bytes its peer did not take");
+            }
+        }
+        if let Some(how) = out.shut.take() {
+            let _ = shut(&self.io, how);
+        }
+    }
+}
+
+impl Out {
+    /// Before a write of `len` bytes: returns (and forgets) an error a
+    /// send for the outbox met, or the kernel's answer to writing after a
+    /// shutdown.
+    fn check(&mut self, len: usize) -> io::Result<()> {
+        if let Some(err) = self.error.take() {
+            return Err(err);
+        }
+        if self.shut_down && len > 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "write after the stream's write side was shut down",
+            ));
+        }
+        Ok(())
+    }
+
+    /// A send for the outbox failed: its bytes cannot arrive any more.
+    fn fail(&mut self, err: io::Error) {
+        self.bytes = WriteBuf::default();
+        self.error = Some(err);
+    }
+}
+
+/// One `send` of a single slice, else one `sendmsg`.
+fn send<S: Stream>(s: &S, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    match bufs {
+        [one] => s.send(one),
+        _ => s.send_vectored(bufs),
+    }
+}
+
+/// One `send` of the queued bytes, or one `sendmsg` of them and `bufs`.
+fn with_queued<S: Stream>(s: &S, queued: &WriteBuf, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    let first = IoSlice::new(queued.unsent());
+    match bufs {
+        [] => s.send(queued.unsent()),
+        [one] => s.send_vectored(&[first, *one]),
+        _ => s.send_vectored(&[&[first][..], bufs].concat()),
+    }
+}
+
+/// `shutdown(2)`; a connection already gone (reset) is shut, not an error.
+fn shut<S: Stream>(io: &Registration<S>, how: Shutdown) -> io::Result<()> {
+    match io.get_ref().shutdown(how) {
+        Err(err) if err.kind() == io::ErrorKind::NotConnected => Ok(()),
+        result => result,
+    }
+}
+
+/// The capacity a [`WriteBuf`] keeps once it empties: enough for a typical
+/// reply; more is given back, so one large burst does not keep its memory.
+const KEEP: usize = 64 * 1024;
+
+/// Bytes queued and not yet taken by the writer: `bytes[head..]`.
+///
+/// Sending advances `head` instead of shifting the bytes, so a partial
+/// write costs nothing; the sent prefix is dropped when new bytes are
+/// appended and it is at least as large as what remains (each byte is then
+/// moved at most once on average), or when everything has been sent.
+#[derive(Debug, Default)]
+pub(crate) struct WriteBuf {
+    bytes: Vec<u8>,
+    head: usize,
+}
+
+impl WriteBuf {
+    /// The bytes still to be sent.
+    #[inline]
+    pub(crate) fn unsent(&self) -> &[u8] {
+        &self.bytes[self.head..]
+    }
+
+    /// How many bytes are still to be sent.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len() - self.head
+    }
+
+    /// Appends `data` after the unsent bytes.
+    pub(crate) fn push(&mut self, data: &[u8]) {
+        if self.head > 0 && self.head >= self.len() {
+            self.bytes.drain(..self.head);
+            self.head = 0;
+        }
+        self.bytes.extend_from_slice(data);
+    }
+
+    /// Forgets the first `n` unsent bytes, which were sent. Once all are,
+    /// starts again at the front, keeping at most `KEEP` of capacity.
+    #[inline]
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.head += n.min(self.len());
+        if self.head == self.bytes.len() {
+            self.head = 0;
+            if self.bytes.capacity() > KEEP {
+                self.bytes = Vec::new();
+            } else {
+                self.bytes.clear();
+            }
+        }
+    }
+}
