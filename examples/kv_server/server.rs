@@ -36,12 +36,18 @@ pub struct Config {
 const MAX_KEPT: usize = 64 * 1024;
 /// How often expired keys nobody reads are swept.
 const SWEEP_EVERY: Duration = Duration::from_millis(100);
-/// A large value goes out this much at a time, each piece a unit of the
-/// task's budget, so the loop serves others after at most 128 pieces (2 MiB):
-/// with 256 KiB pieces, a 100 MiB GET kept another client's PING waiting
-/// 13-28 ms; with 16 KiB pieces, 4.4-4.7 ms, as on tokio
-/// (`benches/kv_big_value.sh`).
+/// A value larger than this is not copied into the reply: it is queued as
+/// it is (`StreamWriter::write_owned`).
 const VALUE_PIECE: usize = 16 * 1024;
+
+/// A stored value, as the writer's owned buffers take it.
+struct Shared(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for Shared {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
 
 /// Serves `listener` until `shutdown` completes; then stops accepting,
 /// tells every connection to stop after the command it is on, and waits
@@ -184,20 +190,14 @@ async fn converse(
                 out.extend_from_slice(&value);
                 out.extend_from_slice(b"\r\n");
             }
-            // A large value goes out piece by piece, as the socket takes
-            // it, so the loop serves others between pieces.
+            // A large value is queued as it is (an `Arc` of the stored
+            // bytes, not a copy) and sent as the socket takes it; each send
+            // spends budget, so the loop serves others in between.
             Outcome::Value(value) => {
                 writer.write(&out);
                 out.clear();
-                for piece in value.chunks(VALUE_PIECE) {
-                    writer.write(piece);
-                    writer.drain().await?;
-                    // `write` never waits, and `drain` returns at once while
-                    // a fast reader keeps the socket empty: without a unit
-                    // of budget per piece, the whole value could go out in
-                    // one poll while other connections wait.
-                    ioloop::task::consume_budget().await;
-                }
+                writer.write_owned(Shared(value));
+                writer.drain().await?;
                 out.extend_from_slice(b"\r\n");
             }
             Outcome::PubSub => kv_store::pub_sub(&args, store, &mut subscribed, &mut out),

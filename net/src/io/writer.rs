@@ -3,6 +3,7 @@
 //! bytes wait in a [`WriteBuf`], whose send loop is shared with the
 //! callback layer's `Connection` (the lesson's `outbuf`).
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
@@ -58,7 +59,7 @@ use crate::outbox::gathering;
 /// ```
 pub struct StreamWriter<W> {
     inner: W,
-    buf: WriteBuf,
+    buf: Queue,
     high: usize,
     low: usize,
     /// An error the inner writer returned during [`write`](Self::write),
@@ -72,7 +73,7 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
     pub fn new(inner: W) -> Self {
         StreamWriter {
             inner,
-            buf: WriteBuf::default(),
+            buf: Queue::default(),
             high: 0,
             low: 0,
             error: None,
@@ -110,6 +111,37 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
             (sent, self.error) = gathering(|| write_now(&mut self.inner, data));
         }
         self.buf.push(&data[sent..]);
+    }
+
+    /// [`write`](Self::write) for a buffer the writer may keep: what the
+    /// inner writer does not take at once is queued as it is, without a
+    /// copy, and sent as the writer takes it. For a large payload (a file,
+    /// a cached value behind an `Arc`), which `write` would copy whole.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ioloop::io::StreamWriter;
+    ///
+    /// ioloop::block_on(async {
+    ///     let mut writer = StreamWriter::new(Vec::new());
+    ///     writer.write(b"$5\r\n");
+    ///     writer.write_owned(b"hello".to_vec());
+    ///     writer.write(b"\r\n");
+    ///     writer.drain().await?;
+    ///     assert_eq!(writer.get_ref(), b"$5\r\nhello\r\n");
+    ///     Ok::<_, std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn write_owned<B: AsRef<[u8]> + Send + Sync + 'static>(&mut self, data: B) {
+        let mut sent = 0;
+        if self.buf.len() == 0 && self.error.is_none() {
+            (sent, self.error) = gathering(|| write_now(&mut self.inner, data.as_ref()));
+        }
+        if sent < data.as_ref().len() {
+            self.buf.push_owned(Box::new(data), sent);
+        }
     }
 
     /// Waits until the queued bytes are at or below the low-water mark:
@@ -424,6 +456,81 @@ impl WriteBuf {
             match ready!(Pin::new(&mut *writer).poll_write(cx, self.unsent())) {
                 Ok(0) => return Poll::Ready(Err(write_zero())),
                 Ok(n) => self.advance(n),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Poll::Ready(Err(err)),
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// The most of an owned buffer one send is given (see
+/// `benches/kv_big_value.sh`: a 100 MiB buffer given whole to each send
+/// kept another client's PING waiting 7 to 12 ms; in 64 KiB pieces, ...).
+const OWNED_PIECE: usize = 16 * 1024;
+
+/// A buffer given to [`StreamWriter::write_owned`].
+type Owned = Box<dyn AsRef<[u8]> + Send + Sync>;
+
+/// What a [`StreamWriter`] holds: copied bytes, then buffers queued as
+/// they are ([`StreamWriter::write_owned`]), sent in that order. Bytes
+/// written while owned buffers wait go behind them, as one more.
+#[derive(Default)]
+struct Queue {
+    bytes: WriteBuf,
+    owned: VecDeque<(Owned, usize)>,
+    /// The unsent bytes of `owned`.
+    owned_len: usize,
+}
+
+impl Queue {
+    #[inline]
+    fn len(&self) -> usize {
+        self.bytes.len() + self.owned_len
+    }
+
+    fn push(&mut self, data: &[u8]) {
+        if self.owned.is_empty() {
+            self.bytes.push(data);
+        } else if !data.is_empty() {
+            self.push_owned(Box::new(data.to_vec()), 0);
+        }
+    }
+
+    /// Queues `data` from its byte `from` on.
+    fn push_owned(&mut self, data: Owned, from: usize) {
+        self.owned_len += (*data).as_ref().len() - from;
+        self.owned.push_back((data, from));
+    }
+
+    /// [`WriteBuf::poll_send_down_to`], through the owned buffers too.
+    #[inline(always)]
+    fn poll_send_down_to<W: AsyncWrite + Unpin>(
+        &mut self,
+        cx: &mut Context<'_>,
+        writer: &mut W,
+        target: usize,
+    ) -> Poll<io::Result<()>> {
+        ready!(
+            self.bytes
+                .poll_send_down_to(cx, writer, target.saturating_sub(self.owned_len))
+        )?;
+        while self.len() > target {
+            let (data, from) = self.owned.front_mut().expect("owned bytes are queued");
+            let all = &(**data).as_ref()[*from..];
+            // A piece at a time: each send spends a unit of the task's
+            // budget, so a large buffer leaves the loop to others between
+            // pieces instead of going out whole in one poll.
+            let rest = &all[..all.len().min(OWNED_PIECE)];
+            match ready!(Pin::new(&mut *writer).poll_write(cx, rest)) {
+                Ok(0) => return Poll::Ready(Err(write_zero())),
+                Ok(n) => {
+                    let n = n.min(rest.len());
+                    (*from, self.owned_len) = (*from + n, self.owned_len - n);
+                    if n == all.len() {
+                        self.owned.pop_front();
+                    }
+                }
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(err) => return Poll::Ready(Err(err)),
             }

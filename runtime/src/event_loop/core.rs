@@ -278,17 +278,62 @@ impl Schedule for Shared {
 /// assert!(flag.0.load(Ordering::Relaxed));
 /// ```
 pub fn wake_after_poll(waker: Waker) -> bool {
-    with_core(|core| match core {
-        Some(core) if core.polling.get() => {
-            if let Some(first) = core.after_poll.replace(Some(waker)) {
-                let mut more = core.after_poll_more.take();
-                more.push(first);
-                core.after_poll_more.set(more);
+    if !POLLING.with(Cell::get) {
+        return false;
+    }
+    if let Some(first) = LEFT.with(|left| left.replace(Some(waker))) {
+        MORE.with(|more| {
+            let mut wakers = more.take();
+            wakers.push(first);
+            more.set(wakers);
+        });
+    }
+    true
+}
+
+/// Polls one job (`poll`), then wakes the wakers it left (see
+/// [`wake_after_poll`]), with no budget: they do I/O for the job,
+/// outside it. A panic out of `poll` wakes them too.
+#[inline]
+fn polled<R>(poll: impl FnOnce() -> R) -> R {
+    struct Done;
+    impl Drop for Done {
+        #[inline]
+        fn drop(&mut self) {
+            POLLING.with(|polling| polling.set(false));
+            if let Some(first) = LEFT.with(Cell::take) {
+                wake_left(first);
             }
-            true
         }
-        _ => false,
-    })
+    }
+    POLLING.with(|polling| polling.set(true));
+    let _done = Done;
+    poll()
+}
+
+/// Wakes the wakers a job left, with no budget: they do I/O for the job,
+/// outside it.
+fn wake_left(first: Waker) {
+    budget::without_limit(|| {
+        first.wake();
+        let mut more = MORE.with(Cell::take);
+        if !more.is_empty() {
+            more.drain(..).for_each(Waker::wake);
+        }
+        // Given back empty, so the next job's wakers reuse its room.
+        MORE.with(|room| room.set(more));
+    });
+}
+
+thread_local! {
+    /// A job is being polled on this thread: [`wake_after_poll`] may leave
+    /// wakers. Thread-locals rather than fields of the core: reaching the
+    /// core costs a borrow and a check, on every gathered write.
+    static POLLING: Cell<bool> = const { Cell::new(false) };
+    /// The first waker the job being polled left (most leave one at most),
+    /// and the others.
+    static LEFT: Cell<Option<Waker>> = const { Cell::new(None) };
+    static MORE: Cell<Vec<Waker>> = const { Cell::new(Vec::new()) };
 }
 
 /// Everything only the loop thread touches.
@@ -310,12 +355,6 @@ pub(crate) struct Core {
     /// Kept between runs for collecting wakers, so firing them does not
     /// allocate.
     wakers: Cell<Vec<Waker>>,
-    /// A job is being polled: [`wake_after_poll`] may leave wakers.
-    polling: Cell<bool>,
-    /// The first waker the job being polled left (most leave one at most),
-    /// and the others.
-    after_poll: Cell<Option<Waker>>,
-    after_poll_more: Cell<Vec<Waker>>,
     /// Jobs run per tick at most, before the OS is polled again.
     event_interval: usize,
     /// Woken when the last task finishes (`Runtime::shutdown_timeout`).
@@ -348,9 +387,6 @@ impl Core {
             _home: home,
             driver: RefCell::new(driver),
             wakers: Cell::new(Vec::new()),
-            polling: Cell::new(false),
-            after_poll: Cell::new(None),
-            after_poll_more: Cell::new(Vec::new()),
             event_interval,
             all_done: RefCell::new(None),
             clock: LoopClock::new(),
@@ -445,7 +481,7 @@ impl Core {
             match job {
                 Some(Job::Main) => {
                     self.shared.watch.start(base::MAIN);
-                    let poll = self.polled(&mut *poll_main);
+                    let poll = polled(&mut *poll_main);
                     self.shared.watch.end();
                     if let Poll::Ready(output) = poll {
                         return Some(output);
@@ -574,43 +610,11 @@ impl Core {
         let key = task.key();
         let local = task.is_local();
         self.shared.watch.start(key);
-        let completed = self.polled(|| task.run());
+        let completed = polled(|| task.run());
         self.shared.watch.end();
         if completed {
             self.completed(key, local);
         }
-    }
-
-    /// Polls one job (`poll`), then wakes the wakers it left (see
-    /// [`wake_after_poll`]), with no budget: they do I/O for the job,
-    /// outside it. A panic out of `poll` wakes them too.
-    #[inline]
-    fn polled<R>(&self, poll: impl FnOnce() -> R) -> R {
-        struct Done<'a>(&'a Core);
-        impl Drop for Done<'_> {
-            #[inline]
-            fn drop(&mut self) {
-                self.0.polling.set(false);
-                if let Some(waker) = self.0.after_poll.take() {
-                    self.0.wake_left(waker);
-                }
-            }
-        }
-        self.polling.set(true);
-        let _done = Done(self);
-        poll()
-    }
-
-    fn wake_left(&self, first: Waker) {
-        budget::without_limit(|| {
-            first.wake();
-            let mut more = self.after_poll_more.take();
-            if !more.is_empty() {
-                more.drain(..).for_each(Waker::wake);
-            }
-            // Given back empty, so the next job's wakers reuse its room.
-            self.after_poll_more.set(more);
-        });
     }
 
     /// Takes a task that completed off the task list. Out of line: most
