@@ -95,18 +95,17 @@ impl<T> JoinHandle<T> {
         self.task.is_complete()
     }
 
-    /// An [`AbortHandle`] for this task: it can abort the task, but not
-    /// await it, and is not generic over the output.
+    /// An [`AbortHandle`] for this task.
     pub fn abort_handle(&self) -> AbortHandle {
         AbortHandle(self.task.clone())
     }
 }
 
-/// An owned permission to abort a spawned task, without awaiting it: made
-/// by [`JoinHandle::abort_handle`] and
+/// A permission to abort a task, not to await it, nor generic over its
+/// output: from [`JoinHandle::abort_handle`] and
 /// [`JoinSet::spawn`](crate::task::JoinSet::spawn), as in tokio. Dropping
-/// it does nothing to the task. It keeps the task's memory (not its
-/// future or output) until dropped.
+/// it leaves the task be; until then it keeps the task's memory (not its
+/// future or output).
 ///
 /// ```
 /// ioloop::block_on(async {
@@ -125,8 +124,7 @@ impl AbortHandle {
         self.0.clone().abort();
     }
 
-    /// Returns `true` once the task has finished, as
-    /// [`JoinHandle::is_finished`] does: still `false` right after
+    /// As [`JoinHandle::is_finished`]: still `false` right after
     /// [`abort`](Self::abort), until the loop has dropped the future.
     pub fn is_finished(&self) -> bool {
         self.0.is_complete()
