@@ -32,8 +32,9 @@ pub mod guide;
 struct ReadmeDoctests;
 
 pub use ioloop_runtime::{
-    Builder, EnterGuard, Handle, JoinError, JoinHandle, Metrics, Runtime, ShutdownReport, YieldNow,
-    block_on, signal, spawn, spawn_blocking, spawn_local, task, time, yield_now,
+    Builder, EnterGuard, Handle, JoinError, JoinHandle, Metrics, Runtime, RuntimeId,
+    ShutdownReport, YieldNow, block_on, signal, spawn, spawn_blocking, spawn_local, task, time,
+    yield_now,
 };
 
 #[cfg(feature = "macros")]

@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::fmt;
 use std::future::{Future, poll_fn};
+use std::num::NonZeroU64;
 use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -196,6 +197,19 @@ impl Handle {
         crate::task::dump::take(&self.shared)
     }
 
+    /// The runtime's id: the same for every handle to it, and no other
+    /// runtime's.
+    ///
+    /// ```
+    /// let (a, b) = (ioloop::Runtime::new().unwrap(), ioloop::Runtime::new().unwrap());
+    /// assert_ne!(a.handle().id(), b.handle().id());
+    /// let inside = a.block_on(async { ioloop::Handle::current().id() });
+    /// assert_eq!(inside, a.handle().id());
+    /// ```
+    pub fn id(&self) -> RuntimeId {
+        RuntimeId(self.shared.id)
+    }
+
     /// A snapshot of the runtime's counters.
     ///
     /// ```
@@ -207,6 +221,18 @@ impl Handle {
     /// ```
     pub fn metrics(&self) -> Metrics {
         crate::metrics::snapshot(&self.shared)
+    }
+}
+
+/// A runtime's id, from [`Handle::id`]: unique among the runtimes the
+/// process makes, as tokio's `runtime::Id`. Opaque: only compared, hashed
+/// and printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RuntimeId(NonZeroU64);
+
+impl fmt::Display for RuntimeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
     }
 }
 

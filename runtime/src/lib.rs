@@ -24,7 +24,7 @@ mod sync;
 pub mod task;
 pub mod time;
 
-pub use handle::{Handle, spawn, spawn_blocking, spawn_local};
+pub use handle::{Handle, RuntimeId, spawn, spawn_blocking, spawn_local};
 pub use metrics::Metrics;
 pub use runtime::{Builder, EnterGuard, Runtime, ShutdownReport, block_on};
 pub use task::{JoinError, JoinHandle, YieldNow, yield_now};

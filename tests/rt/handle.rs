@@ -180,3 +180,28 @@ fn handle_block_on_from_a_blocking_job_reaches_the_runtime() {
     });
     assert_eq!(got, 42);
 }
+
+/// `Handle::id`: the same for every handle to a runtime, from inside its
+/// `block_on`, a task and a blocking job; another runtime's differs.
+#[test]
+fn handle_id_is_the_runtimes_own() -> std::io::Result<()> {
+    let (a, b) = (ioloop::Runtime::new()?, ioloop::Runtime::new()?);
+    let id = a.handle().id();
+    assert_ne!(id, b.handle().id());
+    assert_eq!(a.handle().clone().id(), id);
+    let (inside, in_task, in_job) = a.block_on(async {
+        let in_task = ioloop::spawn(async { ioloop::Handle::current().id() });
+        let in_job = ioloop::spawn_blocking(|| ioloop::Handle::current().id());
+        (ioloop::Handle::current().id(), in_task.await, in_job.await)
+    });
+    assert_eq!([inside, in_task?, in_job?], [id; 3]);
+    assert_eq!(
+        b.block_on(async { ioloop::Handle::current().id() }),
+        b.handle().id()
+    );
+    // Printed as a number; usable as a key.
+    assert!(id.to_string().parse::<u64>().is_ok());
+    let ids: std::collections::HashSet<ioloop::RuntimeId> = [id, b.handle().id(), id].into();
+    assert_eq!(ids.len(), 2);
+    Ok(())
+}

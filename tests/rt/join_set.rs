@@ -1,7 +1,10 @@
 //! `JoinSet`: results in the order tasks finish, `abort_all`, `shutdown`,
-//! dropping the set, and a panic reaching `join_next` while the others go on.
+//! dropping the set, a panic reaching `join_next` while the others go on;
+//! `detach_all`, `join_all`, `try_join_next`, `Extend` and `FromIterator`,
+//! and the `AbortHandle` `spawn` returns.
 
 use std::cell::RefCell;
+use std::future::Future;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -197,4 +200,174 @@ fn a_failed_spawn_leaves_the_set_unchanged() -> std::io::Result<()> {
     outputs.sort_unstable();
     assert_eq!(outputs, [0, 1, 2, 3]);
     Ok(())
+}
+
+/// Yields until `done` holds, bounded by the safety net.
+async fn until(done: impl Fn() -> bool) {
+    let wait = async {
+        while !done() {
+            ioloop::yield_now().await;
+        }
+    };
+    timeout(SAFETY, wait).await.expect("never came to hold");
+}
+
+/// A pending task guarded by a [`DropCounter`] on `drops`.
+fn pending_guarded(drops: &Arc<AtomicUsize>) -> impl Future<Output = i32> + Send + 'static {
+    let guard = DropCounter(drops.clone());
+    async move {
+        let _guard = guard;
+        std::future::pending().await
+    }
+}
+
+/// `detach_all` empties the set without aborting: the tasks run on to
+/// their ends after the set is dropped, and the set, reused, joins only its
+/// new tasks.
+#[test]
+fn detach_all_lets_the_tasks_run_on_after_the_set_is_dropped() {
+    ioloop::block_on(async {
+        let gates: Vec<_> = (0..3).map(|_| util::signal()).collect();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let mut set = JoinSet::new();
+        let handles: Vec<_> = gates
+            .iter()
+            .map(|gate| {
+                let (gate, ran) = (gate.clone(), ran.clone());
+                set.spawn(async move {
+                    gate.wait().await;
+                    ran.fetch_add(1, Ordering::SeqCst);
+                })
+            })
+            .collect();
+        set.detach_all();
+        assert!(set.is_empty());
+        assert!(set.join_next().await.is_none());
+        set.spawn(async {});
+        assert!(set.join_next().await.unwrap().is_ok());
+        drop(set);
+        gates.iter().for_each(|gate| gate.set());
+        until(|| handles.iter().all(|h| h.is_finished())).await;
+        assert_eq!(ran.load(Ordering::SeqCst), 3);
+    });
+}
+
+/// `join_all` gives every output, in the order the tasks finished; a set
+/// collected from futures, or extended with them, spawns one task each.
+#[test]
+fn join_all_returns_every_output_in_the_order_tasks_finish() {
+    ioloop::block_on(async {
+        let gates: Vec<_> = (0..4).map(|_| util::signal()).collect();
+        let finished = Arc::new(AtomicUsize::new(0));
+        let gated = |i: usize| {
+            let (gate, finished) = (gates[i].clone(), finished.clone());
+            async move {
+                gate.wait().await;
+                finished.fetch_add(1, Ordering::SeqCst);
+                i
+            }
+        };
+        let mut set: JoinSet<usize> = (0..2).map(gated).collect();
+        set.extend((2..4).map(gated));
+        assert_eq!(set.len(), 4);
+        let all = ioloop::spawn(set.join_all());
+        for (n, i) in [2, 0, 3, 1].into_iter().enumerate() {
+            gates[i].set();
+            // Task `i` finishes before the next gate opens.
+            until(|| finished.load(Ordering::SeqCst) > n).await;
+        }
+        assert_eq!(timeout(SAFETY, all).await.unwrap().unwrap(), [2, 0, 3, 1]);
+    });
+}
+
+/// A task's panic is resumed by `join_all`, payload and all, as tokio's
+/// does, and the tasks still running are aborted as the set drops.
+#[test]
+fn join_all_resumes_a_tasks_panic_and_aborts_the_rest() {
+    ioloop::block_on(async {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let mut set = JoinSet::new();
+        set.spawn(pending_guarded(&drops));
+        set.spawn(async { panic!("task 1 fails") });
+        set.spawn(pending_guarded(&drops));
+        let err = timeout(SAFETY, ioloop::spawn(set.join_all()))
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(util::panic_text(&*err.into_panic()), "task 1 fails");
+        until(|| drops.load(Ordering::SeqCst) == 2).await;
+    });
+}
+
+/// An aborted task makes `join_all` panic with the cancelled error's
+/// message, as tokio's does.
+#[test]
+fn join_all_panics_on_an_aborted_task() {
+    ioloop::block_on(async {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let mut set = JoinSet::new();
+        set.spawn(async { 1 });
+        set.spawn(pending_guarded(&drops)).abort();
+        let err = timeout(SAFETY, ioloop::spawn(set.join_all()))
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(util::panic_text(&*err.into_panic()), "task was cancelled");
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    });
+}
+
+/// `spawn`'s `AbortHandle` aborts that one task, and tells when it ended.
+#[test]
+fn a_spawns_abort_handle_aborts_that_task_only() {
+    ioloop::block_on(async {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let mut set = JoinSet::new();
+        let handles: Vec<_> = (0..3).map(|_| set.spawn(pending_guarded(&drops))).collect();
+        ioloop::yield_now().await;
+        assert!(!handles[1].is_finished());
+        handles[1].abort();
+        let err = timeout(SAFETY, set.join_next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap_err();
+        assert!(err.is_cancelled());
+        assert!(handles[1].is_finished());
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        assert_eq!(set.len(), 2);
+        assert!(!handles[0].is_finished() && !handles[2].is_finished());
+    });
+}
+
+/// `try_join_next` never waits: `None` for an empty set and for one whose
+/// tasks run on; each finished task's result otherwise. It spends no
+/// budget (as tokio's): 300 finished tasks are taken in one poll, where
+/// `join_next` would yield every 128.
+#[test]
+fn try_join_next_takes_finished_results_without_waiting_or_budget() {
+    ioloop::block_on(async {
+        let mut set = JoinSet::new();
+        assert!(set.try_join_next().is_none());
+        let gate = util::signal();
+        let waiting = gate.clone();
+        set.spawn(async move {
+            waiting.wait().await;
+            usize::MAX
+        });
+        ioloop::yield_now().await;
+        assert!(set.try_join_next().is_none());
+        assert_eq!(set.len(), 1);
+        let handles: Vec<_> = (0..300).map(|i| set.spawn(async move { i })).collect();
+        until(|| handles.iter().all(|h| h.is_finished())).await;
+        let mut outputs: Vec<_> = std::iter::from_fn(|| set.try_join_next())
+            .map(Result::unwrap)
+            .collect();
+        outputs.sort_unstable();
+        assert_eq!(outputs, (0..300).collect::<Vec<_>>());
+        gate.set();
+        let last = timeout(SAFETY, set.join_next()).await.unwrap();
+        assert_eq!(last.unwrap().unwrap(), usize::MAX);
+        assert!(set.try_join_next().is_none());
+    });
 }

@@ -1,5 +1,6 @@
 //! `interval` and `interval_at`: ticks on the schedule, the first at once;
-//! the three `MissedTickBehavior`s after a stall; `Interval` as a `Stream`.
+//! the three `MissedTickBehavior`s after a stall; `Interval` as a `Stream`;
+//! `reset`, `reset_immediately`, `reset_after` and `reset_at`.
 //!
 //! On a paused clock (`start_paused`): a stall is `advance`, which moves
 //! the clock past ticks without the interval's task running, exactly as a
@@ -345,5 +346,67 @@ async fn interval_with_a_maximal_period_saturates_on_every_policy() -> io::Resul
             "{policy:?}"
         );
     }
+    Ok(())
+}
+
+#[ioloop::test(start_paused = true)]
+async fn reset_immediately_makes_the_next_tick_due_now() -> io::Result<()> {
+    let mut iv = interval(PERIOD);
+    tick(&mut iv).await?;
+    advance(PERIOD / 2).await;
+    let reset_at = Instant::now();
+    iv.reset_immediately();
+    let Poll::Ready(now) = poll_once(&mut Box::pin(iv.tick())) else {
+        panic!("the tick after reset_immediately was not ready at once");
+    };
+    assert_eq!(now, reset_at);
+    // The schedule goes on from there.
+    assert_eq!(tick(&mut iv).await?, reset_at + PERIOD);
+    assert_eq!(Instant::now(), reset_at + PERIOD);
+    Ok(())
+}
+
+#[ioloop::test(start_paused = true)]
+async fn reset_after_moves_the_next_tick_and_the_schedule_with_it() -> io::Result<()> {
+    let mut iv = interval(PERIOD);
+    tick(&mut iv).await?;
+    let reset_at = Instant::now();
+    iv.reset_after(PERIOD * 3);
+    advance(PERIOD * 2).await;
+    assert!(poll_once(&mut Box::pin(iv.tick())).is_pending());
+    assert_eq!(tick(&mut iv).await?, reset_at + PERIOD * 3);
+    assert_eq!(tick(&mut iv).await?, reset_at + PERIOD * 4);
+    assert_eq!(Instant::now(), reset_at + PERIOD * 4);
+    Ok(())
+}
+
+/// `reset_at` a deadline in the future, more than a period away, forgets
+/// the ticks missed before; one in the past is a missed tick, caught up on
+/// as the missed-tick policy says (Burst here).
+#[ioloop::test(start_paused = true)]
+async fn reset_at_forgets_missed_ticks_and_a_past_deadline_is_caught_up_on() -> io::Result<()> {
+    let start = Instant::now();
+    let mut iv = interval_at(start, PERIOD);
+    iv.set_missed_tick_behavior(MissedTickBehavior::Burst);
+    assert_eq!(tick(&mut iv).await?, start);
+    advance(PERIOD * 7 / 2).await; // three ticks missed
+    let later = Instant::now() + PERIOD * 5;
+    iv.reset_at(later);
+    assert!(poll_once(&mut Box::pin(iv.tick())).is_pending());
+    assert_eq!(tick(&mut iv).await?, later);
+    assert_eq!(Instant::now(), later);
+    assert_eq!(tick(&mut iv).await?, later + PERIOD);
+
+    // Two and a half periods in the past: that tick and the two after it
+    // are due at once, back to back, then the grid goes on.
+    let past = Instant::now() - PERIOD * 5 / 2;
+    iv.reset_at(past);
+    for k in 0..3u32 {
+        let Poll::Ready(at) = poll_once(&mut Box::pin(iv.tick())) else {
+            panic!("missed tick {k} after reset_at was not delivered at once");
+        };
+        assert_eq!(at, past + PERIOD * k);
+    }
+    assert_eq!(tick(&mut iv).await?, past + PERIOD * 3);
     Ok(())
 }

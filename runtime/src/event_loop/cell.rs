@@ -90,7 +90,6 @@ pub(crate) const UNREGISTERED: usize = usize::MAX >> KEY_SHIFT;
 /// (and, to tell whether it finished, `Runnable::is_complete`).
 pub(crate) trait Join<T>: Runnable {
     fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>>;
-    fn abort(self: Arc<Self>);
     fn detach(&self);
 }
 
@@ -118,6 +117,9 @@ pub(crate) trait Runnable: Send + Sync {
     /// If the future is being polled meanwhile, its poller drops it when
     /// the poll returns (completing the task as cancelled).
     fn cancel(&self, error: JoinError);
+    /// Marks the task cancelled and queues it, where its future is dropped
+    /// (a `JoinHandle`'s or an `AbortHandle`'s `abort`).
+    fn abort(self: Arc<Self>);
     /// Completes the task as cancelled without dropping its future, which
     /// is leaked: for a local task when its runtime is dropped away from
     /// its home thread.
@@ -441,6 +443,13 @@ where
         }
     }
 
+    fn abort(self: Arc<Self>) {
+        let prev = self.state.fetch_or(CANCELLED, Ordering::AcqRel);
+        if prev & (CANCELLED | COMPLETE) == 0 {
+            self.schedule();
+        }
+    }
+
     #[allow(unsafe_code)]
     fn abandon(&self) {
         if self.claim(0).is_some() {
@@ -536,13 +545,6 @@ where
                 Poll::Ready(output)
             }
             _ => panic!("JoinHandle polled after it returned its output"),
-        }
-    }
-
-    fn abort(self: Arc<Self>) {
-        let prev = self.state.fetch_or(CANCELLED, Ordering::AcqRel);
-        if prev & (CANCELLED | COMPLETE) == 0 {
-            self.schedule();
         }
     }
 

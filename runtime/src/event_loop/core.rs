@@ -34,6 +34,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
+use std::num::NonZeroU64;
 use std::rc::Rc;
 use std::sync::{Arc, Weak};
 use std::task::{Poll, Waker};
@@ -917,6 +918,16 @@ pub(crate) struct Shared {
     pub(crate) counters: Counters,
     /// The runtime's clock, for threads other than the loop's.
     pub(crate) clock: Clock,
+    /// Unique among the process's runtimes: `Handle::id`.
+    pub(crate) id: NonZeroU64,
+}
+
+/// A new runtime's id: one more than the last (std's atomic, not loom's:
+/// a static, and no ordering to check).
+fn next_id() -> NonZeroU64 {
+    static LAST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let id = LAST.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    NonZeroU64::new(id).expect("2^64 runtimes made")
 }
 
 impl Shared {
@@ -931,6 +942,7 @@ impl Shared {
             pool,
             counters: Counters::default(),
             clock: Clock::default(),
+            id: next_id(),
         }
     }
 

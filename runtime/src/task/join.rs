@@ -1,5 +1,6 @@
-//! `JoinHandle`, the awaitable end of a spawned task, and what `JoinError`
-//! (defined in `base.rs`) tells its user.
+//! `JoinHandle`, the awaitable end of a spawned task, `AbortHandle`, a
+//! way to abort it alone, and what `JoinError` (defined in `base.rs`) tells
+//! its user.
 
 use std::any::Any;
 use std::fmt;
@@ -11,7 +12,7 @@ use std::task::{Context, Poll, ready};
 
 use crate::base::budget;
 use crate::base::{JoinError, Repr, panic_message};
-use crate::event_loop::cell::Join;
+use crate::event_loop::cell::{Join, Task};
 
 /// An owned permission to await a spawned task's output.
 ///
@@ -92,6 +93,49 @@ impl<T> JoinHandle<T> {
     /// ```
     pub fn is_finished(&self) -> bool {
         self.task.is_complete()
+    }
+
+    /// An [`AbortHandle`] for this task.
+    pub fn abort_handle(&self) -> AbortHandle {
+        AbortHandle(self.task.clone())
+    }
+}
+
+/// A permission to abort a task, not to await it, nor generic over its
+/// output: from [`JoinHandle::abort_handle`] and
+/// [`JoinSet::spawn`](crate::task::JoinSet::spawn), as in tokio. Dropping
+/// it leaves the task be; until then it keeps the task's memory (not its
+/// future or output).
+///
+/// ```
+/// ioloop::block_on(async {
+///     let task = ioloop::spawn(std::future::pending::<()>());
+///     let abort = task.abort_handle();
+///     abort.abort();
+///     assert!(task.await.unwrap_err().is_cancelled());
+///     assert!(abort.is_finished());
+/// });
+/// ```
+pub struct AbortHandle(Task);
+
+impl AbortHandle {
+    /// Aborts the task, as [`JoinHandle::abort`] does.
+    pub fn abort(&self) {
+        self.0.clone().abort();
+    }
+
+    /// As [`JoinHandle::is_finished`]: still `false` right after
+    /// [`abort`](Self::abort), until the loop has dropped the future.
+    pub fn is_finished(&self) -> bool {
+        self.0.is_complete()
+    }
+}
+
+impl fmt::Debug for AbortHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AbortHandle")
+            .field("finished", &self.is_finished())
+            .finish()
     }
 }
 

@@ -9,8 +9,8 @@ use std::task::{Context, Poll, Waker};
 
 use parking_lot::Mutex;
 
-use super::join::JoinHandle;
-use crate::base::JoinError;
+use super::join::{AbortHandle, JoinHandle};
+use crate::base::{JoinError, budget};
 
 /// A group of tasks, whose results [`join_next`](Self::join_next) hands
 /// back in the order they finish: asyncio's `TaskGroup` and `gather`,
@@ -114,21 +114,23 @@ impl<T> JoinSet<T> {
         self.tasks.is_empty()
     }
 
-    /// Spawns `future` into the set, as [`spawn`](crate::spawn) does.
+    /// Spawns `future` into the set, as [`spawn`](crate::spawn) does, and
+    /// returns an [`AbortHandle`] for that one task: dropping it leaves the
+    /// task be; aborting it makes [`join_next`](Self::join_next) give a
+    /// cancelled [`JoinError`] for it.
     ///
     /// # Panics
     ///
     /// As [`spawn`](crate::spawn): outside an ioloop runtime. The set is
     /// then unchanged: a caught panic leaves it usable as it was.
     #[track_caller]
-    pub fn spawn<F>(&mut self, future: F)
+    pub fn spawn<F>(&mut self, future: F) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
         T: Send + 'static,
     {
         let (id, notify) = self.notify();
-        self.tasks
-            .insert(id, crate::spawn(notifying(future, notify)));
+        self.insert(id, crate::spawn(notifying(future, notify)))
     }
 
     /// Spawns `future`, which need not be `Send`, into the set, as
@@ -137,16 +139,23 @@ impl<T> JoinSet<T> {
     /// # Panics
     ///
     /// As [`spawn_local`](crate::spawn_local): off a loop's thread. The set
-    /// is then unchanged, as for [`spawn`](Self::spawn).
+    /// is then unchanged, as for [`spawn`](Self::spawn), whose
+    /// [`AbortHandle`] it returns too.
     #[track_caller]
-    pub fn spawn_local<F>(&mut self, future: F)
+    pub fn spawn_local<F>(&mut self, future: F) -> AbortHandle
     where
         F: Future<Output = T> + 'static,
         T: 'static,
     {
         let (id, notify) = self.notify();
-        self.tasks
-            .insert(id, crate::spawn_local(notifying(future, notify)));
+        self.insert(id, crate::spawn_local(notifying(future, notify)))
+    }
+
+    /// Keeps `handle` under `id`, and gives its task's [`AbortHandle`].
+    fn insert(&mut self, id: u64, handle: JoinHandle<T>) -> AbortHandle {
+        let abort = handle.abort_handle();
+        self.tasks.insert(id, handle);
+        abort
     }
 
     /// The next id, and the [`Notify`] of a task spawned under it. If the
@@ -173,6 +182,41 @@ impl<T> JoinSet<T> {
     /// it.
     pub async fn join_next(&mut self) -> Option<Result<T, JoinError>> {
         poll_fn(|cx| self.poll_join_next(cx)).await
+    }
+
+    /// Takes the result of a task that has finished, without waiting:
+    /// `None` if none has (or the set is empty). Spends no budget, as
+    /// tokio's does not: it cannot yield.
+    pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        let mut cx = Context::from_waker(Waker::noop());
+        match budget::without_limit(|| self.poll_join_next(&mut cx)) {
+            Poll::Ready(result) => result,
+            Poll::Pending => None,
+        }
+    }
+
+    /// Waits for every task and returns their outputs, in the order they
+    /// finished: [`join_next`](Self::join_next) in a loop, as tokio's
+    /// `join_all`.
+    ///
+    /// # Panics
+    ///
+    /// If a task failed, as tokio's does, and the set is dropped on the
+    /// way, aborting the tasks still in it: a task's panic is resumed here
+    /// (with its payload); an aborted task's [`JoinError`] is a panic with
+    /// its message. To handle failures, call `join_next` in a loop instead.
+    pub async fn join_all(mut self) -> Vec<T> {
+        let mut outputs = Vec::with_capacity(self.len());
+        while let Some(result) = self.join_next().await {
+            match result {
+                Ok(output) => outputs.push(output),
+                Err(err) => match err.try_into_panic() {
+                    Ok(payload) => std::panic::resume_unwind(payload),
+                    Err(err) => panic!("{err}"),
+                },
+            }
+        }
+        outputs
     }
 
     /// Polls for the next task to finish; see [`join_next`](Self::join_next).
@@ -220,6 +264,17 @@ impl<T> JoinSet<T> {
         }
     }
 
+    /// Removes every task from the set without aborting it: each runs on
+    /// to its end, as a dropped [`JoinHandle`]'s does, even once the set is
+    /// dropped. The set is then empty, and as new.
+    pub fn detach_all(&mut self) {
+        // Dropping a handle detaches its task. A new `Done`: the detached
+        // tasks queue their ids on the old one as they end, and it goes
+        // with the last of them.
+        self.tasks = HashMap::new();
+        self.done = Arc::default();
+    }
+
     /// Aborts every task and waits until all have ended, dropping their
     /// results.
     pub async fn shutdown(&mut self) {
@@ -231,6 +286,43 @@ impl<T> JoinSet<T> {
 impl<T> Default for JoinSet<T> {
     fn default() -> Self {
         JoinSet::new()
+    }
+}
+
+/// Spawns each future into the set, as [`spawn`](JoinSet::spawn) does.
+impl<T, F> Extend<F> for JoinSet<T>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    fn extend<I: IntoIterator<Item = F>>(&mut self, futures: I) {
+        for future in futures {
+            self.spawn(future);
+        }
+    }
+}
+
+/// A set of a task per future, as [`Extend`] makes them.
+///
+/// ```
+/// use ioloop::task::JoinSet;
+///
+/// ioloop::block_on(async {
+///     let set: JoinSet<_> = (1..=3).map(|n| async move { n * 10 }).collect();
+///     let mut outputs = set.join_all().await;
+///     outputs.sort();
+///     assert_eq!(outputs, [10, 20, 30]);
+/// });
+/// ```
+impl<T, F> FromIterator<F> for JoinSet<T>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    fn from_iter<I: IntoIterator<Item = F>>(futures: I) -> Self {
+        let mut set = JoinSet::new();
+        set.extend(futures);
+        set
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! - `cell`: the task itself (state bits, future, output) in one
 //!   allocation, and how waking it schedules it.
-//! - `join`: [`JoinHandle`] and [`JoinError`].
+//! - `join`: [`JoinHandle`], [`AbortHandle`] and [`JoinError`].
 //! - `join_set`: [`JoinSet`], a group of tasks joined as they finish.
 //! - `yield_now`: giving the loop a turn ([`yield_now()`]).
 //! - `dump`: [`Dump`], the live tasks and what they wait on.
@@ -16,6 +16,6 @@ pub use crate::base::JoinError;
 pub use crate::base::budget::{Unconstrained, consume_budget, poll_budget, unconstrained};
 pub use crate::handle::{spawn, spawn_local};
 pub use dump::{Dump, TaskDump, TaskState, WaitReason};
-pub use join::JoinHandle;
+pub use join::{AbortHandle, JoinHandle};
 pub use join_set::JoinSet;
 pub use yield_now::{YieldNow, yield_now};

@@ -122,7 +122,40 @@ impl Interval {
     /// Restarts the schedule: the next tick comes one period from now, on
     /// the current runtime's clock.
     pub fn reset(&mut self) {
-        self.sleep.reset_after(self.period);
+        self.reset_after(self.period);
+    }
+
+    /// Restarts the schedule from now: the next tick is due at once, the
+    /// rest a period apart from it.
+    pub fn reset_immediately(&mut self) {
+        self.reset_at(Instant::now());
+    }
+
+    /// Restarts the schedule: the next tick comes `after` from now, the
+    /// rest a period apart from it.
+    pub fn reset_after(&mut self, after: Duration) {
+        self.sleep.reset_after(after);
+    }
+
+    /// Restarts the schedule: the next tick is at `deadline`, even if that
+    /// is more than a period away, the rest a period apart from it. Ticks
+    /// missed before are forgotten; a `deadline` in the past is a missed
+    /// tick, caught up on as the [`MissedTickBehavior`] says. As tokio's.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ioloop::time::{Instant, interval};
+    ///
+    /// ioloop::block_on(async {
+    ///     let mut every = interval(Duration::from_secs(3600));
+    ///     every.tick().await; // at once
+    ///     let soon = Instant::now() + Duration::from_millis(5);
+    ///     every.reset_at(soon);
+    ///     assert_eq!(every.tick().await, soon);
+    /// });
+    /// ```
+    pub fn reset_at(&mut self, deadline: Instant) {
+        self.sleep.reset(deadline);
     }
 
     /// The period between ticks.
