@@ -25,12 +25,13 @@ use std::io::{self, IoSlice};
 use std::net::Shutdown;
 use std::pin::pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker, ready};
 
 use ioloop_runtime::io::{Registration, wake_after_poll};
 use ioloop_runtime::task::unconstrained;
 use mio::event::Source;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use socket2::SockRef;
 
 #[cfg(unix)]
@@ -99,6 +100,38 @@ impl Stream for mio::net::UnixStream {
 pub(crate) struct Sock<S: Stream> {
     io: Registration<S>,
     out: Mutex<Out>,
+    /// The outbox holds bytes, an error or a shutdown: a raw write or a
+    /// flush must take the lock. Set by every [`OutGuard`] as it drops.
+    busy: AtomicBool,
+}
+
+/// The outbox, locked; dropping it says whether the outbox is busy.
+struct OutGuard<'a> {
+    out: MutexGuard<'a, Out>,
+    busy: &'a AtomicBool,
+}
+
+impl std::ops::Deref for OutGuard<'_> {
+    type Target = Out;
+
+    fn deref(&self) -> &Out {
+        &self.out
+    }
+}
+
+impl std::ops::DerefMut for OutGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Out {
+        &mut self.out
+    }
+}
+
+impl Drop for OutGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        let out = &*self.out;
+        let busy = out.bytes.len() > 0 || out.error.is_some() || out.shut_down;
+        self.busy.store(busy, Ordering::Release);
+    }
 }
 
 /// What waits to be sent, and what became of the last send.
@@ -131,6 +164,7 @@ impl<S: Stream> Sock<S> {
         Arc::new(Sock {
             io,
             out: Mutex::default(),
+            busy: AtomicBool::new(false),
         })
     }
 
@@ -143,13 +177,21 @@ impl<S: Stream> Sock<S> {
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let len = bufs.iter().map(|b| b.len()).sum::<usize>();
-        let mut out = self.out.lock();
+        let gathering = GATHERING.get();
+        if !gathering && !self.busy.load(Ordering::Acquire) {
+            // A raw write with nothing queued: straight to the kernel.
+            if len == 0 {
+                return Poll::Ready(Ok(0));
+            }
+            return self.io.poll_write_stream(cx, len, |s| send(s, bufs));
+        }
+        let mut out = self.lock();
         out.check(len)?;
         if len == 0 {
             return Poll::Ready(Ok(0));
         }
         let small = len <= GATHER && out.bytes.len() + len <= ROOM;
-        if small && GATHERING.get() && !out.refused && self.arm(&mut out) {
+        if small && gathering && !out.refused && self.arm(&mut out) {
             for buf in bufs {
                 out.bytes.push(buf);
             }
@@ -160,7 +202,10 @@ impl<S: Stream> Sock<S> {
 
     /// Sends the outbox, waiting for the kernel to take all of it.
     pub(crate) fn poll_flush(self: &Arc<Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let mut out = self.out.lock();
+        if !self.busy.load(Ordering::Acquire) {
+            return Poll::Ready(Ok(()));
+        }
+        let mut out = self.lock();
         out.check(0)?;
         while out.bytes.len() > 0 {
             let bytes = &out.bytes;
@@ -178,7 +223,10 @@ impl<S: Stream> Sock<S> {
     /// is queued goes first, and while any of it remains this says
     /// `WouldBlock`.
     pub(crate) fn try_write(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        let mut out = self.out.lock();
+        if !self.busy.load(Ordering::Acquire) {
+            return self.io.try_write_io(|s| send(s, bufs));
+        }
+        let mut out = self.lock();
         out.check(bufs.iter().map(|b| b.len()).sum())?;
         loop {
             let queued = out.bytes.len();
@@ -196,7 +244,7 @@ impl<S: Stream> Sock<S> {
     /// `shutdown(2)`, after the outbox for the write side: if the kernel
     /// cannot take it all now, the shutdown is made once it has.
     pub(crate) fn shutdown(self: &Arc<Self>, how: Shutdown) -> io::Result<()> {
-        let mut out = self.out.lock();
+        let mut out = self.lock();
         if how != Shutdown::Read {
             out.shut_down = true;
             if out.bytes.len() > 0 {
@@ -237,6 +285,15 @@ impl<S: Stream> Sock<S> {
         }
     }
 
+    /// Locks the outbox.
+    #[inline]
+    fn lock(&self) -> OutGuard<'_> {
+        OutGuard {
+            out: self.out.lock(),
+            busy: &self.busy,
+        }
+    }
+
     /// Asks for a wake when the running poll returns, unless one is due:
     /// `false` if no poll is running (send now instead).
     fn arm(self: &Arc<Self>, out: &mut Out) -> bool {
@@ -249,7 +306,7 @@ impl<S: Stream> Sock<S> {
     /// The wake's work: sends the outbox; what the kernel refuses waits
     /// for writability, with this socket's waker.
     fn send_queued(self: &Arc<Self>) {
-        let mut out = self.out.lock();
+        let mut out = self.lock();
         out.armed = false;
         out.refused = false;
         if out.bytes.len() == 0 && out.shut.is_none() {
@@ -343,11 +400,20 @@ impl Out {
     /// Before a write of `len` bytes: returns (and forgets) an error a
     /// send for the outbox met, or the kernel's answer to writing after a
     /// shutdown.
+    #[inline]
     fn check(&mut self, len: usize) -> io::Result<()> {
+        if self.error.is_none() && !self.shut_down {
+            return Ok(());
+        }
+        self.failed(len)
+    }
+
+    #[cold]
+    fn failed(&mut self, len: usize) -> io::Result<()> {
         if let Some(err) = self.error.take() {
             return Err(err);
         }
-        if self.shut_down && len > 0 {
+        if len > 0 {
             return Err(io::Error::new(
                 io::ErrorKind::BrokenPipe,
                 "write after the stream's write side was shut down",

@@ -110,7 +110,9 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
         if self.buf.len() == 0 && self.error.is_none() {
             (sent, self.error) = gathering(|| write_now(&mut self.inner, data));
         }
-        self.buf.push(&data[sent..]);
+        if sent < data.len() {
+            self.buf.push(&data[sent..]);
+        }
     }
 
     /// [`write`](Self::write) for a buffer the writer may keep: what the

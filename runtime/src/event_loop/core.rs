@@ -279,7 +279,8 @@ impl Schedule for Shared {
 /// assert!(flag.0.load(Ordering::Relaxed));
 /// ```
 pub fn wake_after_poll(waker: Waker) -> bool {
-    if !POLLING.with(Cell::get) {
+    if STATE.with(|state| state.replace(LEFT_SOME)) == IDLE {
+        STATE.with(|state| state.set(IDLE));
         return false;
     }
     if let Some(first) = LEFT.with(|left| left.replace(Some(waker))) {
@@ -301,13 +302,14 @@ fn polled<R>(poll: impl FnOnce() -> R) -> R {
     impl Drop for Done {
         #[inline]
         fn drop(&mut self) {
-            POLLING.with(|polling| polling.set(false));
-            if let Some(first) = LEFT.with(Cell::take) {
+            if STATE.with(|state| state.replace(IDLE)) == LEFT_SOME
+                && let Some(first) = LEFT.with(Cell::take)
+            {
                 wake_left(first);
             }
         }
     }
-    POLLING.with(|polling| polling.set(true));
+    STATE.with(|state| state.set(POLLING));
     let _done = Done;
     poll()
 }
@@ -326,11 +328,20 @@ fn wake_left(first: Waker) {
     });
 }
 
+/// No job is being polled on this thread.
+const IDLE: u8 = 0;
+/// A job is being polled, and has left no waker.
+const POLLING: u8 = 1;
+/// A job is being polled, and has left wakers.
+const LEFT_SOME: u8 = 2;
+
 thread_local! {
-    /// A job is being polled on this thread: [`wake_after_poll`] may leave
-    /// wakers. Thread-locals rather than fields of the core: reaching the
-    /// core costs a borrow and a check, on every gathered write.
-    static POLLING: Cell<bool> = const { Cell::new(false) };
+    /// `IDLE`, `POLLING` or `LEFT_SOME`: whether [`wake_after_poll`] may
+    /// leave wakers, and whether any were. Thread-locals rather than
+    /// fields of the core: reaching the core costs a borrow and a check,
+    /// on every gathered write; and a job that leaves none touches only
+    /// this one, which has nothing to drop.
+    static STATE: Cell<u8> = const { Cell::new(IDLE) };
     /// The first waker the job being polled left (most leave one at most),
     /// and the others.
     static LEFT: Cell<Option<Waker>> = const { Cell::new(None) };
