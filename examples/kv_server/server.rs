@@ -129,9 +129,9 @@ async fn converse(
     stopped: &mut watch::Receiver<bool>,
 ) -> io::Result<()> {
     let mut writer = StreamWriter::new(stream);
-    // Replies are gathered in `out` while whole commands remain (a client
-    // that pipelines sends many at once), then written together: one
-    // `write`, one `send`, however many replies.
+    // Each reply is formatted in `out` and written as soon as it is made.
+    // The writes of one poll leave together, in one `send`, however many
+    // replies a pipelining client is owed: the writer gathers them.
     let (mut inbuf, mut out) = (Vec::new(), Vec::new());
     let mut subscribed = kv_store::Subscriptions::new();
     loop {
@@ -149,9 +149,9 @@ async fn converse(
                 break;
             }
             Parsed::Incomplete => {
-                // Every whole command is answered: send the replies, wait
-                // for the socket to take them, then for more bytes, a
-                // message or the stop.
+                // Every whole command is answered: wait for the socket to
+                // take the replies, then for more bytes, a message or the
+                // stop.
                 writer.write(&out);
                 out.clear();
                 writer.drain().await?;
@@ -202,6 +202,8 @@ async fn converse(
             }
             Outcome::PubSub => kv_store::pub_sub(&args, store, &mut subscribed, &mut out),
         }
+        writer.write(&out);
+        out.clear();
     }
     writer.write(&out);
     writer.close().await

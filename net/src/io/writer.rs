@@ -466,9 +466,10 @@ impl WriteBuf {
     }
 }
 
-/// The most of an owned buffer one send is given (see
-/// `benches/kv_big_value.sh`: a 100 MiB buffer given whole to each send
-/// kept another client's PING waiting 7 to 12 ms; in 64 KiB pieces, ...).
+/// The most of an owned buffer one send is given, each send a unit of the
+/// task's budget (`benches/kv_big_value.sh`, a 100 MiB value going out
+/// while another client PINGs: its slowest PING 4.4-5.8 ms, tokio's
+/// 4.5-5.6; given whole to each send, 7-12 ms).
 const OWNED_PIECE: usize = 16 * 1024;
 
 /// A buffer given to [`StreamWriter::write_owned`].
