@@ -1,20 +1,21 @@
-//! A stream socket's outbox: the small writes one poll of a task makes are
-//! gathered and leave together, in one `send`, when that poll returns (the
+//! A stream socket's outbox: the small writes a `StreamWriter` makes in
+//! one poll of a task are gathered and leave together, in one `send`, at
+//! the next flush (`drain` makes one) or when that poll returns (the
 //! lesson's `outbuf`, sent by the loop). [`Sock`] is what `TcpStream` and
 //! `UnixStream` hold: the registration, and the bytes queued for it.
 //!
 //! Only writes made under [`gathering`] are gathered: `StreamWriter`'s,
 //! whose `write` never waits and whose `drain` is where a program waits.
 //! A raw socket's `write` still reaches the kernel before it returns, as
-//! tokio's does. Such a write of at most [`GATHER`] bytes, made while a
-//! task (or the `block_on` future) is being polled, is copied into the
-//! outbox and accepted at once; the first one asks the loop to wake the socket when
-//! the poll returns ([`wake_after_poll`]), and that wake sends the outbox.
-//! A larger write, a write outside a poll, and any write while the kernel
-//! is refusing go out now, behind what is queued, in one `sendmsg`. What
-//! the kernel does not take of the outbox is sent when the socket is
-//! writable again, and until then writes wait: at most one poll's writes
-//! wait beyond what the kernel holds.
+//! tokio's does. A gathered write of at most [`GATHER`] bytes, made while
+//! a task (or the `block_on` future) is being polled, is copied into the
+//! outbox and accepted at once; the first asks the loop to wake the socket
+//! when the poll returns ([`wake_after_poll`]), and that wake sends the
+//! outbox. A larger write, a write outside a poll, and any write while the
+//! kernel is refusing go out now, behind what is queued, in one
+//! `sendmsg`. What the kernel does not take of the outbox is sent when the
+//! socket is writable again, and until then writes wait: at most one
+//! poll's writes wait beyond what the kernel holds.
 //!
 //! An error met by a send made for the outbox is returned by the next
 //! write, flush or close; the bytes it could not send are dropped.
@@ -47,15 +48,20 @@ thread_local! {
 /// their outboxes, to leave when the running poll returns.
 #[inline]
 pub(crate) fn gathering<R>(f: impl FnOnce() -> R) -> R {
-    let before = GATHERING.replace(true);
-    let output = f();
-    GATHERING.set(before);
-    output
+    /// Restores the flag, even if `f` panics (a writer's `poll_write`).
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            GATHERING.set(self.0);
+        }
+    }
+    let _restore = Restore(GATHERING.replace(true));
+    f()
 }
 
 /// The largest write gathered: larger ones go to the kernel at once, so a
 /// big payload is never copied whole.
-pub(crate) const GATHER: usize = 16 * 1024;
+const GATHER: usize = 16 * 1024;
 
 /// The most the outbox holds: a poll that writes more sends some now.
 const ROOM: usize = 64 * 1024;

@@ -115,10 +115,12 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
         }
     }
 
-    /// [`write`](Self::write) for a buffer the writer may keep: what the
-    /// inner writer does not take at once is queued as it is, without a
-    /// copy, and sent as the writer takes it. For a large payload (a file,
-    /// a cached value behind an `Arc`), which `write` would copy whole.
+    /// [`write`](Self::write) for a buffer the writer may keep (a
+    /// `Vec<u8>`, an `Arc<[u8]>`, a `bytes::Bytes`: anything that is
+    /// `AsRef<[u8]>`): what the inner writer does not take at once is
+    /// queued as it is, without a copy, and sent as the writer takes it,
+    /// 16 KiB a send, each a unit of the task's budget. For a large payload
+    /// (a file's contents, a cached value), which `write` would copy.
     ///
     /// # Examples
     ///
