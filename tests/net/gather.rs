@@ -7,6 +7,7 @@
 
 use std::io::{self, Read};
 use std::net::Shutdown;
+use std::sync::mpsc::Sender;
 use std::time::Duration;
 
 use futures_util::{AsyncReadExt, AsyncWriteExt};
@@ -22,15 +23,28 @@ async fn tcp_pair() -> io::Result<(TcpStream, TcpStream)> {
     Ok((client, server))
 }
 
-/// The peer reads `n` bytes in a thread of its own, blocking, so the loop
-/// is free; its result arrives on the returned handle.
-fn read_on_a_thread(mut peer: std::net::TcpStream, n: usize) -> std::thread::JoinHandle<Vec<u8>> {
-    peer.set_nonblocking(false).unwrap();
-    std::thread::spawn(move || {
+/// The peer of `stream` reads `n` bytes in a thread of its own, blocking,
+/// so the loop is free, once told to go (send on the returned sender).
+fn read_on_a_thread(stream: TcpStream, n: usize) -> io::Result<(Sender<()>, Reader)> {
+    let mut peer = into_std(stream)?;
+    peer.set_nonblocking(false)?;
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let reader = std::thread::spawn(move || {
+        wait.recv().unwrap();
         let mut got = vec![0; n];
         peer.read_exact(&mut got).unwrap();
         got
-    })
+    });
+    Ok((go, reader))
+}
+
+type Reader = std::thread::JoinHandle<Vec<u8>>;
+
+/// What the reader thread received, waited for off the loop.
+async fn received(reader: Reader) -> Vec<u8> {
+    ioloop::spawn_blocking(move || reader.join().unwrap())
+        .await
+        .unwrap()
 }
 
 #[test]
@@ -62,17 +76,18 @@ fn gathered_writes_keep_their_order_against_large_and_raw_writes() -> io::Result
         expected.extend_from_slice(&big);
         expected.extend_from_slice(b" after");
         expected.extend_from_slice(b" raw");
-        let reader = read_on_a_thread(into_std(server)?, expected.len());
+        let (go, reader) = read_on_a_thread(server, expected.len())?;
+        go.send(()).unwrap();
         let mut writer = StreamWriter::new(&client);
         writer.write(b"small ");
         writer.write(&big); // larger than a gather: sent behind "small "
         writer.write(b" after");
         writer.drain().await?;
         (&client).write_all(b" raw").await?;
-        let got = ioloop::spawn_blocking(move || reader.join().unwrap())
-            .await
-            .unwrap();
-        assert!(got == expected, "bytes lost or out of order");
+        assert!(
+            received(reader).await == expected,
+            "bytes lost or out of order"
+        );
         Ok(())
     })
 }
@@ -91,16 +106,7 @@ fn a_peer_that_does_not_read_gets_every_gathered_byte_once_it_does() -> io::Resu
         client.set_send_buffer_size(4096)?;
         let lines: Vec<String> = (0..20_000).map(|i| format!("line {i}\n")).collect();
         let expected = lines.concat().into_bytes();
-        let (go, wait) = std::sync::mpsc::channel::<()>();
-        let mut peer = into_std(server)?;
-        peer.set_nonblocking(false)?;
-        let n = expected.len();
-        let reader = std::thread::spawn(move || {
-            wait.recv().unwrap();
-            let mut got = vec![0; n];
-            peer.read_exact(&mut got).unwrap();
-            got
-        });
+        let (go, reader) = read_on_a_thread(server, expected.len())?;
         let mut writer = StreamWriter::new(&client);
         // Far more than the kernel holds, in small writes (gathered while the
         // kernel takes them, then kept by the writer); drain is where the
@@ -118,10 +124,10 @@ fn a_peer_that_does_not_read_gets_every_gathered_byte_once_it_does() -> io::Resu
             }
         }
         writer.flush().await?;
-        let got = ioloop::spawn_blocking(move || reader.join().unwrap())
-            .await
-            .unwrap();
-        assert!(got == expected, "bytes lost or out of order");
+        assert!(
+            received(reader).await == expected,
+            "bytes lost or out of order"
+        );
         Ok(())
     })
 }
