@@ -247,9 +247,8 @@ impl Schedule for Shared {
 /// Wakes `waker` once the job (task, or `block_on` future) being polled
 /// on this thread returns from its poll, before the loop polls anything
 /// else or waits: a source that batches (a stream's queued writes) sends
-/// what one poll gave it in one call. Returns `false`, keeping nothing,
-/// (and dropping `waker`) if no job is being polled here (a foreign
-/// executor, between ticks):
+/// what one poll gave it in one call. Returns `false`, and drops `waker`,
+/// if no job is being polled here (a foreign executor, or between ticks):
 /// do the work now instead.
 ///
 /// ```
@@ -342,9 +341,9 @@ thread_local! {
     /// on every gathered write; and a job that leaves none touches only
     /// this one, which has nothing to drop.
     static STATE: Cell<u8> = const { Cell::new(IDLE) };
-    /// The first waker the job being polled left (most leave one at most),
-    /// and the others.
+    /// The first waker the job being polled left (most leave one at most).
     static LEFT: Cell<Option<Waker>> = const { Cell::new(None) };
+    /// The others, in room kept between jobs.
     static MORE: Cell<Vec<Waker>> = const { Cell::new(Vec::new()) };
 }
 
