@@ -63,7 +63,9 @@ pub mod io {
         AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, copy,
     };
     pub use ioloop_net::io::*;
-    pub use ioloop_runtime::io::{ReadyEvent, Registration, Waiter, wake_after_poll};
+    pub use ioloop_runtime::io::{
+        ReadyEvent, Registration, Waiter, take_back_wake_after_poll, wake_after_poll,
+    };
 }
 
 /// The lesson's callback-style `Reactor`, served on ioloop.

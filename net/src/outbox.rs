@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker, ready};
 
-use ioloop_runtime::io::{Registration, wake_after_poll};
+use ioloop_runtime::io::{Registration, take_back_wake_after_poll, wake_after_poll};
 use ioloop_runtime::task::unconstrained;
 use mio::event::Source;
 use parking_lot::{Mutex, MutexGuard};
@@ -221,6 +221,13 @@ impl<S: Stream> Sock<S> {
                     .poll_write_stream(cx, len, |s| s.send(bytes.unsent()))
             )?;
             out.bytes.advance(sent);
+        }
+        if out.armed && !out.refused {
+            // Sent: the wake asked for after this poll has nothing to do.
+            let me = Arc::as_ptr(self).cast::<()>();
+            if take_back_wake_after_poll(|waker| waker.data() == me) {
+                out.armed = false;
+            }
         }
         Poll::Ready(Ok(()))
     }

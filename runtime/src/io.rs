@@ -13,7 +13,7 @@ use mio::event::Source;
 
 use crate::base::budget;
 use crate::event_loop::core::Shared;
-pub use crate::event_loop::core::wake_after_poll;
+pub use crate::event_loop::core::{take_back_wake_after_poll, wake_after_poll};
 use crate::event_loop::reactor::{
     BITS, CLOSED, Direction, ERROR, IoEntry, PRIORITY, READ_CLOSED, READABLE, SHUTDOWN, WRITABLE,
     WRITE_CLOSED, shut_down_error, tick_of,

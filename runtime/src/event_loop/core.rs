@@ -292,6 +292,47 @@ pub fn wake_after_poll(waker: Waker) -> bool {
     true
 }
 
+/// Takes back the first waker left by [`wake_after_poll`] in the running
+/// poll, if `is_mine` says it is the caller's: for a source whose own work
+/// (a flush) has since done what the wake was for. Returns whether it did.
+///
+/// ```
+/// use std::future::poll_fn;
+/// use std::task::{Poll, Waker};
+///
+/// ioloop::block_on(async {
+///     poll_fn(|_| {
+///         assert!(ioloop::io::wake_after_poll(Waker::noop().clone()));
+///         assert!(ioloop::io::take_back_wake_after_poll(|w| w.will_wake(Waker::noop())));
+///         Poll::Ready(())
+///     })
+///     .await;
+/// });
+/// ```
+pub fn take_back_wake_after_poll(is_mine: impl FnOnce(&Waker) -> bool) -> bool {
+    LEFT.with(|left| {
+        let first = left.take();
+        match first {
+            Some(waker) if is_mine(&waker) => {
+                // The others, if any, still want their wake.
+                if MORE.with(|more| {
+                    let wakers = more.take();
+                    let none = wakers.is_empty();
+                    more.set(wakers);
+                    none
+                }) {
+                    STATE.with(|state| state.set(POLLING));
+                }
+                true
+            }
+            other => {
+                left.set(other);
+                false
+            }
+        }
+    })
+}
+
 /// Polls one job (`poll`), then wakes the wakers it left (see
 /// [`wake_after_poll`]), with no budget: they do I/O for the job,
 /// outside it. A panic out of `poll` wakes them too.
