@@ -67,6 +67,36 @@ fn writes_with_no_drain_leave_when_the_poll_returns() -> io::Result<()> {
     })
 }
 
+/// Three sockets gathered into in one poll: each is woken when it returns,
+/// whichever drained (a drain takes back only its own socket's wake).
+#[test]
+fn three_streams_written_in_one_poll_all_leave_when_it_returns() -> io::Result<()> {
+    run(|| async {
+        let mut pairs = Vec::new();
+        for _ in 0..3 {
+            pairs.push(tcp_pair().await?);
+        }
+        let (clients, mut servers): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
+        let writing = ioloop::spawn(async move {
+            let mut writers: Vec<_> = clients.iter().map(StreamWriter::new).collect();
+            for (i, writer) in writers.iter_mut().enumerate() {
+                writer.write(format!("to {i}\n").as_bytes());
+            }
+            // The middle one drains (and takes its wake back); the others
+            // leave when this poll returns.
+            writers[1].drain().await.unwrap();
+            std::future::pending::<()>().await;
+        });
+        for (i, server) in servers.iter_mut().enumerate() {
+            let mut got = [0; 5];
+            server.read_exact(&mut got).await?;
+            assert_eq!(got, format!("to {i}\n").as_bytes());
+        }
+        writing.abort();
+        Ok(())
+    })
+}
+
 #[test]
 fn gathered_writes_keep_their_order_against_large_and_raw_writes() -> io::Result<()> {
     run(|| async {

@@ -278,18 +278,24 @@ impl Schedule for Shared {
 /// assert!(flag.0.load(Ordering::Relaxed));
 /// ```
 pub fn wake_after_poll(waker: Waker) -> bool {
-    if STATE.with(|state| state.replace(LEFT_SOME)) == IDLE {
-        STATE.with(|state| state.set(IDLE));
-        return false;
+    match STATE.with(Cell::get) {
+        IDLE => false,
+        POLLING => {
+            LEFT.with(|left| left.set(Some(waker)));
+            STATE.with(|state| state.set(LEFT_ONE));
+            true
+        }
+        _ => {
+            let first = LEFT.with(|left| left.replace(Some(waker)));
+            MORE.with(|more| {
+                let mut wakers = more.take();
+                wakers.extend(first);
+                more.set(wakers);
+            });
+            STATE.with(|state| state.set(LEFT_MORE));
+            true
+        }
     }
-    if let Some(first) = LEFT.with(|left| left.replace(Some(waker))) {
-        MORE.with(|more| {
-            let mut wakers = more.take();
-            wakers.push(first);
-            more.set(wakers);
-        });
-    }
-    true
 }
 
 /// Takes back the first waker left by [`wake_after_poll`] in the running
@@ -310,27 +316,23 @@ pub fn wake_after_poll(waker: Waker) -> bool {
 /// });
 /// ```
 pub fn take_back_wake_after_poll(is_mine: impl FnOnce(&Waker) -> bool) -> bool {
-    LEFT.with(|left| {
-        let first = left.take();
-        match first {
-            Some(waker) if is_mine(&waker) => {
-                // The others, if any, still want their wake.
-                if MORE.with(|more| {
-                    let wakers = more.take();
-                    let none = wakers.is_empty();
-                    more.set(wakers);
-                    none
-                }) {
-                    STATE.with(|state| state.set(POLLING));
-                }
-                true
+    let state = STATE.with(Cell::get);
+    if state != LEFT_ONE && state != LEFT_MORE {
+        return false;
+    }
+    let first = LEFT.with(Cell::take);
+    match first {
+        Some(waker) if is_mine(&waker) => {
+            if state == LEFT_ONE {
+                STATE.with(|state| state.set(POLLING));
             }
-            other => {
-                left.set(other);
-                false
-            }
+            true
         }
-    })
+        other => {
+            LEFT.with(|left| left.set(other));
+            false
+        }
+    }
 }
 
 /// Polls one job (`poll`), then wakes the wakers it left (see
@@ -342,10 +344,9 @@ fn polled<R>(poll: impl FnOnce() -> R) -> R {
     impl Drop for Done {
         #[inline]
         fn drop(&mut self) {
-            if STATE.with(|state| state.replace(IDLE)) == LEFT_SOME
-                && let Some(first) = LEFT.with(Cell::take)
-            {
-                wake_left(first);
+            match STATE.with(|state| state.replace(IDLE)) {
+                LEFT_ONE | LEFT_MORE => wake_left(),
+                _ => {}
             }
         }
     }
@@ -356,13 +357,14 @@ fn polled<R>(poll: impl FnOnce() -> R) -> R {
 
 /// Wakes the wakers a job left, with no budget: they do I/O for the job,
 /// outside it.
-fn wake_left(first: Waker) {
+#[cold]
+fn wake_left() {
     budget::without_limit(|| {
-        first.wake();
-        let mut more = MORE.with(Cell::take);
-        if !more.is_empty() {
-            more.drain(..).for_each(Waker::wake);
+        if let Some(first) = LEFT.with(Cell::take) {
+            first.wake();
         }
+        let mut more = MORE.with(Cell::take);
+        more.drain(..).for_each(Waker::wake);
         // Given back empty, so the next job's wakers reuse its room.
         MORE.with(|room| room.set(more));
     });
@@ -372,12 +374,15 @@ fn wake_left(first: Waker) {
 const IDLE: u8 = 0;
 /// A job is being polled, and has left no waker.
 const POLLING: u8 = 1;
-/// A job is being polled, and has left wakers.
-const LEFT_SOME: u8 = 2;
+/// A job is being polled, and has left one waker, in `LEFT`.
+const LEFT_ONE: u8 = 2;
+/// A job is being polled, and has left wakers in `MORE` too (`LEFT` may
+/// have been taken back).
+const LEFT_MORE: u8 = 3;
 
 thread_local! {
-    /// `IDLE`, `POLLING` or `LEFT_SOME`: whether [`wake_after_poll`] may
-    /// leave wakers, and whether any were. Thread-locals rather than
+    /// `IDLE`, `POLLING`, `LEFT_ONE` or `LEFT_MORE`: whether
+    /// [`wake_after_poll`] may leave wakers, and where any are. Thread-locals rather than
     /// fields of the core: reaching the core costs a borrow and a check,
     /// on every gathered write; and a job that leaves none touches only
     /// this one, which has nothing to drop.
