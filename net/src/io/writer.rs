@@ -190,6 +190,15 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
         // Decided once per call, not per poll: a drain that starts above the
         // high-water mark goes all the way down to the low one, even if a
         // poll on the way finds the queue back between the two.
+        if self.high == 0 && self.buf.len() == 0 && self.error.is_none() {
+            // Nothing of our own queued: one flush, which a socket that
+            // gathered this poll's writes answers at once (one `send`) in
+            // the usual case. Only if it must wait does the drain below.
+            let mut now = Context::from_waker(Waker::noop());
+            if let Poll::Ready(flushed) = Pin::new(&mut self.inner).poll_flush(&mut now) {
+                return flushed;
+            }
+        }
         if self.buf.len() > self.high || self.high == 0 {
             let low = self.low;
             return poll_fn(|cx| {
