@@ -492,7 +492,9 @@ type Owned = Box<dyn AsRef<[u8]> + Send + Sync>;
 #[derive(Default)]
 struct Queue {
     bytes: WriteBuf,
-    owned: VecDeque<(Owned, usize)>,
+    /// Boxed: most writers never hold an owned buffer, and a connection's
+    /// writer lives in its task (see `benches/`'s idle connections).
+    owned: Option<Box<VecDeque<(Owned, usize)>>>,
     /// The unsent bytes of `owned`.
     owned_len: usize,
 }
@@ -504,7 +506,7 @@ impl Queue {
     }
 
     fn push(&mut self, data: &[u8]) {
-        if self.owned.is_empty() {
+        if self.owned_len == 0 {
             self.bytes.push(data);
         } else if !data.is_empty() {
             self.push_owned(Box::new(data.to_vec()), 0);
@@ -514,7 +516,7 @@ impl Queue {
     /// Queues `data` from its byte `from` on.
     fn push_owned(&mut self, data: Owned, from: usize) {
         self.owned_len += (*data).as_ref().len() - from;
-        self.owned.push_back((data, from));
+        self.owned.get_or_insert_default().push_back((data, from));
     }
 
     /// [`WriteBuf::poll_send_down_to`], through the owned buffers too.
@@ -530,7 +532,8 @@ impl Queue {
                 .poll_send_down_to(cx, writer, target.saturating_sub(self.owned_len))
         )?;
         while self.len() > target {
-            let (data, from) = self.owned.front_mut().expect("owned bytes are queued");
+            let owned = self.owned.as_mut().expect("owned bytes are queued");
+            let (data, from) = owned.front_mut().expect("owned bytes are queued");
             let all = &(**data).as_ref()[*from..];
             // A piece at a time: each send spends a unit of the task's
             // budget, so a large buffer leaves the loop to others between
@@ -542,7 +545,7 @@ impl Queue {
                     let n = n.min(rest.len());
                     (*from, self.owned_len) = (*from + n, self.owned_len - n);
                     if n == all.len() {
-                        self.owned.pop_front();
+                        owned.pop_front();
                     }
                 }
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
