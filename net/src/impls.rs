@@ -515,8 +515,8 @@ macro_rules! datagram {
 pub(crate) use datagram;
 
 /// Runs `recv` on the spare capacity of `buf` (64 bytes reserved if it has
-/// none, as tokio's `BufMut` for `Vec`) and keeps the `n` bytes it reports:
-/// the spare bytes are zeroed for it and cut back before this returns.
+/// none, as tokio's `BufMut` for `Vec`) and keeps the `n` bytes it reports,
+/// through [`fill_spare`].
 pub(crate) fn recv_into_spare<R>(
     buf: &mut Vec<u8>,
     recv: impl FnOnce(&mut [u8]) -> std::io::Result<(usize, R)>,
@@ -524,9 +524,27 @@ pub(crate) fn recv_into_spare<R>(
     if buf.len() == buf.capacity() {
         buf.reserve(64);
     }
+    let offer = buf.capacity() - buf.len();
+    fill_spare(buf, offer, recv, |received| {
+        received.as_ref().map_or(0, |&(n, _)| n)
+    })
+}
+
+/// Appends to `buf` what `fill` writes into `offer` bytes past its end:
+/// they are zeroed for it, and cut back to the count `filled` reads from
+/// its result (at most `offer`) before this returns, so a `Vec` is never
+/// left with zeros however `fill` ends. With no `await` in between, the
+/// reads built on it are cancel-safe without `unsafe`.
+pub(crate) fn fill_spare<T>(
+    buf: &mut Vec<u8>,
+    offer: usize,
+    fill: impl FnOnce(&mut [u8]) -> T,
+    filled: impl FnOnce(&T) -> usize,
+) -> T {
     let len = buf.len();
-    buf.resize(buf.capacity(), 0);
-    let received = recv(&mut buf[len..]);
-    buf.truncate(len + received.as_ref().map_or(0, |&(n, _)| n));
-    received
+    buf.resize(len + offer, 0);
+    let out = fill(&mut buf[len..]);
+    // `min`: a reader claiming more than it was given breaks the contract.
+    buf.truncate(len + filled(&out).min(offer));
+    out
 }

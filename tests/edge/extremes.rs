@@ -257,6 +257,16 @@ fn interval_at_its_extremes() -> io::Result<()> {
             let far = Instant::now() + Duration::from_secs(86_400 * 365 * 100);
             let mut iv = interval_at(far, Duration::MAX);
             assert!(poll_once(&mut Box::pin(iv.tick())).is_pending());
+            // The resets (issue 30): saturating, never a panic.
+            iv.reset_after(Duration::MAX);
+            assert!(poll_once(&mut Box::pin(iv.tick())).is_pending());
+            iv.reset_at(far);
+            assert!(poll_once(&mut Box::pin(iv.tick())).is_pending());
+            iv.reset_after(Duration::ZERO);
+            iv.tick().await;
+            iv.reset_immediately();
+            iv.tick().await;
+            assert!(poll_once(&mut Box::pin(iv.tick())).is_pending());
         });
         Ok(())
     })
@@ -309,6 +319,16 @@ fn stream_reader_limits_at_their_extremes() -> io::Result<()> {
                 assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
                 assert!(reader.capacity() < 1 << 20);
             }
+            // fill_more (issue 30) at the line limits' ends: it reads past
+            // them, and consume takes more than is buffered as all of it.
+            for max in [0, usize::MAX] {
+                let mut reader = StreamReader::new(&b"frame"[..]);
+                reader.set_max_line_length(max);
+                assert_eq!(reader.fill_more().await?, 5);
+                assert_eq!(reader.fill_more().await?, 0);
+                reader.consume(usize::MAX);
+                assert_eq!(reader.buffer(), b"");
+            }
             Ok(())
         })
     })
@@ -337,6 +357,27 @@ fn stream_writer_limits_at_their_extremes() -> io::Result<()> {
                 StreamWriter::new(Vec::<u8>::new()).set_write_buffer_limits(0, usize::MAX);
             });
             assert!(msg.contains("low-water"), "{msg}");
+            // Owned buffers of 0 and 1 bytes, at both ends of the limits.
+            for high in [0, usize::MAX] {
+                let mut writer = StreamWriter::new(Vec::<u8>::new());
+                writer.set_write_buffer_limits(high, 0);
+                writer.write_owned(Vec::new());
+                writer.write_owned(vec![b'x']);
+                writer.drain().await?;
+                writer.flush().await?;
+                assert_eq!(
+                    (writer.buffered(), writer.get_ref().as_slice()),
+                    (0, &b"x"[..])
+                );
+            }
+            // read_buf into a Vec with no capacity and with far more than
+            // one read offers: what it reads is appended, nothing else.
+            for capacity in [0, 64 << 20] {
+                let mut buf = Vec::with_capacity(capacity);
+                assert_eq!(ioloop::io::read_buf(&b"abc"[..], &mut buf).await?, 3);
+                assert_eq!(ioloop::io::read_buf(&b""[..], &mut buf).await?, 0);
+                assert_eq!(buf, b"abc");
+            }
             Ok(())
         })
     })

@@ -22,6 +22,8 @@ use std::task::{Context, Poll, ready};
 
 use futures_io::{AsyncBufRead, AsyncRead};
 
+use crate::impls::fill_spare;
+
 /// The default maximum line length of a [`StreamReader`]: 64 KiB, as
 /// asyncio's default `limit`.
 pub const DEFAULT_MAX_LINE_LENGTH: usize = 64 * 1024;
@@ -554,18 +556,14 @@ impl<R: fmt::Debug> fmt::Debug for StreamReader<R> {
 /// ```
 pub async fn read_buf(mut reader: impl AsyncRead + Unpin, buf: &mut Vec<u8>) -> io::Result<usize> {
     poll_fn(|cx| {
-        let len = buf.len();
         buf.reserve(READ_CHUNK);
-        let offer = (buf.capacity() - len).min(2 * READ_CHUNK);
-        buf.resize(len + offer, 0);
-        let read = Pin::new(&mut reader).poll_read(cx, &mut buf[len..]);
-        // `min`: a reader claiming more than it was given breaks the contract.
-        let n = match read {
-            Poll::Ready(Ok(n)) => n.min(offer),
+        let offer = (buf.capacity() - buf.len()).min(2 * READ_CHUNK);
+        let read = |spare: &mut [u8]| Pin::new(&mut reader).poll_read(cx, spare);
+        let filled = |read: &Poll<io::Result<usize>>| match read {
+            Poll::Ready(Ok(n)) => *n,
             _ => 0,
         };
-        buf.truncate(len + n);
-        read.map_ok(|_| n)
+        fill_spare(buf, offer, read, filled).map_ok(|n| n.min(offer))
     })
     .await
 }

@@ -466,9 +466,12 @@ impl WriteBuf {
         target: usize,
     ) -> Poll<io::Result<()>> {
         while self.len() > target {
-            match ready!(Pin::new(&mut *writer).poll_write(cx, self.unsent())) {
+            // A piece at a time, as `Queue`'s owned buffers go (`PIECE`).
+            let unsent = self.unsent();
+            let piece = &unsent[..unsent.len().min(PIECE)];
+            match ready!(Pin::new(&mut *writer).poll_write(cx, piece)) {
                 Ok(0) => return Poll::Ready(Err(write_zero())),
-                Ok(n) => self.advance(n),
+                Ok(n) => self.advance(n.min(piece.len())),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(err) => return Poll::Ready(Err(err)),
             }
@@ -477,11 +480,13 @@ impl WriteBuf {
     }
 }
 
-/// The most of an owned buffer one send is given, each send a unit of the
-/// task's budget (`benches/kv_big_value.sh`, a 100 MiB value going out
-/// while another client PINGs: its slowest PING 4.4-5.8 ms, tokio's
-/// 4.5-5.6; given whole to each send, 7-12 ms).
-const OWNED_PIECE: usize = 16 * 1024;
+/// The most of a queue one send is given (copied bytes or an owned
+/// buffer), each send a unit of the task's budget, so a large payload
+/// leaves the loop to others between pieces instead of going out whole in
+/// one poll (`benches/kv_big_value.sh`, a 100 MiB value going out while
+/// another client PINGs: its slowest PING 4.4-5.8 ms, tokio's 4.5-5.6;
+/// given whole to each send, 7-12 ms).
+const PIECE: usize = 16 * 1024;
 
 /// A buffer given to [`StreamWriter::write_owned`].
 type Owned = Box<dyn AsRef<[u8]> + Send + Sync>;
@@ -537,10 +542,7 @@ impl Queue {
             let owned = self.owned.as_mut().expect("owned bytes are queued");
             let (data, from) = owned.front_mut().expect("owned bytes are queued");
             let all = &(**data).as_ref()[*from..];
-            // A piece at a time: each send spends a unit of the task's
-            // budget, so a large buffer leaves the loop to others between
-            // pieces instead of going out whole in one poll.
-            let rest = &all[..all.len().min(OWNED_PIECE)];
+            let rest = &all[..all.len().min(PIECE)];
             match ready!(Pin::new(&mut *writer).poll_write(cx, rest)) {
                 Ok(0) => return Poll::Ready(Err(write_zero())),
                 Ok(n) => {
