@@ -108,6 +108,9 @@ fn a_lingering_stream_closes_once_its_peer_has_read() -> io::Result<()> {
         let rt = account::runtime()?;
         rt.block_on(async {
             let listener = TcpListener::bind("127.0.0.1:0").await?;
+            // The blocking pool's thread, which the read below needs, is
+            // started first: it stays, idle, and is no stream's.
+            ioloop::spawn_blocking(|| ()).await.unwrap();
             let before = Held::now();
             let client = std::net::TcpStream::connect(listener.local_addr()?)?;
             let (server, _): (TcpStream, _) = listener.accept().await?;
