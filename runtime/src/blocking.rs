@@ -114,7 +114,11 @@ impl Pool {
                 drop(state);
                 job.clone().run_blocking();
                 state = self.state.lock();
-                if let Some(at) = state.running.iter().position(|t| Arc::ptr_eq(t, &job)) {
+                if let Some(at) = state
+                    .running
+                    .iter()
+                    .position(|t| t.as_ptr() == job.as_ptr())
+                {
                     state.running.swap_remove(at);
                 }
                 continue;

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
-use crate::event_loop::cell::TaskCell;
+use crate::event_loop::cell::{Task, TaskCell};
 use crate::event_loop::core::{self, Job, Shared};
 use crate::metrics::Metrics;
 use crate::task::dump::Dump;
@@ -115,7 +115,7 @@ impl Handle {
     {
         let task = TaskCell::new(future, self.shared.clone(), Location::caller());
         let handle = JoinHandle::new(task.clone());
-        core::schedule((&*self.shared, Job::Task(task)));
+        core::schedule((&*self.shared, Job::Task(Task::new(task))));
         handle
     }
 
@@ -138,7 +138,7 @@ impl Handle {
         });
         let task = TaskCell::new(job, self.shared.clone(), Location::caller());
         let handle = JoinHandle::new(task.clone());
-        self.shared.pool.clone().spawn(task);
+        self.shared.pool.clone().spawn(Task::new(task));
         handle
     }
 
@@ -285,7 +285,7 @@ where
         Some(core) => {
             let task = TaskCell::new(future, core.shared.clone(), location);
             let handle = JoinHandle::new(task.clone());
-            core.enter(task);
+            core.enter(Task::new(task));
             Ok(handle)
         }
         None => Err(future),
@@ -350,7 +350,7 @@ where
         core.map(|core| {
             let task = TaskCell::new_local(future, core.shared.clone(), location);
             let handle = JoinHandle::new(task.clone());
-            core.enter_local(task);
+            core.enter_local(Task::new(task));
             handle
         })
     })

@@ -2,10 +2,10 @@
 //! single allocation.
 //!
 //! A task is an `Arc<TaskCell<F, S>>`. The same `Arc` is the task's waker
-//! (`std::task::Wake`), its entry in a run queue and in the runtime's list
-//! of live tasks (as a [`Task`]), and the target of its `JoinHandle` (as
-//! `Arc<dyn Join<T>>`). Spawning allocates once; waking clones the `Arc` at
-//! most, which never allocates.
+//! (`std::task::Wake`), and, as a [`Task`] (the `Arc` as one thin pointer,
+//! whose type the task's [`Header`] knows), its entry in a run queue, in
+//! the runtime's list of live tasks and in its `JoinHandle`. Spawning
+//! allocates once; waking clones the `Arc` at most, which never allocates.
 //!
 //! The task knows nothing of the loop: waking it hands it to its scheduler
 //! `S` ([`Schedule`]), which decides where it queues. A task's life has
@@ -21,11 +21,14 @@
 //! `COMPLETE` and `DETACHED` is set second drops an output nobody took.
 //! Taking and giving back `RUNNING` is one atomic operation each, where a
 //! lock was two (2026-12-02: three fewer read-modify-writes per spawned
-//! task, one fewer per poll). The `unsafe`, counted: 2 `unsafe impl`
-//! (`Send` and `Sync` for the cell), 2 `unsafe fn` and 10 `unsafe` blocks,
-//! all for reaching the stage (`with_stage`, whose callers each say why
-//! they own it) and pinning the future in place, which is what lets it
-//! live in the task's own allocation instead of a second `Box`.
+//! task, one fewer per poll). The `unsafe`, counted: 4 `unsafe impl`
+//! (`Send` and `Sync` for the cell and for `Task`), 3 `unsafe fn` and 16
+//! `unsafe` blocks: reaching the stage (`with_stage`, whose callers each
+//! say why they own it) and pinning the future in place, which is what
+//! lets it live in the task's own allocation instead of a second `Box`;
+//! a `Task`'s reference counting, through the `Arc` it stands for; and
+//! handing the `JoinHandle` its output through a pointer of its type
+//! (`poll_join`).
 //!
 //! Wakers and destructors are user code. The loop calls them in many places
 //! (after I/O events, when timers fire, when a task completes); a panic in
@@ -36,6 +39,7 @@
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, Location, catch_unwind};
 use std::pin::Pin;
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -86,15 +90,137 @@ const BITS_MASK: usize = (1 << KEY_SHIFT) - 1;
 /// entered into the loop's task list yet (every key bit set).
 pub(crate) const UNREGISTERED: usize = usize::MAX >> KEY_SHIFT;
 
-/// What a `JoinHandle` needs from its task, whatever the future's type
-/// (and, to tell whether it finished, `Runnable::is_complete`).
-pub(crate) trait Join<T>: Runnable {
-    fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>>;
-    fn detach(&self);
+/// A spawned task, as a scheduler, the task list and a handle see it,
+/// whatever its future's type: one thin pointer, owning one reference.
+///
+/// An `Arc<dyn Runnable>` would do the same in two words (the pointer and
+/// the vtable's); a task lives in its run queue, the task list and its
+/// `JoinHandle` at once, so keeping the vtable's word in the task itself
+/// ([`Header`]) instead is 24 bytes less per task (2026-12-03).
+pub(crate) struct Task(NonNull<Header>);
+
+/// The first field of every task (which is `#[repr(C)]`), so that a pointer
+/// to a task is a pointer to its header: how a [`Task`] finds its type.
+pub(crate) struct Header {
+    /// Makes a pointer to this header (the task) a `dyn Runnable` one.
+    widen: fn(*const Header) -> *const dyn Runnable,
 }
 
-/// A spawned task, as a scheduler sees it, whatever its future's type.
-pub(crate) type Task = Arc<dyn Runnable>;
+/// [`Header::widen`] for a `TaskCell<F, S>`.
+fn widen<F, S>(header: *const Header) -> *const dyn Runnable
+where
+    F: Future + 'static,
+    S: Schedule,
+{
+    header.cast::<TaskCell<F, S>>() as *const dyn Runnable
+}
+
+impl Task {
+    /// Takes over `cell`'s reference.
+    pub(crate) fn new<F, S>(cell: Arc<TaskCell<F, S>>) -> Task
+    where
+        F: Future + 'static,
+        S: Schedule,
+    {
+        // `header` is the cell's first field, at its start (`#[repr(C)]`).
+        Task(NonNull::from(&cell.header).cast::<Header>()).adopt(cell)
+    }
+
+    /// `self`, having forgotten `cell` (whose reference it now owns).
+    fn adopt<T>(self, cell: Arc<T>) -> Task {
+        debug_assert_eq!(
+            Arc::as_ptr(&cell).cast::<Header>(),
+            self.0.as_ptr().cast_const()
+        );
+        let _ = Arc::into_raw(cell);
+        self
+    }
+
+    /// The task as a `dyn Runnable` pointer, to the `Arc`'s data.
+    fn wide(&self) -> *const dyn Runnable {
+        // SAFETY: `self` owns a reference, so the task (and its header) is
+        // alive.
+        #[allow(unsafe_code)]
+        let widen = unsafe { self.0.as_ref() }.widen;
+        widen(self.0.as_ptr())
+    }
+
+    /// The `Arc` this `Task` stands for, taking over its reference.
+    fn into_arc(self) -> Arc<dyn Runnable> {
+        let wide = self.wide();
+        std::mem::forget(self);
+        // SAFETY: `wide` came from `Arc::into_raw` of an `Arc<TaskCell<F,
+        // S>>` (`new`), made wide by `widen::<F, S>` to the same data; the
+        // reference `self` owned is handed to the `Arc`.
+        #[allow(unsafe_code)]
+        unsafe {
+            Arc::from_raw(wide)
+        }
+    }
+
+    /// Where the task is: the data pointer of its `Arc`, and of its wakers.
+    pub(crate) fn as_ptr(&self) -> *const () {
+        self.0.as_ptr().cast_const().cast()
+    }
+
+    /// Runs the task (see [`Runnable::run`]).
+    pub(crate) fn run(self) -> bool {
+        self.into_arc().run()
+    }
+
+    /// Runs a blocking task (see [`Runnable::run_blocking`]).
+    pub(crate) fn run_blocking(self) {
+        self.into_arc().run_blocking()
+    }
+
+    /// Aborts the task (see [`Runnable::abort`]).
+    pub(crate) fn abort(self) {
+        self.into_arc().abort()
+    }
+}
+
+impl std::ops::Deref for Task {
+    type Target = dyn Runnable;
+
+    fn deref(&self) -> &(dyn Runnable + 'static) {
+        // SAFETY: `self` owns a reference: the task is alive while `self`
+        // is, and only shared references to it are ever made.
+        #[allow(unsafe_code)]
+        unsafe {
+            &*self.wide()
+        }
+    }
+}
+
+impl Clone for Task {
+    fn clone(&self) -> Task {
+        // SAFETY: as in `into_arc`; `self`'s reference keeps the count
+        // above zero meanwhile.
+        #[allow(unsafe_code)]
+        unsafe {
+            Arc::increment_strong_count(self.wide())
+        };
+        Task(self.0)
+    }
+}
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        // SAFETY: as in `into_arc`: the reference `self` owned is given up.
+        #[allow(unsafe_code)]
+        unsafe {
+            Arc::decrement_strong_count(self.wide())
+        };
+    }
+}
+
+// SAFETY: a `Task` is an `Arc<dyn Runnable>` in a thin pointer, and
+// `Runnable` is `Send + Sync`.
+#[allow(unsafe_code)]
+unsafe impl Send for Task {}
+// SAFETY: as for `Send`.
+#[allow(unsafe_code)]
+unsafe impl Sync for Task {}
 
 /// Where a woken task goes: the one thing a task needs from the runtime.
 pub(crate) trait Schedule: Send + Sync + 'static + Sized {
@@ -142,6 +268,16 @@ pub(crate) trait Runnable: Send + Sync {
     /// The data pointer of the waker of whoever awaits this task's
     /// `JoinHandle`, if someone does: matched against tasks by a dump.
     fn joiner(&self) -> Option<*const ()>;
+    /// The `JoinHandle`'s poll: stores its result in `out`.
+    ///
+    /// # Safety
+    ///
+    /// `out` must point to an `Option<Poll<Result<T, JoinError>>>`, `T`
+    /// being the task's output type.
+    #[allow(unsafe_code)]
+    unsafe fn poll_join(&self, cx: &mut Context<'_>, out: NonNull<()>);
+    /// The `JoinHandle` is gone: the output is dropped whenever it comes.
+    fn detach(&self);
 }
 
 /// Where the future is in its life.
@@ -153,7 +289,10 @@ enum Stage<F: Future> {
 
 /// A task: state bits, its scheduler, its future or output, and the waker
 /// of whoever awaits its `JoinHandle`.
+#[repr(C)]
 pub(crate) struct TaskCell<F: Future, S> {
+    /// First, so that a [`Task`] (a pointer to it) finds the rest.
+    header: Header,
     /// State bits, and the task-list key above them.
     state: AtomicUsize,
     /// Where the task goes back to when woken.
@@ -235,6 +374,9 @@ where
         location: &'static Location<'static>,
     ) -> Arc<Self> {
         Arc::new(TaskCell {
+            header: Header {
+                widen: widen::<F, S>,
+            },
             state: AtomicUsize::new(bits | (UNREGISTERED << KEY_SHIFT)),
             scheduler,
             stage: UnsafeCell::new(Stage::Running(future)),
@@ -497,6 +639,18 @@ where
     fn joiner(&self) -> Option<*const ()> {
         self.join_waker.lock().as_ref().map(Waker::data)
     }
+
+    #[allow(unsafe_code)]
+    unsafe fn poll_join(&self, cx: &mut Context<'_>, out: NonNull<()>) {
+        let mut out = out.cast::<Option<Poll<Result<F::Output, JoinError>>>>();
+        // SAFETY: our caller promises `out` is of this type, and it is a
+        // `&mut` borrowed for the call.
+        *unsafe { out.as_mut() } = Some(self.join(cx));
+    }
+
+    fn detach(&self) {
+        self.let_go();
+    }
 }
 
 impl<F, S> Wake for TaskCell<F, S>
@@ -516,13 +670,13 @@ where
     }
 }
 
-impl<F, S> Join<F::Output> for TaskCell<F, S>
+impl<F, S> TaskCell<F, S>
 where
     F: Future + 'static,
     S: Schedule,
 {
     #[allow(unsafe_code)]
-    fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {
+    fn join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {
         if self.state.load(Ordering::Acquire) & COMPLETE == 0 {
             let old = set_waker(&mut self.join_waker.lock(), cx.waker());
             // Dropped outside the lock: a waker's drop can run arbitrary code.
@@ -549,8 +703,8 @@ where
     }
 
     #[allow(unsafe_code)]
-    fn detach(&self) {
-        // The handle took the output (see `poll_join`): nothing to do.
+    fn let_go(&self) {
+        // The handle took the output (see `join`): nothing to do.
         if self.state.load(Ordering::Acquire) & DETACHED != 0 {
             return;
         }

@@ -230,11 +230,13 @@ impl<F: Future + 'static> Queued for Arc<TaskCell<F, Shared>> {
     #[inline]
     fn push_on(self, core: &Core) {
         debug_assert_ne!(self.key(), UNREGISTERED, "a woken task was never entered");
-        core.run_queue.borrow_mut().push_back(Job::Task(self));
+        core.run_queue
+            .borrow_mut()
+            .push_back(Job::Task(Task::new(self)));
     }
 
     fn inject(self) {
-        self.scheduler.inject(Job::Task(self.clone()));
+        self.scheduler.inject(Job::Task(Task::new(self.clone())));
     }
 }
 

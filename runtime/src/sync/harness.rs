@@ -32,7 +32,7 @@ impl Default for Queue {
 impl Schedule for Queue {
     fn schedule<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>) {
         let queue = cell.scheduler.clone();
-        queue.0.lock().push_back(cell);
+        queue.0.lock().push_back(Task::new(cell));
     }
 }
 

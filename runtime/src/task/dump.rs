@@ -148,7 +148,7 @@ pub(crate) fn take(shared: &Arc<Shared>) -> Dump {
         };
         // Only an idle task waits.
         if state == TaskState::Idle {
-            by_data.insert(Arc::as_ptr(task) as *const (), dumps.len());
+            by_data.insert(task.as_ptr(), dumps.len());
         }
         dumps.push(TaskDump {
             id: *id,

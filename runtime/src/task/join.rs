@@ -7,12 +7,13 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use crate::base::budget;
 use crate::base::{JoinError, Repr, panic_message};
-use crate::event_loop::cell::{Join, Task};
+use crate::event_loop::cell::{Schedule, Task, TaskCell};
 
 /// An owned permission to await a spawned task's output.
 ///
@@ -44,7 +45,7 @@ use crate::event_loop::cell::{Join, Task};
 #[doc(alias = "Task")]
 #[must_use = "the task runs on if its JoinHandle is dropped (it is detached): await the handle for the output, or `drop` it to say the task is meant to run alone"]
 pub struct JoinHandle<T> {
-    task: Arc<dyn Join<T>>,
+    task: Task,
     /// `Send` and `Sync` only if `T` is `Send` (a `spawn_local` task's
     /// `!Send` output must be taken on the thread that spawned it), and
     /// `Unpin` whatever `T` is (a `Box` always is).
@@ -52,9 +53,13 @@ pub struct JoinHandle<T> {
 }
 
 impl<T> JoinHandle<T> {
-    pub(crate) fn new(task: Arc<dyn Join<T>>) -> Self {
+    pub(crate) fn new<F, S>(task: Arc<TaskCell<F, S>>) -> Self
+    where
+        F: Future<Output = T> + 'static,
+        S: Schedule,
+    {
         JoinHandle {
-            task,
+            task: Task::new(task),
             _output: PhantomData,
         }
     }
@@ -147,7 +152,13 @@ impl<T> Future for JoinHandle<T> {
         // finds the task still running gives it back): a loop awaiting
         // many finished tasks yields as one reading a busy socket does.
         ready!(budget::poll_budget(cx));
-        let poll = self.task.poll_join(cx);
+        let mut poll: Option<Poll<Self::Output>> = None;
+        // SAFETY: `new` made this handle from a task whose output is `T`.
+        #[allow(unsafe_code)]
+        unsafe {
+            self.task.poll_join(cx, NonNull::from(&mut poll).cast())
+        };
+        let poll = poll.expect("a task's poll_join stores its result");
         if poll.is_pending() {
             budget::refund();
         }

@@ -26,7 +26,7 @@ use std::task::{Context, Poll, Waker};
 use loom::thread;
 
 use super::{Job, Shared};
-use crate::event_loop::cell::{Runnable, TaskCell};
+use crate::event_loop::cell::{Runnable, Task, TaskCell};
 use crate::handle::Handle;
 use crate::sync::harness::{self, Counted};
 use crate::sync::{AtomicUsize, Mutex, Ordering};
@@ -155,7 +155,7 @@ fn loom_wake_racing_shutdown() {
         let (future, drops) = pending_forever(slot.clone());
         let task = TaskCell::new(future, shared.clone(), std::panic::Location::caller());
         let handle = JoinHandle::new(task.clone());
-        core.push(Job::Task(task.clone()));
+        core.push(Job::Task(Task::new(task.clone())));
         task.run();
         let waker = slot.lock().take().expect("polled once");
 
