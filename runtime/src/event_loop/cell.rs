@@ -22,9 +22,10 @@
 //! Taking and giving back `RUNNING` is one atomic operation each, where a
 //! lock was two (2026-12-02: three fewer read-modify-writes per spawned
 //! task, one fewer per poll). The `unsafe`, counted: 4 `unsafe impl`
-//! (`Send` and `Sync` for the cell and for `Task`), 3 `unsafe fn` and 16
+//! (`Send` and `Sync` for the cell and for `Task`), 3 `unsafe fn` and 17
 //! `unsafe` blocks: reaching the stage (`with_stage`, whose callers each
-//! say why they own it) and pinning the future in place, which is what
+//! say why they own it) and the join waker (under `JOIN_LOCK`), and
+//! pinning the future in place, which is what
 //! lets it live in the task's own allocation instead of a second `Box`;
 //! a `Task`'s reference counting, through the `Arc` it stands for; and
 //! handing the `JoinHandle` its output through a pointer of its type
@@ -44,8 +45,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
 use crate::base::{JoinError, describe, set_waker};
-use crate::sync::{AtomicUsize, Mutex, Ordering, UnsafeCell};
-use std::sync::atomic::AtomicU64;
+use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
 
 /// The task is in a run queue (local or injected), or about to be put there.
 /// Set by whoever wakes the task first; cleared by the loop just before it
@@ -79,11 +79,17 @@ const JOINING: usize = 1 << 5;
 /// it set leaves the future to its owner, who sees `CANCELLED` when it lets
 /// go and drops the future then.
 const RUNNING: usize = 1 << 6;
+/// The lock of `join_waker`: held for a few instructions at a time (no
+/// user code but a waker's `clone` and `will_wake`), by the `JoinHandle`,
+/// the task completing, or a dump. A bit of the state word rather than a
+/// mutex beside it keeps a task 8 bytes smaller, which is what fits the
+/// task of a small future in a 96-byte block instead of a 112-byte one.
+const JOIN_LOCK: usize = 1 << 7;
 
 /// The state word holds the bits above in its low `KEY_SHIFT` bits and the
 /// task's slot in the loop's task list above them: one word instead of two
 /// keeps a spawned task 8 bytes smaller.
-const KEY_SHIFT: u32 = 7;
+const KEY_SHIFT: u32 = 8;
 const BITS_MASK: usize = (1 << KEY_SHIFT) - 1;
 
 /// `key` of a task that was spawned from another thread and has not been
@@ -300,12 +306,16 @@ pub(crate) struct TaskCell<F: Future, S> {
     /// Owned by whoever the state word names (see the module doc); reached
     /// only through `with_stage`.
     stage: UnsafeCell<Stage<F>>,
-    join_waker: Mutex<Option<Waker>>,
-    /// Where the task was spawned, for the stall detector and the dump.
-    location: &'static Location<'static>,
-    /// Polls so far. Written by the loop only (a load and a store), read
-    /// by a dump on any thread.
-    polls: AtomicU64,
+    /// The waker of whoever awaits the `JoinHandle`; reached only through
+    /// `with_join_waker`, under `JOIN_LOCK`.
+    join_waker: UnsafeCell<Option<Waker>>,
+    /// Where the task was spawned, for the stall detector and the dump:
+    /// its index in the table of spawn locations (`sites`).
+    site: u32,
+    /// Polls so far, saturating. Written by the loop only (a load and a
+    /// store), read by a dump on any thread. Not a protocol, so std's
+    /// atomic, not loom's.
+    polls: std::sync::atomic::AtomicU32,
 }
 
 // SAFETY: a task is shared between threads (its `Arc` is its waker, and
@@ -380,9 +390,9 @@ where
             state: AtomicUsize::new(bits | (UNREGISTERED << KEY_SHIFT)),
             scheduler,
             stage: UnsafeCell::new(Stage::Running(future)),
-            join_waker: Mutex::new(None),
-            location,
-            polls: AtomicU64::new(0),
+            join_waker: UnsafeCell::new(None),
+            site: sites::index(location),
+            polls: std::sync::atomic::AtomicU32::new(0),
         })
     }
 
@@ -410,6 +420,25 @@ where
     unsafe fn take_stage(&self) -> Stage<F> {
         // SAFETY: passed on to our caller.
         unsafe { self.with_stage(|stage| std::mem::replace(stage, Stage::Consumed)) }
+    }
+
+    /// Runs `f` on the join waker's slot, holding `JOIN_LOCK`.
+    #[allow(unsafe_code)]
+    fn with_join_waker<R>(&self, f: impl FnOnce(&mut Option<Waker>) -> R) -> R {
+        while self.state.fetch_or(JOIN_LOCK, Ordering::Acquire) & JOIN_LOCK != 0 {
+            crate::sync::spin();
+        }
+        // Let go even if `f` panics (in a waker's `clone`).
+        struct Unlock<'a>(&'a AtomicUsize);
+        impl Drop for Unlock<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_and(!JOIN_LOCK, Ordering::Release);
+            }
+        }
+        let _unlock = Unlock(&self.state);
+        // SAFETY: `JOIN_LOCK` is ours until `_unlock` goes: nobody else
+        // reaches the slot meanwhile.
+        self.join_waker.with_mut(|slot| f(unsafe { &mut *slot }))
     }
 
     /// Takes the stage to poll or drop the future: sets `RUNNING`, and
@@ -464,7 +493,7 @@ where
             // will reach the stage again.
             drop_quietly(unsafe { self.take_stage() });
         } else if prev & JOINING != 0
-            && let Some(waker) = self.join_waker.lock().take()
+            && let Some(waker) = self.with_join_waker(Option::take)
         {
             wake_quietly(waker);
         }
@@ -546,8 +575,8 @@ where
         };
         if prev & CANCELLED == 0 {
             // Only the loop thread polls, so a load and a store suffice.
-            self.polls
-                .store(self.polls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            let polls = self.polls.load(Ordering::Relaxed);
+            self.polls.store(polls.saturating_add(1), Ordering::Relaxed);
             let waker = Waker::from(self.clone());
             if self.poll_future(&mut Context::from_waker(&waker), false) {
                 return true;
@@ -621,11 +650,11 @@ where
     }
 
     fn location(&self) -> &'static Location<'static> {
-        self.location
+        sites::location(self.site)
     }
 
     fn polls(&self) -> u64 {
-        self.polls.load(Ordering::Relaxed)
+        self.polls.load(Ordering::Relaxed).into()
     }
 
     fn is_scheduled(&self) -> bool {
@@ -637,7 +666,7 @@ where
     }
 
     fn joiner(&self) -> Option<*const ()> {
-        self.join_waker.lock().as_ref().map(Waker::data)
+        self.with_join_waker(|waker| waker.as_ref().map(Waker::data))
     }
 
     #[allow(unsafe_code)]
@@ -678,7 +707,7 @@ where
     #[allow(unsafe_code)]
     fn join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {
         if self.state.load(Ordering::Acquire) & COMPLETE == 0 {
-            let old = set_waker(&mut self.join_waker.lock(), cx.waker());
+            let old = self.with_join_waker(|slot| set_waker(slot, cx.waker()));
             // Dropped outside the lock: a waker's drop can run arbitrary code.
             drop(old);
             // Our bit and `complete`'s are set in one word: whichever is set
@@ -712,7 +741,7 @@ where
         // Only the handle sets `JOINING`, and it is being dropped: no
         // waker can be left unless the bit is there already.
         if prev & JOINING != 0 {
-            let waker = self.join_waker.lock().take();
+            let waker = self.with_join_waker(Option::take);
             drop(waker);
         }
         if prev & COMPLETE != 0 {
@@ -779,6 +808,61 @@ pub(crate) fn drop_quietly<T>(value: T) {
             "a destructor panicked ({}); the loop goes on",
             describe(&*panic)
         );
+    }
+}
+
+/// Spawn locations, each kept once: a task holds its own as a 4-byte
+/// index into this table (beside its 4-byte poll count) instead of an
+/// 8-byte pointer. Read back only by a dump or the stall detector.
+mod sites {
+    use std::cell::Cell;
+    use std::collections::HashMap;
+    use std::panic::Location;
+
+    use parking_lot::Mutex;
+
+    /// Every location seen, and each one's index in the first.
+    type Table = (Vec<&'static Location<'static>>, HashMap<usize, u32>);
+    static TABLE: Mutex<Option<Table>> = Mutex::new(None);
+
+    thread_local! {
+        /// Locations this thread indexed lately, by their address: a spawn
+        /// from a site seen lately takes no lock. Address 0 marks an empty
+        /// entry.
+        static RECENT: [Cell<(usize, u32)>; 16] = const { [const { Cell::new((0, 0)) }; 16] };
+    }
+
+    /// `location`'s index in the table, entered if new.
+    pub(super) fn index(location: &'static Location<'static>) -> u32 {
+        let address = std::ptr::from_ref(location) as usize;
+        // A thread whose locals are gone (a spawn from a thread-local's
+        // destructor) takes the lock.
+        let recent = RECENT.try_with(|recent| {
+            let slot = &recent[(address >> 3) % recent.len()];
+            match slot.get() {
+                (seen, index) if seen == address => index,
+                _ => {
+                    let index = enter(location, address);
+                    slot.set((address, index));
+                    index
+                }
+            }
+        });
+        recent.unwrap_or_else(|_| enter(location, address))
+    }
+
+    fn enter(location: &'static Location<'static>, address: usize) -> u32 {
+        let mut table = TABLE.lock();
+        let (list, by_address) = table.get_or_insert_with(Default::default);
+        *by_address.entry(address).or_insert_with(|| {
+            list.push(location);
+            u32::try_from(list.len() - 1).expect("fewer than 2^32 spawn sites")
+        })
+    }
+
+    /// The location at `index`.
+    pub(super) fn location(index: u32) -> &'static Location<'static> {
+        TABLE.lock().as_ref().expect("a task's site was entered").0[index as usize]
     }
 }
 
