@@ -173,3 +173,65 @@ fn every_spawn_function_records_its_caller() {
         assert_eq!(spawned_at(&dump, line).len(), 1, "line {line}: {dump}");
     }
 }
+
+/// A task keeps its spawn location as an index into a table of sites,
+/// looked up through a small per-thread cache of 16 entries: 20 sites
+/// spawned from in turn, twice (more sites than the cache holds, so
+/// entries are evicted and found again), on the loop's thread and on a
+/// blocking job's; each task still shows its own line.
+#[test]
+fn many_spawn_sites_each_keep_their_own_location() {
+    macro_rules! spawn_at_line {
+        ($lines:ident) => {{
+            $lines.push(line!());
+            drop(ioloop::spawn(std::future::pending::<()>()));
+        }};
+    }
+    fn spawn_from_twenty_lines(lines: &mut Vec<u32>) {
+        for _ in 0..2 {
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+            spawn_at_line!(lines);
+        }
+    }
+    let rt = ioloop::Runtime::new().unwrap();
+    let lines = rt.block_on(async {
+        let mut lines = Vec::new();
+        spawn_from_twenty_lines(&mut lines);
+        let pooled = ioloop::spawn_blocking(|| {
+            let mut lines = Vec::new();
+            spawn_from_twenty_lines(&mut lines);
+            lines
+        });
+        lines.extend(pooled.await.unwrap());
+        ioloop::yield_now().await;
+        lines
+    });
+    let dump = rt.dump();
+    assert_eq!(dump.tasks.len(), lines.len(), "{dump}");
+    for line in lines.iter().copied() {
+        let expected = lines.iter().filter(|&&l| l == line).count();
+        assert_eq!(
+            spawned_at(&dump, line).len(),
+            expected,
+            "line {line}: {dump}"
+        );
+    }
+}
