@@ -491,22 +491,57 @@ const PIECE: usize = 16 * 1024;
 /// A buffer given to [`StreamWriter::write_owned`].
 type Owned = Box<dyn AsRef<[u8]> + Send + Sync>;
 
-/// What a [`StreamWriter`] holds: copied bytes, then buffers queued as
-/// they are ([`StreamWriter::write_owned`]), sent in that order. Bytes
-/// written while owned buffers wait go behind them, as one more.
+/// What a [`StreamWriter`] holds: nothing until the inner writer first
+/// refuses bytes, then a [`Parts`] on the heap, kept for later. A socket
+/// takes (or gathers) what a writer writes, so most writers never queue;
+/// and a connection's writer lives in its task's future for the
+/// connection's whole life: one pointer there instead of 48 bytes is 40
+/// bytes less per idle connection (`benches/compare.sh --only idle`).
 #[derive(Default)]
-struct Queue {
+struct Queue(Option<Box<Parts>>);
+
+impl Queue {
+    #[inline]
+    fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |parts| parts.len())
+    }
+
+    fn push(&mut self, data: &[u8]) {
+        if !data.is_empty() {
+            self.0.get_or_insert_default().push(data);
+        }
+    }
+
+    fn push_owned(&mut self, data: Owned, from: usize) {
+        self.0.get_or_insert_default().push_owned(data, from);
+    }
+
+    #[inline(always)]
+    fn poll_send_down_to<W: AsyncWrite + Unpin>(
+        &mut self,
+        cx: &mut Context<'_>,
+        writer: &mut W,
+        target: usize,
+    ) -> Poll<io::Result<()>> {
+        match &mut self.0 {
+            Some(parts) => parts.poll_send_down_to(cx, writer, target),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+}
+
+/// A queue's bytes: copied bytes, then buffers queued as they are
+/// ([`StreamWriter::write_owned`]), sent in that order. Bytes written
+/// while owned buffers wait go behind them, as one more.
+#[derive(Default)]
+struct Parts {
     bytes: WriteBuf,
-    /// Boxed: most writers never hold an owned buffer, and a connection's
-    /// writer lives in its task, so the box saves 24 bytes an idle
-    /// connection (`benches/compare.sh --only idle`), not an allocation.
-    #[allow(clippy::box_collection)]
-    owned: Option<Box<VecDeque<(Owned, usize)>>>,
+    owned: VecDeque<(Owned, usize)>,
     /// The unsent bytes of `owned`.
     owned_len: usize,
 }
 
-impl Queue {
+impl Parts {
     #[inline]
     fn len(&self) -> usize {
         self.bytes.len() + self.owned_len
@@ -523,7 +558,7 @@ impl Queue {
     /// Queues `data` from its byte `from` on.
     fn push_owned(&mut self, data: Owned, from: usize) {
         self.owned_len += (*data).as_ref().len() - from;
-        self.owned.get_or_insert_default().push_back((data, from));
+        self.owned.push_back((data, from));
     }
 
     /// [`WriteBuf::poll_send_down_to`], through the owned buffers too.
@@ -539,8 +574,7 @@ impl Queue {
                 .poll_send_down_to(cx, writer, target.saturating_sub(self.owned_len))
         )?;
         while self.len() > target {
-            let owned = self.owned.as_mut().expect("owned bytes are queued");
-            let (data, from) = owned.front_mut().expect("owned bytes are queued");
+            let (data, from) = self.owned.front_mut().expect("owned bytes are queued");
             let all = &(**data).as_ref()[*from..];
             let rest = &all[..all.len().min(PIECE)];
             match ready!(Pin::new(&mut *writer).poll_write(cx, rest)) {
@@ -549,7 +583,7 @@ impl Queue {
                     let n = n.min(rest.len());
                     (*from, self.owned_len) = (*from + n, self.owned_len - n);
                     if n == all.len() {
-                        owned.pop_front();
+                        self.owned.pop_front();
                     }
                 }
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
