@@ -106,10 +106,49 @@ pub(crate) const UNREGISTERED: usize = usize::MAX >> KEY_SHIFT;
 pub(crate) struct Task(NonNull<Header>);
 
 /// The first field of every task (which is `#[repr(C)]`), so that a pointer
-/// to a task is a pointer to its header: how a [`Task`] finds its type.
+/// to a task is a pointer to its header: how a [`Task`] finds its type,
+/// and reads its state (its key, whether it is done) with no call through
+/// the type.
 pub(crate) struct Header {
+    /// State bits, and the task-list key above them.
+    state: AtomicUsize,
     /// Makes a pointer to this header (the task) a `dyn Runnable` one.
     widen: fn(*const Header) -> *const dyn Runnable,
+}
+
+impl Header {
+    /// Spawned by `spawn_local`: run and cancel only on its home thread.
+    pub(crate) fn is_local(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & LOCAL != 0
+    }
+
+    /// The task's slot in the loop's task list.
+    pub(crate) fn key(&self) -> usize {
+        self.state.load(Ordering::Relaxed) >> KEY_SHIFT
+    }
+
+    /// Records the task's slot in the loop's task list: when it enters the
+    /// list, and when the list is compacted.
+    pub(crate) fn set_key(&self, key: usize) {
+        // Only the loop thread sets the key bits; wakers may be changing the
+        // state bits concurrently, and keep their changes.
+        debug_assert!(key < UNREGISTERED);
+        let _ = self
+            .state
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| {
+                Some((s & BITS_MASK) | (key << KEY_SHIFT))
+            });
+    }
+
+    /// Queued to run (`SCHEDULED`), and not complete.
+    pub(crate) fn is_scheduled(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & (SCHEDULED | COMPLETE) == SCHEDULED
+    }
+
+    /// The future is gone.
+    pub(crate) fn is_complete(&self) -> bool {
+        self.state.load(Ordering::Acquire) & COMPLETE != 0
+    }
 }
 
 /// [`Header::widen`] for a `TaskCell<F, S>`.
@@ -142,13 +181,45 @@ impl Task {
         self
     }
 
+    /// The task's header.
+    #[inline]
+    pub(crate) fn header(&self) -> &Header {
+        // SAFETY: `self` owns a reference, so the task (and its header) is
+        // alive while `self` is.
+        #[allow(unsafe_code)]
+        unsafe {
+            self.0.as_ref()
+        }
+    }
+
+    /// See [`Header::is_local`].
+    pub(crate) fn is_local(&self) -> bool {
+        self.header().is_local()
+    }
+
+    /// See [`Header::key`].
+    pub(crate) fn key(&self) -> usize {
+        self.header().key()
+    }
+
+    /// See [`Header::set_key`].
+    pub(crate) fn set_key(&self, key: usize) {
+        self.header().set_key(key);
+    }
+
+    /// See [`Header::is_scheduled`].
+    pub(crate) fn is_scheduled(&self) -> bool {
+        self.header().is_scheduled()
+    }
+
+    /// See [`Header::is_complete`].
+    pub(crate) fn is_complete(&self) -> bool {
+        self.header().is_complete()
+    }
+
     /// The task as a `dyn Runnable` pointer, to the `Arc`'s data.
     fn wide(&self) -> *const dyn Runnable {
-        // SAFETY: `self` owns a reference, so the task (and its header) is
-        // alive.
-        #[allow(unsafe_code)]
-        let widen = unsafe { self.0.as_ref() }.widen;
-        widen(self.0.as_ptr())
+        (self.header().widen)(self.0.as_ptr())
     }
 
     /// The `Arc` this `Task` stands for, taking over its reference.
@@ -256,21 +327,10 @@ pub(crate) trait Runnable: Send + Sync {
     /// is leaked: for a local task when its runtime is dropped away from
     /// its home thread.
     fn abandon(&self);
-    /// Spawned by `spawn_local`: run and cancel only on its home thread.
-    fn is_local(&self) -> bool;
-    /// The task's slot in the loop's task list.
-    fn key(&self) -> usize;
-    /// Records the task's slot in the loop's task list: when it enters the
-    /// list, and when the list is compacted.
-    fn set_key(&self, key: usize);
     /// Where the task was spawned.
     fn location(&self) -> &'static Location<'static>;
     /// How many times the loop has polled the task.
     fn polls(&self) -> u64;
-    /// Queued to run (`SCHEDULED`), and not complete.
-    fn is_scheduled(&self) -> bool;
-    /// The future is gone.
-    fn is_complete(&self) -> bool;
     /// The data pointer of the waker of whoever awaits this task's
     /// `JoinHandle`, if someone does: matched against tasks by a dump.
     fn joiner(&self) -> Option<*const ()>;
@@ -298,9 +358,7 @@ enum Stage<F: Future> {
 #[repr(C)]
 pub(crate) struct TaskCell<F: Future, S> {
     /// First, so that a [`Task`] (a pointer to it) finds the rest.
-    header: Header,
-    /// State bits, and the task-list key above them.
-    state: AtomicUsize,
+    pub(crate) header: Header,
     /// Where the task goes back to when woken.
     pub(crate) scheduler: Arc<S>,
     /// Owned by whoever the state word names (see the module doc); reached
@@ -385,9 +443,9 @@ where
     ) -> Arc<Self> {
         Arc::new(TaskCell {
             header: Header {
+                state: AtomicUsize::new(bits | (UNREGISTERED << KEY_SHIFT)),
                 widen: widen::<F, S>,
             },
-            state: AtomicUsize::new(bits | (UNREGISTERED << KEY_SHIFT)),
             scheduler,
             stage: UnsafeCell::new(Stage::Running(future)),
             join_waker: UnsafeCell::new(None),
@@ -425,7 +483,7 @@ where
     /// Runs `f` on the join waker's slot, holding `JOIN_LOCK`.
     #[allow(unsafe_code)]
     fn with_join_waker<R>(&self, f: impl FnOnce(&mut Option<Waker>) -> R) -> R {
-        while self.state.fetch_or(JOIN_LOCK, Ordering::Acquire) & JOIN_LOCK != 0 {
+        while self.header.state.fetch_or(JOIN_LOCK, Ordering::Acquire) & JOIN_LOCK != 0 {
             crate::sync::spin();
         }
         // Let go even if `f` panics (in a waker's `clone`).
@@ -435,7 +493,7 @@ where
                 self.0.fetch_and(!JOIN_LOCK, Ordering::Release);
             }
         }
-        let _unlock = Unlock(&self.state);
+        let _unlock = Unlock(&self.header.state);
         // SAFETY: `JOIN_LOCK` is ours until `_unlock` goes: nobody else
         // reaches the slot meanwhile.
         self.join_waker.with_mut(|slot| f(unsafe { &mut *slot }))
@@ -445,7 +503,8 @@ where
     /// clears the bits in `clear`, in one step. Returns the state before,
     /// or `None` if the future is gone or someone else holds it.
     fn claim(&self, clear: usize) -> Option<usize> {
-        self.state
+        self.header
+            .state
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
                 (s & (COMPLETE | RUNNING) == 0).then_some((s & !clear) | RUNNING)
             })
@@ -456,7 +515,8 @@ where
     /// Returns `false`, keeping it, if the task was cancelled meanwhile:
     /// the caller must then drop the future.
     fn release(&self) -> bool {
-        self.state
+        self.header
+            .state
             .fetch_update(Ordering::Release, Ordering::Relaxed, |s| {
                 (s & CANCELLED == 0).then_some(s & !RUNNING)
             })
@@ -486,7 +546,10 @@ where
         unsafe { self.with_stage(|stage| *stage = Stage::Finished(output)) };
         // `RUNNING` off and `COMPLETE` on, in one step: the stage is the
         // handle's from here.
-        let prev = self.state.fetch_xor(RUNNING | COMPLETE, Ordering::AcqRel);
+        let prev = self
+            .header
+            .state
+            .fetch_xor(RUNNING | COMPLETE, Ordering::AcqRel);
         debug_assert_eq!(prev & (RUNNING | COMPLETE), RUNNING);
         if prev & DETACHED != 0 {
             // SAFETY: the handle was gone before `COMPLETE`: nobody else
@@ -547,12 +610,12 @@ where
     }
 
     fn is_cancelled(&self) -> bool {
-        self.state.load(Ordering::Acquire) & CANCELLED != 0
+        self.header.state.load(Ordering::Acquire) & CANCELLED != 0
     }
 
     /// Puts the task in a run queue unless it is already in one or done.
     fn schedule(self: Arc<Self>) {
-        let prev = self.state.fetch_or(SCHEDULED, Ordering::AcqRel);
+        let prev = self.header.state.fetch_or(SCHEDULED, Ordering::AcqRel);
         if prev & (SCHEDULED | COMPLETE) == 0 {
             S::schedule(self);
         }
@@ -608,14 +671,14 @@ where
         // Marked cancelled first: whoever holds the stage now (a poll, a
         // blocking closure) sees it when it lets go, and drops the future
         // or the closure's result.
-        self.state.fetch_or(CANCELLED, Ordering::AcqRel);
+        self.header.state.fetch_or(CANCELLED, Ordering::AcqRel);
         if self.claim(0).is_some() {
             self.complete(Err(error));
         }
     }
 
     fn abort(self: Arc<Self>) {
-        let prev = self.state.fetch_or(CANCELLED, Ordering::AcqRel);
+        let prev = self.header.state.fetch_or(CANCELLED, Ordering::AcqRel);
         if prev & (CANCELLED | COMPLETE) == 0 {
             self.schedule();
         }
@@ -630,39 +693,12 @@ where
         }
     }
 
-    fn is_local(&self) -> bool {
-        self.state.load(Ordering::Relaxed) & LOCAL != 0
-    }
-
-    fn key(&self) -> usize {
-        self.state.load(Ordering::Relaxed) >> KEY_SHIFT
-    }
-
-    fn set_key(&self, key: usize) {
-        // Only the loop thread sets the key bits; wakers may be changing the
-        // state bits concurrently, and keep their changes.
-        debug_assert!(key < UNREGISTERED);
-        let _ = self
-            .state
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| {
-                Some((s & BITS_MASK) | (key << KEY_SHIFT))
-            });
-    }
-
     fn location(&self) -> &'static Location<'static> {
         sites::location(self.site)
     }
 
     fn polls(&self) -> u64 {
         self.polls.load(Ordering::Relaxed).into()
-    }
-
-    fn is_scheduled(&self) -> bool {
-        self.state.load(Ordering::Relaxed) & (SCHEDULED | COMPLETE) == SCHEDULED
-    }
-
-    fn is_complete(&self) -> bool {
-        self.state.load(Ordering::Acquire) & COMPLETE != 0
     }
 
     fn joiner(&self) -> Option<*const ()> {
@@ -693,7 +729,7 @@ where
 
     fn wake_by_ref(self: &Arc<Self>) {
         // Check before cloning: a redundant wake then costs one atomic load.
-        if self.state.load(Ordering::Acquire) & (SCHEDULED | COMPLETE) == 0 {
+        if self.header.state.load(Ordering::Acquire) & (SCHEDULED | COMPLETE) == 0 {
             self.clone().schedule();
         }
     }
@@ -706,14 +742,14 @@ where
 {
     #[allow(unsafe_code)]
     fn join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {
-        if self.state.load(Ordering::Acquire) & COMPLETE == 0 {
+        if self.header.state.load(Ordering::Acquire) & COMPLETE == 0 {
             let old = self.with_join_waker(|slot| set_waker(slot, cx.waker()));
             // Dropped outside the lock: a waker's drop can run arbitrary code.
             drop(old);
             // Our bit and `complete`'s are set in one word: whichever is set
             // second sees the first. So either `complete` sees `JOINING` and
             // takes the waker, or we see `COMPLETE` here.
-            if self.state.fetch_or(JOINING, Ordering::AcqRel) & COMPLETE == 0 {
+            if self.header.state.fetch_or(JOINING, Ordering::AcqRel) & COMPLETE == 0 {
                 return Poll::Pending;
             }
         }
@@ -724,7 +760,7 @@ where
                 // Nothing is left for `detach` to drop or take: the output
                 // is ours, and a join waker still in its slot (registered
                 // as the task completed) goes with the task.
-                self.state.fetch_or(DETACHED, Ordering::Release);
+                self.header.state.fetch_or(DETACHED, Ordering::Release);
                 Poll::Ready(output)
             }
             _ => panic!("JoinHandle polled after it returned its output"),
@@ -734,10 +770,10 @@ where
     #[allow(unsafe_code)]
     fn let_go(&self) {
         // The handle took the output (see `join`): nothing to do.
-        if self.state.load(Ordering::Acquire) & DETACHED != 0 {
+        if self.header.state.load(Ordering::Acquire) & DETACHED != 0 {
             return;
         }
-        let prev = self.state.fetch_or(DETACHED, Ordering::AcqRel);
+        let prev = self.header.state.fetch_or(DETACHED, Ordering::AcqRel);
         // Only the handle sets `JOINING`, and it is being dropped: no
         // waker can be left unless the bit is there already.
         if prev & JOINING != 0 {
@@ -833,6 +869,7 @@ mod sites {
     }
 
     /// `location`'s index in the table, entered if new.
+    #[inline]
     pub(super) fn index(location: &'static Location<'static>) -> u32 {
         let address = std::ptr::from_ref(location) as usize;
         // A thread whose locals are gone (a spawn from a thread-local's
@@ -851,6 +888,7 @@ mod sites {
         recent.unwrap_or_else(|_| enter(location, address))
     }
 
+    #[cold]
     fn enter(location: &'static Location<'static>, address: usize) -> u32 {
         let mut table = TABLE.lock();
         let (list, by_address) = table.get_or_insert_with(Default::default);

@@ -44,7 +44,7 @@ use std::time::Duration;
 use mio::{Events, Poll as Poller};
 use slab::Slab;
 
-use super::cell::{Runnable, Schedule, Task, TaskCell, UNREGISTERED, wake_all};
+use super::cell::{Schedule, Task, TaskCell, UNREGISTERED, wake_all};
 use super::reactor::Reactor;
 use super::timers::{self, Clock, ClockState, LoopClock, Timers};
 use crate::base::{self, Counters, JoinError, Watch, budget};
@@ -229,7 +229,11 @@ impl<F: Future + 'static> Queued for Arc<TaskCell<F, Shared>> {
     /// check, a dynamic call per wake.
     #[inline]
     fn push_on(self, core: &Core) {
-        debug_assert_ne!(self.key(), UNREGISTERED, "a woken task was never entered");
+        debug_assert_ne!(
+            self.header.key(),
+            UNREGISTERED,
+            "a woken task was never entered"
+        );
         core.run_queue
             .borrow_mut()
             .push_back(Job::Task(Task::new(self)));

@@ -250,7 +250,7 @@ fn loom_cancel_abort_and_detach_racing_a_pending_poll() {
         task.scheduler.run_all();
 
         assert_eq!(future_drops.load(Ordering::Acquire), 1);
-        assert_ne!(task.state.load(Ordering::Acquire) & COMPLETE, 0);
+        assert_ne!(task.header.state.load(Ordering::Acquire) & COMPLETE, 0);
         assert!(task.stage.with_mut(|stage| matches!(
             // SAFETY: every other thread is done with the task.
             unsafe { &*stage },
@@ -280,7 +280,7 @@ fn loom_detach_while_running() {
         detacher.join().unwrap();
 
         assert_eq!(
-            task.state.load(Ordering::Acquire) & (COMPLETE | DETACHED),
+            task.header.state.load(Ordering::Acquire) & (COMPLETE | DETACHED),
             COMPLETE | DETACHED
         );
         assert_eq!(future_drops.load(Ordering::Acquire), 1);
@@ -374,7 +374,7 @@ fn loom_output_taken_then_handle_dropped_racing_completion() {
             }
             _ => unreachable!(),
         };
-        assert_ne!(task.state.load(Ordering::Acquire) & DETACHED, 0);
+        assert_ne!(task.header.state.load(Ordering::Acquire) & DETACHED, 0);
         assert_eq!(
             output_drops.load(Ordering::Acquire),
             0,
