@@ -1,6 +1,6 @@
 //! The runtime-only workloads of the comparison harness, on ioloop, tokio
-//! current_thread or tokio multi_thread: one workload per process, so the
-//! peak RSS it reports belongs to that workload alone.
+//! current_thread, tokio multi_thread or smol: one workload per process,
+//! so the peak RSS it reports belongs to that workload alone.
 //!
 //! ```sh
 //! cargo build --release -p testkit --example bench_micro
@@ -8,7 +8,7 @@
 //! target/release/examples/bench_micro --runtime tokio_ct --workload timers --n 100000
 //! ```
 //!
-//! Flags: `--runtime ioloop|tokio_ct|tokio_mt`, `--workload
+//! Flags: `--runtime ioloop|tokio_ct|tokio_mt|smol`, `--workload
 //! spawn|timers|pingpong`, `--n` (default 1,000,000: tasks, timers or
 //! hops), `--slow-poll-ms` (ioloop only: the stall detector's threshold,
 //! default 100; 0 turns the detector off, to measure what it costs).
@@ -32,9 +32,9 @@ mod workloads;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use rt::{Ioloop, Rt, TokioCt, TokioMt};
+use rt::{Ioloop, Rt, Smol, TokioCt, TokioMt};
 
-const USAGE: &str = "usage: bench_micro --runtime ioloop|tokio_ct|tokio_mt \
+const USAGE: &str = "usage: bench_micro --runtime ioloop|tokio_ct|tokio_mt|smol \
                      --workload spawn|timers|pingpong [--n 1000000] [--slow-poll-ms 100]";
 
 fn main() {
@@ -47,6 +47,7 @@ fn main() {
         "ioloop" => run::<Ioloop>(&workload, n),
         "tokio_ct" => run::<TokioCt>(&workload, n),
         "tokio_mt" => run::<TokioMt>(&workload, n),
+        "smol" => run::<Smol>(&workload, n),
         _ => usage(&format!("unknown --runtime {runtime:?}")),
     };
     let seconds = elapsed.as_secs_f64();

@@ -1,8 +1,9 @@
-//! The three runtimes behind one trait, so each workload is written once
+//! The runtimes behind one trait, so each workload is written once
 //! and has the same shape on all of them.
 
+use std::convert::Infallible;
 use std::fmt::Debug;
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::sync::OnceLock;
 use std::task::{Context, Poll};
@@ -158,3 +159,55 @@ macro_rules! tokio_rt {
 
 tokio_rt!(TokioCt, tokio::runtime::Builder::new_current_thread());
 tokio_rt!(TokioMt, tokio::runtime::Builder::new_multi_thread());
+
+/// smol 2.x, run as a smol user runs one thread: a [`smol::Executor`]
+/// driven by `smol::block_on(executor.run(..))` on the calling thread,
+/// which also drives async-io's reactor and timers while the executor is
+/// idle (and async-io's own `async-io` thread drives them while it is
+/// busy). An `Executor`, not a `LocalExecutor`, because the workloads
+/// spawn `Send` futures from inside their body through a static function;
+/// smol has no cooperative budget.
+pub struct Smol;
+
+/// The executor [`Smol`] spawns on: one per process, as `spawn` has no
+/// receiver to find another through.
+static SMOL: smol::Executor<'static> = smol::Executor::new();
+
+impl Rt for Smol {
+    fn run<F>(body: F) -> F::Output
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let task = SMOL.spawn(body);
+        smol::block_on(SMOL.run(task))
+    }
+
+    fn spawn<F>(
+        future: F,
+    ) -> Joined<impl Future<Output = Result<F::Output, impl Debug>> + Unpin + Send>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        // Awaiting a `Task` re-raises a panic of its task, so it cannot
+        // fail; `poll_fn` keeps the handle the size of the `Task`.
+        let mut task = SMOL.spawn(future);
+        Joined(poll_fn(move |cx| {
+            Pin::new(&mut task).poll(cx).map(Ok::<_, Infallible>)
+        }))
+    }
+
+    fn sleep(duration: Duration) -> impl Future<Output = ()> + Send + 'static {
+        let mut timer = smol::Timer::after(duration);
+        poll_fn(move |cx| Pin::new(&mut timer).poll(cx).map(drop))
+    }
+
+    fn yield_now() -> impl Future<Output = ()> + Send + 'static {
+        smol::future::yield_now()
+    }
+
+    fn unbudgeted<F: Future + Send>(future: F) -> impl Future<Output = F::Output> + Send {
+        future
+    }
+}

@@ -58,6 +58,7 @@ pub fn svg(
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
         RGBColor(44, 160, 44),
+        RGBColor(148, 103, 189),
     ];
     let band = 0.8 / others.len().max(1) as f64;
     for (k, rt) in others.iter().enumerate() {

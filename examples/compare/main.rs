@@ -1,5 +1,6 @@
 //! The comparison harness: ioloop against tokio's current_thread and
-//! multi_thread runtimes, side by side in one run (issue 5).
+//! multi_thread runtimes, side by side in one run (issue 5), and smol 2.x
+//! in the runtime-only and idle-connection rows (issue 31).
 //!
 //! ```sh
 //! cargo run --release -p testkit --example compare -- --quick     # about 2 minutes
@@ -26,6 +27,8 @@
 //! - spawn + join of 1,000,000 tasks, 1,000,000 timers, and a two-task
 //!   ping-pong through a waker handoff (`bench_micro`): time and peak RSS;
 //! - memory per idle connection (10,000 greeted, silent connections);
+//!   smol (its twin `line_echo_smol`) is measured in this row and the
+//!   `bench_micro` ones only;
 //! - syscalls per echoed message (`strace -c -f` on the server).
 //!
 //! Beside the runtimes, `mio_raw` is `examples/mio_reference`: the lesson's
@@ -126,9 +129,10 @@ fn usage(why: &str) -> ! {
 
 /// The programs the harness runs, built in release mode next to it: every
 /// server of [`RUNTIMES`] (the reference server included) and the clients.
-const PROGRAMS: [&str; 11] = [
+const PROGRAMS: [&str; 12] = [
     "line_echo",
     "line_echo_tokio",
+    "line_echo_smol",
     "http_hello",
     "http_hello_tokio",
     "mio_reference",
@@ -142,7 +146,7 @@ const PROGRAMS: [&str; 11] = [
 
 fn build_programs() -> io::Result<()> {
     for rt in &RUNTIMES {
-        for (server, _) in [rt.echo, rt.http] {
+        for (server, _) in [Some(rt.echo), rt.http].into_iter().flatten() {
             assert!(PROGRAMS.contains(&server), "{server} is run but not built");
         }
     }
@@ -277,7 +281,7 @@ fn main() -> io::Result<()> {
             .is_none_or(|t| "syscalls".contains(t.as_str()))
     {
         let secs = if o.quick { 0.3 } else { 2.0 };
-        for rt in &RUNTIMES {
+        for rt in RUNTIMES.iter().filter(|rt| rt.echo_under_load) {
             match workloads::syscalls(rt, 100, secs) {
                 Ok((s, note)) => {
                     progress(format!(
@@ -344,8 +348,9 @@ fn write_report(o: &Options, header: &str, samples: &[Sample], extra: &str) -> i
     std::fs::create_dir_all(&o.out)?;
     std::fs::write(o.out.join("report.md"), &md)?;
     let svg = o.out.join("ratios.svg");
-    let title =
-        format!("ioloop, tokio multi_thread and a raw mio loop vs tokio current_thread — {header}");
+    let title = format!(
+        "ioloop, tokio multi_thread, smol and a raw mio loop vs tokio current_thread — {header}"
+    );
     chart::svg(
         &svg,
         &rows,

@@ -13,24 +13,33 @@ use crate::procs::{self, CLIENT_CORE, SERVER_CORE, Server, examples_dir};
 /// flag stand for it.
 pub struct Runtime {
     pub name: &'static str,
+    /// The line echo server: the idle-connection row's, and the echo and
+    /// syscalls rows' where `echo_under_load`.
     pub echo: (&'static str, &'static [&'static str]),
-    pub http: (&'static str, &'static [&'static str]),
+    /// Whether the echo and syscalls rows load `echo`; false for smol,
+    /// whose twin is there for the idle-connection row only.
+    pub echo_under_load: bool,
+    /// The hand-written HTTP hello server; `None` for smol, which has none.
+    pub http: Option<(&'static str, &'static [&'static str])>,
     /// The same hello server written with hyper 1.x, for the "hyper" row;
-    /// `None` where there is no such twin (tokio_mt, the raw mio loop).
+    /// `None` where there is no such twin (tokio_mt, smol, the raw mio
+    /// loop).
     pub hyper: Option<(&'static str, &'static [&'static str])>,
     /// `bench_micro`'s name for it; `None` for the reference server, which
     /// has no executor to measure.
     pub micro: Option<&'static str>,
     /// The Redis-protocol key-value server, for the redis-benchmark rows;
-    /// `None` for the raw mio loop, which has none.
+    /// `None` for smol and the raw mio loop, which have none.
     pub kv: Option<(&'static str, &'static [&'static str])>,
 }
 
-pub const RUNTIMES: [Runtime; 4] = [
+/// Run, and shown, in this order.
+pub const RUNTIMES: [Runtime; 5] = [
     Runtime {
         name: "ioloop",
         echo: ("line_echo", &[]),
-        http: ("http_hello", &[]),
+        echo_under_load: true,
+        http: Some(("http_hello", &[])),
         hyper: Some(("hyper_hello", &[])),
         micro: Some("ioloop"),
         kv: Some(("kv_server", &[])),
@@ -38,7 +47,8 @@ pub const RUNTIMES: [Runtime; 4] = [
     Runtime {
         name: "tokio_ct",
         echo: ("line_echo_tokio", &["--flavor", "current_thread"]),
-        http: ("http_hello_tokio", &["--flavor", "current_thread"]),
+        echo_under_load: true,
+        http: Some(("http_hello_tokio", &["--flavor", "current_thread"])),
         hyper: Some(("hyper_hello_tokio", &[])),
         micro: Some("tokio_ct"),
         kv: Some(("kv_server_tokio", &["--flavor", "current_thread"])),
@@ -46,15 +56,26 @@ pub const RUNTIMES: [Runtime; 4] = [
     Runtime {
         name: "tokio_mt",
         echo: ("line_echo_tokio", &["--flavor", "multi_thread"]),
-        http: ("http_hello_tokio", &["--flavor", "multi_thread"]),
+        echo_under_load: true,
+        http: Some(("http_hello_tokio", &["--flavor", "multi_thread"])),
         hyper: None,
         micro: Some("tokio_mt"),
         kv: Some(("kv_server_tokio", &["--flavor", "multi_thread"])),
     },
     Runtime {
+        name: "smol",
+        echo: ("line_echo_smol", &[]),
+        echo_under_load: false,
+        http: None,
+        hyper: None,
+        micro: Some("smol"),
+        kv: None,
+    },
+    Runtime {
         name: "mio_raw",
         echo: ("mio_reference", &["--protocol", "line"]),
-        http: ("mio_reference", &["--protocol", "http"]),
+        echo_under_load: true,
+        http: Some(("mio_reference", &["--protocol", "http"])),
         hyper: None,
         micro: None,
         kv: None,
@@ -136,6 +157,9 @@ fn num(v: &Value, key: &str) -> io::Result<f64> {
 /// server's CPU time per message (the figure that separates runtimes when
 /// the client saturates its core first).
 pub fn echo(rt: &Runtime, conns: usize, secs: f64, warm: f64) -> io::Result<Vec<Sample>> {
+    if !rt.echo_under_load {
+        return Ok(Vec::new());
+    }
     let server = Server::start(rt.echo.0, rt.echo.1)?;
     let loadgen = examples_dir().join("loadgen");
     let args = |d: f64| -> Vec<String> {
@@ -216,11 +240,14 @@ pub fn echo(rt: &Runtime, conns: usize, secs: f64, warm: f64) -> io::Result<Vec<
 }
 
 /// HTTP/1.1 keep-alive hello under wrk: requests/s, latency, server CPU per
-/// request.
+/// request. Nothing for runtimes without such a server.
 pub fn http(rt: &Runtime, conns: usize, secs: f64, warm: f64) -> io::Result<Vec<Sample>> {
+    let Some(server) = rt.http else {
+        return Ok(Vec::new());
+    };
     wrk(
         rt,
-        rt.http,
+        server,
         &format!("http {conns} conns"),
         conns,
         secs,
