@@ -2,10 +2,11 @@
 # The tests that exercise unsafe code, under valgrind memcheck (issue 7).
 #
 # The runtime's `unsafe` is in the task cell (runtime/src/event_loop/cell.rs):
-# each spawned task's future pinned inside its Arc, and its future or
-# output reached without a lock by the one owner the state word names, so
-# every test that spawns, wakes, aborts, panics in or shuts down tasks runs
-# through it; tests/rt/alloc.rs
+# each spawned task allocated by hand and freed by its last reference
+# (its own count, its wakers' vtable), its future pinned inside it, and
+# its future or output reached without a lock by the one owner the state
+# word names, so every test that spawns, wakes, aborts, panics in or shuts
+# down tasks runs through it; tests/rt/alloc.rs
 # adds a GlobalAlloc of its own (the whole rt binary's allocator). The
 # hyper adapter's two (compat/src/hyper/io.rs) let the kernel fill hyper's
 # uninitialized read buffer; tests/compat drives them. Memcheck sees what

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
-use crate::event_loop::cell::{Task, TaskCell};
+use crate::event_loop::cell::TaskCell;
 use crate::event_loop::core::{self, Job, Shared};
 use crate::metrics::Metrics;
 use crate::task::dump::Dump;
@@ -113,9 +113,9 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let task = TaskCell::new(future, self.shared.clone(), Location::caller());
-        let handle = JoinHandle::new(task.clone());
-        core::schedule((&*self.shared, Job::Task(Task::new(task))));
+        let task = TaskCell::allocate(future, self.shared.clone(), Location::caller());
+        let handle = JoinHandle::new(&task);
+        core::schedule((&*self.shared, Job::Task(task.into_task())));
         handle
     }
 
@@ -136,9 +136,9 @@ impl Handle {
             let _working = work_for(shared, false);
             Poll::Ready(f())
         });
-        let task = TaskCell::new(job, self.shared.clone(), Location::caller());
-        let handle = JoinHandle::new(task.clone());
-        self.shared.pool.clone().spawn(Task::new(task));
+        let task = TaskCell::allocate(job, self.shared.clone(), Location::caller());
+        let handle = JoinHandle::new(&task);
+        self.shared.pool.clone().spawn(task.into_task());
         handle
     }
 
@@ -283,9 +283,9 @@ where
     // look for the loop.
     let on_loop = core::with_core(|core| match core {
         Some(core) => {
-            let task = TaskCell::new(future, core.shared.clone(), location);
-            let handle = JoinHandle::new(task.clone());
-            core.enter(Task::new(task));
+            let task = TaskCell::allocate(future, core.shared.clone(), location);
+            let handle = JoinHandle::new(&task);
+            core.enter(task.into_task());
             Ok(handle)
         }
         None => Err(future),
@@ -348,9 +348,9 @@ where
     let location = Location::caller();
     core::with_core(|core| {
         core.map(|core| {
-            let task = TaskCell::new_local(future, core.shared.clone(), location);
-            let handle = JoinHandle::new(task.clone());
-            core.enter_local(Task::new(task));
+            let task = TaskCell::allocate_local(future, core.shared.clone(), location);
+            let handle = JoinHandle::new(&task);
+            core.enter_local(task.into_task());
             handle
         })
     })

@@ -208,3 +208,55 @@ fn tasks_spawned_from_another_thread_in_one_burst_leave_nothing() {
         .await;
     });
 }
+
+/// A task's wakers are references to it (the task counts its own since
+/// 2026-12-03): 100,000 tasks each hand a clone of their waker to another
+/// thread, which keeps some, clones them again, wakes some by reference
+/// and some by value, and drops the rest, while and after the tasks end.
+/// Every task is freed once its last waker goes (a count left too high
+/// keeps its memory, one too low frees it twice).
+#[test]
+fn wakers_cloned_woken_and_dropped_on_other_threads_leave_nothing() {
+    run(|| async {
+        check(
+            "100,000 tasks whose wakers go to another thread",
+            || async {
+                let (tx, rx) = std::sync::mpsc::channel::<std::task::Waker>();
+                let other = std::thread::spawn(move || {
+                    let mut kept = Vec::new();
+                    for (i, waker) in rx.into_iter().enumerate() {
+                        match i % 4 {
+                            0 => waker.wake_by_ref(),
+                            1 => waker.wake(),
+                            2 => kept.push(waker.clone()),
+                            _ => drop(waker.clone()),
+                        }
+                    }
+                    // The tasks have ended by now: these wake and drop late.
+                    for waker in kept {
+                        waker.wake_by_ref();
+                        waker.wake();
+                    }
+                });
+                let handles: Vec<_> = (0..N)
+                    .map(|i| {
+                        let tx = tx.clone();
+                        ioloop::spawn(std::future::poll_fn(move |cx| {
+                            if tx.send(cx.waker().clone()).is_err() {
+                                unreachable!("the other thread takes every waker");
+                            }
+                            std::task::Poll::Ready(i)
+                        }))
+                    })
+                    .collect();
+                drop(tx);
+                for (i, handle) in handles.into_iter().enumerate() {
+                    assert_eq!(handle.await.unwrap(), i);
+                }
+                // Every sender has gone with its task: the thread finishes.
+                other.join().unwrap();
+            },
+        )
+        .await;
+    });
+}

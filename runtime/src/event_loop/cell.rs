@@ -1,11 +1,14 @@
 //! One spawned task: its state bits, its future and, later, its output, in a
 //! single allocation.
 //!
-//! A task is an `Arc<TaskCell<F, S>>`. The same `Arc` is the task's waker
-//! (`std::task::Wake`), and, as a [`Task`] (the `Arc` as one thin pointer,
-//! whose type the task's [`Header`] knows), its entry in a run queue, in
-//! the runtime's list of live tasks and in its `JoinHandle`. Spawning
-//! allocates once; waking clones the `Arc` at most, which never allocates.
+//! A task is a `TaskCell<F, S>` allocated by hand, with its own reference
+//! count; a [`Task`] is one counted reference, a thin pointer to the
+//! task's [`Header`] (which knows the task's type). The same pointer is
+//! the task's waker (its type's vtable, `TaskCell::WAKER`), and its entry
+//! in a run queue, in the runtime's list of live tasks and in its
+//! `JoinHandle`. Spawning allocates once; waking takes a reference at
+//! most, which never allocates; the loop polls a task with a waker that
+//! takes none.
 //!
 //! The task knows nothing of the loop: waking it hands it to its scheduler
 //! `S` ([`Schedule`]), which decides where it queues. A task's life has
@@ -22,13 +25,14 @@
 //! Taking and giving back `RUNNING` is one atomic operation each, where a
 //! lock was two (2026-12-02: three fewer read-modify-writes per spawned
 //! task, one fewer per poll). The `unsafe`, counted: 4 `unsafe impl`
-//! (`Send` and `Sync` for the cell and for `Task`), 3 `unsafe fn` and 17
+//! (`Send` and `Sync` for the cell and for `Task`), 8 `unsafe fn` and 25
 //! `unsafe` blocks: reaching the stage (`with_stage`, whose callers each
 //! say why they own it) and the join waker (under `JOIN_LOCK`), and
-//! pinning the future in place, which is what
-//! lets it live in the task's own allocation instead of a second `Box`;
-//! a `Task`'s reference counting, through the `Arc` it stands for; and
-//! handing the `JoinHandle` its output through a pointer of its type
+//! pinning the future in place, which is what lets it live in the task's
+//! own allocation instead of a second `Box`; the task's allocation, its
+//! reference count and its wakers (`Task`, `TaskCell::WAKER`), as an
+//! `Arc` and `std::task::Wake` would do them with 16 bytes more a task;
+//! and handing the `JoinHandle` its output through a pointer of its type
 //! (`poll_join`).
 //!
 //! Wakers and destructors are user code. The loop calls them in many places
@@ -38,80 +42,96 @@
 //! `drop_quietly` at the end of this file.
 
 use std::future::Future;
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, Location, catch_unwind};
 use std::pin::Pin;
 use std::ptr::NonNull;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
 use crate::base::{JoinError, describe, set_waker};
-use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
+use crate::sync::{AtomicU32, AtomicU64, Ordering, UnsafeCell};
 
 /// The task is in a run queue (local or injected), or about to be put there.
 /// Set by whoever wakes the task first; cleared by the loop just before it
 /// polls the task. A wake that finds it set does nothing: that is what makes
 /// a burst of wakes cost one queue entry.
-const SCHEDULED: usize = 1 << 0;
+const SCHEDULED: u64 = 1 << 0;
 /// The future is gone: it returned `Ready`, panicked, or was cancelled. The
 /// output (if anyone wants it) is in `stage`. Never cleared.
-const COMPLETE: usize = 1 << 1;
+const COMPLETE: u64 = 1 << 1;
 /// `abort()` was called. The loop drops the future the next time it picks
 /// the task up, unless the task completes first.
-const CANCELLED: usize = 1 << 2;
+const CANCELLED: u64 = 1 << 2;
 /// The `JoinHandle` was dropped: nobody will read the output, so whoever
 /// sets the second of `COMPLETE` / `DETACHED` drops it. Also set when the
 /// handle takes the output, so that its drop, which nearly always follows,
 /// finds nothing to do.
-const DETACHED: usize = 1 << 3;
+const DETACHED: u64 = 1 << 3;
 /// Spawned by `spawn_local`: its future (and perhaps its output) need not
 /// be `Send`, so the loop must only ever poll or drop it on its home thread
 /// (see the `Send` impl below). Never changes.
-const LOCAL: usize = 1 << 4;
+const LOCAL: u64 = 1 << 4;
 /// A `JoinHandle` has left a waker in `join_waker`. Set after the waker is
 /// in its slot, in the same word as `COMPLETE`, so that `complete` and the
 /// handle each see the other's bit: only a task whose handle is waiting
 /// takes the slot's lock when it completes (most are detached, or joined
 /// after they finish). Never cleared.
-const JOINING: usize = 1 << 5;
+const JOINING: u64 = 1 << 5;
 /// Someone owns `stage` to poll or drop the future: the loop (or a pool
 /// thread, for a blocking task) in `run`, or a `cancel`. Set and cleared
 /// by the same thread, never while `COMPLETE` is set; a `cancel` that finds
 /// it set leaves the future to its owner, who sees `CANCELLED` when it lets
 /// go and drops the future then.
-const RUNNING: usize = 1 << 6;
+const RUNNING: u64 = 1 << 6;
 /// The lock of `join_waker`: held for a few instructions at a time (no
 /// user code but a waker's `clone` and `will_wake`), by the `JoinHandle`,
 /// the task completing, or a dump. A bit of the state word rather than a
 /// mutex beside it keeps a task 8 bytes smaller, which is what fits the
 /// task of a small future in a 96-byte block instead of a 112-byte one.
-const JOIN_LOCK: usize = 1 << 7;
+const JOIN_LOCK: u64 = 1 << 7;
 
-/// The state word holds the bits above in its low `KEY_SHIFT` bits and the
-/// task's slot in the loop's task list above them: one word instead of two
-/// keeps a spawned task 8 bytes smaller.
-const KEY_SHIFT: u32 = 8;
-const BITS_MASK: usize = (1 << KEY_SHIFT) - 1;
+/// The state word holds the bits above in its low byte, the task's spawn
+/// site (its index in `sites`) in the next 24 bits, and its slot in the
+/// loop's task list in the high 32: one word instead of three keeps a
+/// spawned task 16 bytes smaller.
+const SITE_SHIFT: u32 = 8;
+const SITE_MASK: u64 = (1 << 24) - 1;
+const KEY_SHIFT: u32 = 32;
+/// The flag bits and the site: what a new key leaves as it was.
+const BELOW_KEY: u64 = (1 << KEY_SHIFT) - 1;
 
 /// `key` of a task that was spawned from another thread and has not been
-/// entered into the loop's task list yet (every key bit set).
-pub(crate) const UNREGISTERED: usize = usize::MAX >> KEY_SHIFT;
+/// entered into the loop's task list yet (every key bit set). Keys are
+/// below it: 4 billion tasks alive at once would take 300 GB.
+pub(crate) const UNREGISTERED: usize = u32::MAX as usize;
 
-/// A spawned task, as a scheduler, the task list and a handle see it,
-/// whatever its future's type: one thin pointer, owning one reference.
+/// A spawned task, as a scheduler, the task list, a waker and a handle see
+/// it, whatever its future's type: one thin pointer, owning one reference.
 ///
-/// An `Arc<dyn Runnable>` would do the same in two words (the pointer and
-/// the vtable's); a task lives in its run queue, the task list and its
-/// `JoinHandle` at once, so keeping the vtable's word in the task itself
-/// ([`Header`]) instead is 24 bytes less per task (2026-12-03).
+/// A task is allocated by hand (a `Box` made raw), with its own reference
+/// count in its [`Header`] (2026-12-03): an `Arc<dyn Runnable>` would take
+/// two words in each queue, list and handle (the pointer and the vtable's)
+/// and 16 bytes in the task for its counts, where this takes one word and
+/// 4 bytes. A task's waker is this pointer with its type's vtable
+/// (`TaskCell::WAKER`).
 pub(crate) struct Task(NonNull<Header>);
 
 /// The first field of every task (which is `#[repr(C)]`), so that a pointer
-/// to a task is a pointer to its header: how a [`Task`] finds its type,
-/// and reads its state (its key, whether it is done) with no call through
-/// the type.
+/// to a task is a pointer to its header: how a [`Task`] counts references,
+/// finds its type, and reads its state (its key, whether it is done)
+/// with no call through the type.
 pub(crate) struct Header {
-    /// State bits, and the task-list key above them.
-    state: AtomicUsize,
+    /// State bits, the spawn site, and the task-list key (see `KEY_SHIFT`).
+    state: AtomicU64,
+    /// References: `Task`s, wakers (each is one) and `JoinHandle`s. The
+    /// task is freed by whoever drops the last.
+    refs: AtomicU32,
+    /// Polls so far, saturating. Written by the loop only (a load and a
+    /// store), read by a dump on any thread. Not a protocol, so std's
+    /// atomic, not loom's.
+    polls: std::sync::atomic::AtomicU32,
     /// Makes a pointer to this header (the task) a `dyn Runnable` one.
     widen: fn(*const Header) -> *const dyn Runnable,
 }
@@ -124,7 +144,7 @@ impl Header {
 
     /// The task's slot in the loop's task list.
     pub(crate) fn key(&self) -> usize {
-        self.state.load(Ordering::Relaxed) >> KEY_SHIFT
+        (self.state.load(Ordering::Relaxed) >> KEY_SHIFT) as usize
     }
 
     /// Records the task's slot in the loop's task list: when it enters the
@@ -132,11 +152,11 @@ impl Header {
     pub(crate) fn set_key(&self, key: usize) {
         // Only the loop thread sets the key bits; wakers may be changing the
         // state bits concurrently, and keep their changes.
-        debug_assert!(key < UNREGISTERED);
+        assert!(key < UNREGISTERED, "4 billion tasks alive at once");
         let _ = self
             .state
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| {
-                Some((s & BITS_MASK) | (key << KEY_SHIFT))
+                Some((s & BELOW_KEY) | ((key as u64) << KEY_SHIFT))
             });
     }
 
@@ -148,6 +168,26 @@ impl Header {
     /// The future is gone.
     pub(crate) fn is_complete(&self) -> bool {
         self.state.load(Ordering::Acquire) & COMPLETE != 0
+    }
+
+    /// One more reference. As `Arc`'s, a count past any real use (here
+    /// 2^31) aborts: it can only be a leak of clones in a loop.
+    fn acquire(&self) {
+        if self.refs.fetch_add(1, Ordering::Relaxed) > i32::MAX as u32 {
+            std::process::abort();
+        }
+    }
+
+    /// A waker of this task (`vtable`, its type's) that holds no
+    /// reference of its own: valid while the caller holds one (the loop,
+    /// running the task).
+    fn borrowed_waker(&self, vtable: &'static RawWakerVTable) -> ManuallyDrop<Waker> {
+        let data = std::ptr::from_ref(self).cast::<()>();
+        // SAFETY: `data` is a task's header, alive while the caller's
+        // reference is, and the waker is never dropped (`ManuallyDrop`), so
+        // it gives back no reference it did not take. Its clones take one.
+        #[allow(unsafe_code)]
+        ManuallyDrop::new(unsafe { Waker::from_raw(RawWaker::new(data, vtable)) })
     }
 }
 
@@ -161,24 +201,16 @@ where
 }
 
 impl Task {
-    /// Takes over `cell`'s reference.
-    pub(crate) fn new<F, S>(cell: Arc<TaskCell<F, S>>) -> Task
-    where
-        F: Future + 'static,
-        S: Schedule,
-    {
-        // `header` is the cell's first field, at its start (`#[repr(C)]`).
-        Task(NonNull::from(&cell.header).cast::<Header>()).adopt(cell)
-    }
-
-    /// `self`, having forgotten `cell` (whose reference it now owns).
-    fn adopt<T>(self, cell: Arc<T>) -> Task {
-        debug_assert_eq!(
-            Arc::as_ptr(&cell).cast::<Header>(),
-            self.0.as_ptr().cast_const()
-        );
-        let _ = Arc::into_raw(cell);
-        self
+    /// Takes over the reference `data` (a waker's data) stands for.
+    ///
+    /// # Safety
+    ///
+    /// `data` is a task's header, and the caller gives up one reference it
+    /// holds to that task.
+    #[allow(unsafe_code)]
+    unsafe fn from_raw(data: *const ()) -> Task {
+        // SAFETY: passed on to our caller: a header is never null.
+        Task(unsafe { NonNull::new_unchecked(data.cast_mut().cast()) })
     }
 
     /// The task's header.
@@ -217,42 +249,42 @@ impl Task {
         self.header().is_complete()
     }
 
-    /// The task as a `dyn Runnable` pointer, to the `Arc`'s data.
+    /// The task as a `dyn Runnable` pointer.
     fn wide(&self) -> *const dyn Runnable {
         (self.header().widen)(self.0.as_ptr())
     }
 
-    /// The `Arc` this `Task` stands for, taking over its reference.
-    fn into_arc(self) -> Arc<dyn Runnable> {
-        let wide = self.wide();
-        std::mem::forget(self);
-        // SAFETY: `wide` came from `Arc::into_raw` of an `Arc<TaskCell<F,
-        // S>>` (`new`), made wide by `widen::<F, S>` to the same data; the
-        // reference `self` owned is handed to the `Arc`.
-        #[allow(unsafe_code)]
-        unsafe {
-            Arc::from_raw(wide)
-        }
-    }
-
-    /// Where the task is: the data pointer of its `Arc`, and of its wakers.
+    /// Where the task is: its header, which is also its wakers' data.
     pub(crate) fn as_ptr(&self) -> *const () {
         self.0.as_ptr().cast_const().cast()
     }
 
     /// Runs the task (see [`Runnable::run`]).
     pub(crate) fn run(self) -> bool {
-        self.into_arc().run()
+        self.run_once()
     }
 
     /// Runs a blocking task (see [`Runnable::run_blocking`]).
     pub(crate) fn run_blocking(self) {
-        self.into_arc().run_blocking()
+        self.run_blocking_once();
     }
 
-    /// Aborts the task (see [`Runnable::abort`]).
+    /// Marks the task cancelled and queues it, where its future is dropped
+    /// (a `JoinHandle`'s or an `AbortHandle`'s `abort`).
     pub(crate) fn abort(self) {
-        self.into_arc().abort()
+        let prev = self.header().state.fetch_or(CANCELLED, Ordering::AcqRel);
+        if prev & (CANCELLED | COMPLETE) == 0 {
+            let prev = self.header().state.fetch_or(SCHEDULED, Ordering::AcqRel);
+            if prev & (SCHEDULED | COMPLETE) == 0 {
+                let wide = self.wide();
+                // SAFETY: `self` keeps the task alive until `schedule` has
+                // it; from then on `schedule` keeps it alive until it
+                // returns, handing back what it keeps to be dropped after.
+                #[allow(unsafe_code)]
+                let kept = unsafe { &*wide }.schedule(self);
+                drop(kept);
+            }
+        }
     }
 }
 
@@ -271,39 +303,83 @@ impl std::ops::Deref for Task {
 
 impl Clone for Task {
     fn clone(&self) -> Task {
-        // SAFETY: as in `into_arc`; `self`'s reference keeps the count
-        // above zero meanwhile.
-        #[allow(unsafe_code)]
-        unsafe {
-            Arc::increment_strong_count(self.wide())
-        };
+        self.header().acquire();
         Task(self.0)
     }
 }
 
 impl Drop for Task {
     fn drop(&mut self) {
-        // SAFETY: as in `into_arc`: the reference `self` owned is given up.
-        #[allow(unsafe_code)]
-        unsafe {
-            Arc::decrement_strong_count(self.wide())
-        };
+        // `AcqRel`, as `Arc`'s drop with its fence: whoever frees the task
+        // sees every other holder's last use of it.
+        if self.header().refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // SAFETY: that was the last reference: nobody else reaches the
+            // task. It was allocated as a `Box<TaskCell<F, S>>`
+            // (`TaskCell::with_state`), which `wide` points to, typed.
+            #[allow(unsafe_code)]
+            drop(unsafe { Box::from_raw(self.wide().cast_mut()) });
+        }
     }
 }
 
-// SAFETY: a `Task` is an `Arc<dyn Runnable>` in a thin pointer, and
-// `Runnable` is `Send + Sync`.
+// SAFETY: a `Task` is a counted reference to a `dyn Runnable`, as an
+// `Arc<dyn Runnable>` is, and `Runnable` is `Send + Sync`.
 #[allow(unsafe_code)]
 unsafe impl Send for Task {}
 // SAFETY: as for `Send`.
 #[allow(unsafe_code)]
 unsafe impl Sync for Task {}
 
+/// A task just made, knowing its types: for its `JoinHandle` (which must
+/// know the output's) and the loom models; [`into_task`](Self::into_task)
+/// forgets them.
+pub(crate) struct Typed<F: Future, S> {
+    task: Task,
+    _types: PhantomData<fn() -> (F, S)>,
+}
+
+impl<F: Future, S> Typed<F, S> {
+    /// One more reference, as a `Task`.
+    pub(crate) fn task(&self) -> Task {
+        self.task.clone()
+    }
+
+    /// The reference, as a `Task`.
+    pub(crate) fn into_task(self) -> Task {
+        self.task
+    }
+}
+
+impl<F: Future, S> Clone for Typed<F, S> {
+    fn clone(&self) -> Self {
+        Typed {
+            task: self.task(),
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<F: Future, S> std::ops::Deref for Typed<F, S> {
+    type Target = TaskCell<F, S>;
+
+    fn deref(&self) -> &TaskCell<F, S> {
+        // SAFETY: `task` holds a reference to a task made as a
+        // `TaskCell<F, S>` (`TaskCell::with_state`, the one maker of a
+        // `Typed`), whose header is its first field.
+        #[allow(unsafe_code)]
+        unsafe {
+            self.task.0.cast::<TaskCell<F, S>>().as_ref()
+        }
+    }
+}
+
 /// Where a woken task goes: the one thing a task needs from the runtime.
 pub(crate) trait Schedule: Send + Sync + 'static + Sized {
-    /// Queues `cell`, woken, on its scheduler (`cell.scheduler`), which it
-    /// reaches through the cell: no reference of its own to clone.
-    fn schedule<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>);
+    /// Queues `task`, woken, on this scheduler (the task's own, which
+    /// `self` is borrowed from). Returns a reference to drop once the
+    /// call has returned: one that kept the task (and so `self`) alive
+    /// while another thread might have run it to its end meanwhile.
+    fn schedule(&self, task: Task) -> Option<Task>;
 }
 
 /// What a scheduler does with a task.
@@ -311,22 +387,22 @@ pub(crate) trait Runnable: Send + Sync {
     /// Runs the task once (or cancels it, if it was aborted). Returns `true`
     /// if this call completed the task, which must then leave the task
     /// list; a task that was already complete returns `false`, so its old
-    /// slot (perhaps reused) is never freed twice.
-    fn run(self: Arc<Self>) -> bool;
+    /// slot (perhaps reused) is never freed twice. The caller holds a
+    /// reference meanwhile.
+    fn run_once(&self) -> bool;
     /// Runs a blocking task's closure on the calling (pool) thread.
-    fn run_blocking(self: Arc<Self>);
+    fn run_blocking_once(&self);
     /// Drops the future if it is still there and completes the task with
     /// `error`: the runtime shut down, or no thread could run a blocking job.
     /// If the future is being polled meanwhile, its poller drops it when
     /// the poll returns (completing the task as cancelled).
     fn cancel(&self, error: JoinError);
-    /// Marks the task cancelled and queues it, where its future is dropped
-    /// (a `JoinHandle`'s or an `AbortHandle`'s `abort`).
-    fn abort(self: Arc<Self>);
     /// Completes the task as cancelled without dropping its future, which
     /// is leaked: for a local task when its runtime is dropped away from
     /// its home thread.
     fn abandon(&self);
+    /// Queues `me` (this task) on its scheduler: see [`Schedule::schedule`].
+    fn schedule(&self, me: Task) -> Option<Task>;
     /// Where the task was spawned.
     fn location(&self) -> &'static Location<'static>;
     /// How many times the loop has polled the task.
@@ -367,22 +443,15 @@ pub(crate) struct TaskCell<F: Future, S> {
     /// The waker of whoever awaits the `JoinHandle`; reached only through
     /// `with_join_waker`, under `JOIN_LOCK`.
     join_waker: UnsafeCell<Option<Waker>>,
-    /// Where the task was spawned, for the stall detector and the dump:
-    /// its index in the table of spawn locations (`sites`).
-    site: u32,
-    /// Polls so far, saturating. Written by the loop only (a load and a
-    /// store), read by a dump on any thread. Not a protocol, so std's
-    /// atomic, not loom's.
-    polls: std::sync::atomic::AtomicU32,
 }
 
-// SAFETY: a task is shared between threads (its `Arc` is its waker, and
+// SAFETY: a task is shared between threads (a `Task` is its waker, and
 // wakers go anywhere), but what it holds is reached in three ways only:
 // the loop polls, cancels or completes it; the `JoinHandle` takes or drops
 // the output; a waker touches the state word and the scheduler. For a task
-// made by `new`, the future and output are `Send`; the state word hands
+// made by `allocate`, the future and output are `Send`; the state word hands
 // the stage to one owner at a time (`with_stage`), and the join waker's
-// mutex does the rest. For one made by `new_local` they need not be, and these hold
+// mutex does the rest. For one made by `allocate_local` they need not be, and these hold
 // instead, each kept by the runtime:
 // - it is made on the thread running the loop, and that loop refuses to
 //   run on another thread while local tasks live (`runtime.rs`, `block_on`),
@@ -390,7 +459,7 @@ pub(crate) struct TaskCell<F: Future, S> {
 // - a runtime dropped on another thread leaks the futures of its local
 //   tasks instead of dropping them there (`Core::shutdown`), and a wake
 //   after shutdown never cancels a local task off the loop (`Shared::inject`);
-// - the future is in the task list until it is gone, so the last `Arc`
+// - the future is in the task list until it is gone, so the last `Task`
 //   dropped on another thread never drops a future;
 // - the `JoinHandle` of a `!Send` output is itself `!Send` (`join.rs`), so
 //   the output is taken or dropped on the home thread.
@@ -410,11 +479,11 @@ where
 {
     /// Allocates the task, already marked `SCHEDULED`: the caller must put
     /// it in a run queue. `location` is where it was spawned.
-    pub(crate) fn new(
+    pub(crate) fn allocate(
         future: F,
         scheduler: Arc<S>,
         location: &'static Location<'static>,
-    ) -> Arc<Self> {
+    ) -> Typed<F, S> {
         TaskCell::with_state(future, scheduler, SCHEDULED, location)
     }
 }
@@ -427,31 +496,102 @@ where
     /// Allocates a task whose future or output need not be `Send`: for the
     /// loop thread only, which must uphold the invariants of the `Send`
     /// impl above.
-    pub(crate) fn new_local(
+    pub(crate) fn allocate_local(
         future: F,
         scheduler: Arc<S>,
         location: &'static Location<'static>,
-    ) -> Arc<Self> {
+    ) -> Typed<F, S> {
         TaskCell::with_state(future, scheduler, SCHEDULED | LOCAL, location)
     }
 
     fn with_state(
         future: F,
         scheduler: Arc<S>,
-        bits: usize,
+        bits: u64,
         location: &'static Location<'static>,
-    ) -> Arc<Self> {
-        Arc::new(TaskCell {
+    ) -> Typed<F, S> {
+        let site = u64::from(sites::index(location));
+        assert!(site <= SITE_MASK, "16 million spawn sites");
+        let cell = Box::new(TaskCell {
             header: Header {
-                state: AtomicUsize::new(bits | (UNREGISTERED << KEY_SHIFT)),
+                state: AtomicU64::new(
+                    bits | (site << SITE_SHIFT) | ((UNREGISTERED as u64) << KEY_SHIFT),
+                ),
+                refs: AtomicU32::new(1),
+                polls: std::sync::atomic::AtomicU32::new(0),
                 widen: widen::<F, S>,
             },
             scheduler,
             stage: UnsafeCell::new(Stage::Running(future)),
             join_waker: UnsafeCell::new(None),
-            site: sites::index(location),
-            polls: std::sync::atomic::AtomicU32::new(0),
-        })
+        });
+        // `header` is the cell's first field, at its start (`#[repr(C)]`);
+        // the pointer keeps the whole box's provenance. Freed by the last
+        // `Task` (its `Drop`).
+        Typed {
+            task: Task(NonNull::from(Box::leak(cell)).cast::<Header>()),
+            _types: PhantomData,
+        }
+    }
+
+    /// The vtable of this type's wakers, whose data is the task's header
+    /// and which each own one reference: a clone takes one more, a drop
+    /// gives it back, a wake by value hands it to the run queue (or gives
+    /// it back). One per type, so that a wake goes to the scheduler with
+    /// no call through the task's type.
+    const WAKER: RawWakerVTable = RawWakerVTable::new(
+        Self::clone_waker,
+        Self::wake_waker,
+        Self::wake_waker_by_ref,
+        Self::drop_waker,
+    );
+
+    #[allow(unsafe_code)]
+    unsafe fn clone_waker(data: *const ()) -> RawWaker {
+        // SAFETY: `data` is the header of a task the waker holds a
+        // reference to.
+        unsafe { &*data.cast::<Header>() }.acquire();
+        RawWaker::new(data, &Self::WAKER)
+    }
+
+    #[allow(unsafe_code)]
+    unsafe fn wake_waker(data: *const ()) {
+        // SAFETY: the waker's reference becomes the `Task`'s.
+        Self::wake(unsafe { Task::from_raw(data) });
+    }
+
+    #[allow(unsafe_code)]
+    unsafe fn wake_waker_by_ref(data: *const ()) {
+        // SAFETY: the waker holds a reference, and keeps it.
+        let header = unsafe { &*data.cast::<Header>() };
+        // Checked before taking a reference: a redundant wake costs a load.
+        if header.state.load(Ordering::Acquire) & (SCHEDULED | COMPLETE) == 0 {
+            header.acquire();
+            // SAFETY: the reference just taken becomes the `Task`'s.
+            Self::wake(unsafe { Task::from_raw(data) });
+        }
+    }
+
+    #[allow(unsafe_code)]
+    unsafe fn drop_waker(data: *const ()) {
+        // SAFETY: the waker's reference becomes the `Task`'s, dropped.
+        drop(unsafe { Task::from_raw(data) });
+    }
+
+    /// Queues `task` (this type's) unless it is queued already or done,
+    /// handing it this reference.
+    #[allow(unsafe_code)]
+    fn wake(task: Task) {
+        let prev = task.header().state.fetch_or(SCHEDULED, Ordering::AcqRel);
+        if prev & (SCHEDULED | COMPLETE) == 0 {
+            // SAFETY: a task of this type (its waker's vtable says so), kept
+            // alive by `task` until `schedule` has it, and from then on by
+            // `schedule` until it returns (it hands back what it keeps, to
+            // be dropped after).
+            let cell = unsafe { task.0.cast::<Self>().as_ref() };
+            let kept = cell.scheduler.schedule(task);
+            drop(kept);
+        }
     }
 
     /// Runs `f` on the stage.
@@ -487,7 +627,7 @@ where
             crate::sync::spin();
         }
         // Let go even if `f` panics (in a waker's `clone`).
-        struct Unlock<'a>(&'a AtomicUsize);
+        struct Unlock<'a>(&'a AtomicU64);
         impl Drop for Unlock<'_> {
             fn drop(&mut self) {
                 self.0.fetch_and(!JOIN_LOCK, Ordering::Release);
@@ -502,7 +642,7 @@ where
     /// Takes the stage to poll or drop the future: sets `RUNNING`, and
     /// clears the bits in `clear`, in one step. Returns the state before,
     /// or `None` if the future is gone or someone else holds it.
-    fn claim(&self, clear: usize) -> Option<usize> {
+    fn claim(&self, clear: u64) -> Option<u64> {
         self.header
             .state
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
@@ -612,14 +752,6 @@ where
     fn is_cancelled(&self) -> bool {
         self.header.state.load(Ordering::Acquire) & CANCELLED != 0
     }
-
-    /// Puts the task in a run queue unless it is already in one or done.
-    fn schedule(self: Arc<Self>) {
-        let prev = self.header.state.fetch_or(SCHEDULED, Ordering::AcqRel);
-        if prev & (SCHEDULED | COMPLETE) == 0 {
-            S::schedule(self);
-        }
-    }
 }
 
 impl<F, S> Runnable for TaskCell<F, S>
@@ -627,7 +759,7 @@ where
     F: Future + 'static,
     S: Schedule,
 {
-    fn run(self: Arc<Self>) -> bool {
+    fn run_once(&self) -> bool {
         // `SCHEDULED` cleared as the stage is taken: a wake from now on
         // queues the task again.
         let Some(prev) = self.claim(SCHEDULED) else {
@@ -638,9 +770,14 @@ where
         };
         if prev & CANCELLED == 0 {
             // Only the loop thread polls, so a load and a store suffice.
-            let polls = self.polls.load(Ordering::Relaxed);
-            self.polls.store(polls.saturating_add(1), Ordering::Relaxed);
-            let waker = Waker::from(self.clone());
+            let polls = &self.header.polls;
+            polls.store(
+                polls.load(Ordering::Relaxed).saturating_add(1),
+                Ordering::Relaxed,
+            );
+            // The caller's reference keeps the task alive through the poll,
+            // so its waker need not take one (clones of it do).
+            let waker = self.header.borrowed_waker(&Self::WAKER);
             if self.poll_future(&mut Context::from_waker(&waker), false) {
                 return true;
             }
@@ -653,7 +790,7 @@ where
         true
     }
 
-    fn run_blocking(self: Arc<Self>) {
+    fn run_blocking_once(&self) {
         // `SCHEDULED` is never cleared for a blocking task: it was set at
         // spawn and stays set, so no wake or abort can ever queue it on the
         // loop.
@@ -677,13 +814,6 @@ where
         }
     }
 
-    fn abort(self: Arc<Self>) {
-        let prev = self.header.state.fetch_or(CANCELLED, Ordering::AcqRel);
-        if prev & (CANCELLED | COMPLETE) == 0 {
-            self.schedule();
-        }
-    }
-
     #[allow(unsafe_code)]
     fn abandon(&self) {
         if self.claim(0).is_some() {
@@ -693,12 +823,17 @@ where
         }
     }
 
+    fn schedule(&self, me: Task) -> Option<Task> {
+        self.scheduler.schedule(me)
+    }
+
     fn location(&self) -> &'static Location<'static> {
-        sites::location(self.site)
+        let state = self.header.state.load(Ordering::Relaxed);
+        sites::location(((state >> SITE_SHIFT) & SITE_MASK) as u32)
     }
 
     fn polls(&self) -> u64 {
-        self.polls.load(Ordering::Relaxed).into()
+        self.header.polls.load(Ordering::Relaxed).into()
     }
 
     fn joiner(&self) -> Option<*const ()> {
@@ -715,23 +850,6 @@ where
 
     fn detach(&self) {
         self.let_go();
-    }
-}
-
-impl<F, S> Wake for TaskCell<F, S>
-where
-    F: Future + 'static,
-    S: Schedule,
-{
-    fn wake(self: Arc<Self>) {
-        self.schedule();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        // Check before cloning: a redundant wake then costs one atomic load.
-        if self.header.state.load(Ordering::Acquire) & (SCHEDULED | COMPLETE) == 0 {
-            self.clone().schedule();
-        }
     }
 }
 

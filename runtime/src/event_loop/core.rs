@@ -32,7 +32,6 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
-use std::future::Future;
 use std::io;
 use std::num::NonZeroU64;
 use std::rc::Rc;
@@ -44,7 +43,7 @@ use std::time::Duration;
 use mio::{Events, Poll as Poller};
 use slab::Slab;
 
-use super::cell::{Schedule, Task, TaskCell, UNREGISTERED, wake_all};
+use super::cell::{Schedule, Task, UNREGISTERED, wake_all};
 use super::reactor::Reactor;
 use super::timers::{self, Clock, ClockState, LoopClock, Timers};
 use crate::base::{self, Counters, JoinError, Watch, budget};
@@ -171,12 +170,13 @@ pub(crate) fn uninstall() -> Option<Box<Core>> {
 /// not `job`'s loop is the innermost runtime shutting down here looked at
 /// (see [`shutdown_current`]); else the job is injected.
 #[inline]
-pub(crate) fn schedule<J: Queued>(job: J) {
+pub(crate) fn schedule<J: Queued>(job: J) -> Option<Task> {
     if let Some(job) = with_current(false, |core| push_if_its_loop(core, job))
         && let Some(job) = with_core(|core| push_if_its_loop(core, job))
     {
-        job.inject();
+        return job.inject();
     }
+    None
 }
 
 /// Pushes `job` onto `core`'s run queue if `core` is its loop; else gives
@@ -199,8 +199,9 @@ pub(crate) trait Queued: Sized {
     fn shared(&self) -> &Shared;
     /// Onto `core`'s run queue; `core` is its loop, on this thread.
     fn push_on(self, core: &Core);
-    /// Into its loop's injection queue.
-    fn inject(self);
+    /// Into its loop's injection queue. Returns what the caller must drop
+    /// once done (see [`Schedule::schedule`]).
+    fn inject(self) -> Option<Task>;
 }
 
 impl Queued for (&Shared, Job) {
@@ -213,14 +214,18 @@ impl Queued for (&Shared, Job) {
         core.push(self.1);
     }
 
-    fn inject(self) {
+    fn inject(self) -> Option<Task> {
         self.0.inject(self.1);
+        None
     }
 }
 
-impl<F: Future + 'static> Queued for Arc<TaskCell<F, Shared>> {
+/// A task a wake found idle, and its loop (borrowed from the task).
+struct Woken<'a>(&'a Shared, Task);
+
+impl Queued for Woken<'_> {
     fn shared(&self) -> &Shared {
-        &self.scheduler
+        self.0
     }
 
     /// A woken task has run (it had to, to hand out a waker: a spawned task
@@ -229,24 +234,22 @@ impl<F: Future + 'static> Queued for Arc<TaskCell<F, Shared>> {
     /// check, a dynamic call per wake.
     #[inline]
     fn push_on(self, core: &Core) {
-        debug_assert_ne!(
-            self.header.key(),
-            UNREGISTERED,
-            "a woken task was never entered"
-        );
-        core.run_queue
-            .borrow_mut()
-            .push_back(Job::Task(Task::new(self)));
+        debug_assert_ne!(self.1.key(), UNREGISTERED, "a woken task was never entered");
+        core.run_queue.borrow_mut().push_back(Job::Task(self.1));
     }
 
-    fn inject(self) {
-        self.scheduler.inject(Job::Task(Task::new(self.clone())));
+    /// The loop may run the task to its end, and drop it, before this
+    /// returns: a reference is kept, for the caller to drop after.
+    fn inject(self) -> Option<Task> {
+        let kept = self.1.clone();
+        self.0.inject(Job::Task(self.1));
+        Some(kept)
     }
 }
 
 impl Schedule for Shared {
-    fn schedule<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>) {
-        schedule(cell);
+    fn schedule(&self, task: Task) -> Option<Task> {
+        schedule(Woken(self, task))
     }
 }
 

@@ -8,14 +8,13 @@
 //! models need none of that: a task knows only its scheduler.
 
 use std::collections::VecDeque;
-use std::future::Future;
 use std::sync::Arc;
 use std::task::{Wake, Waker};
 use std::time::Duration;
 
 use super::{AtomicBool, AtomicUsize, Mutex, Ordering, PollWaker};
 use crate::blocking::{self, Pool};
-use crate::event_loop::cell::{Schedule, Task, TaskCell};
+use crate::event_loop::cell::{Schedule, Task};
 use crate::event_loop::core::{Core, Driver};
 use crate::event_loop::core::{Job, Shared};
 use crate::event_loop::reactor::{Reactor, WAKER_TOKEN};
@@ -30,9 +29,12 @@ impl Default for Queue {
 }
 
 impl Schedule for Queue {
-    fn schedule<F: Future + 'static>(cell: Arc<TaskCell<F, Self>>) {
-        let queue = cell.scheduler.clone();
-        queue.0.lock().push_back(Task::new(cell));
+    fn schedule(&self, task: Task) -> Option<Task> {
+        // Another model thread may run the task to its end, dropping it
+        // and this queue, as soon as it is in: a reference is kept.
+        let kept = task.clone();
+        self.0.lock().push_back(task);
+        Some(kept)
     }
 }
 

@@ -4,7 +4,9 @@
 use std::io;
 use std::sync::PoisonError;
 
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+#[cfg(test)]
+pub(crate) use loom::sync::atomic::AtomicUsize;
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 
 /// loom's `Mutex` with parking_lot's `lock`, which returns the guard
 /// itself. parking_lot has no poisoning, so neither does this: a lock whose

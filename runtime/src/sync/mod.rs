@@ -9,7 +9,7 @@ pub(crate) use mio::Waker as PollWaker;
 #[cfg(not(loom))]
 pub(crate) use parking_lot::Mutex;
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 
 /// std's `UnsafeCell` with loom's way in: the value is reached only inside
 /// [`with_mut`](Self::with_mut), so that under loom the same code has every
@@ -47,5 +47,8 @@ pub(crate) mod harness;
 mod mock;
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;
+/// For the models' own counters.
+#[cfg(all(loom, test))]
+pub(crate) use mock::AtomicUsize;
 #[cfg(loom)]
-pub(crate) use mock::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Mutex, Ordering, PollWaker};
+pub(crate) use mock::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Mutex, Ordering, PollWaker};

@@ -8,12 +8,11 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::ptr::NonNull;
-use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use crate::base::budget;
 use crate::base::{JoinError, Repr, panic_message};
-use crate::event_loop::cell::{Schedule, Task, TaskCell};
+use crate::event_loop::cell::{Schedule, Task, Typed};
 
 /// An owned permission to await a spawned task's output.
 ///
@@ -53,13 +52,13 @@ pub struct JoinHandle<T> {
 }
 
 impl<T> JoinHandle<T> {
-    pub(crate) fn new<F, S>(task: Arc<TaskCell<F, S>>) -> Self
+    pub(crate) fn new<F, S>(task: &Typed<F, S>) -> Self
     where
         F: Future<Output = T> + 'static,
         S: Schedule,
     {
         JoinHandle {
-            task: Task::new(task),
+            task: task.task(),
             _output: PhantomData,
         }
     }

@@ -18,23 +18,23 @@ use std::task::{Context, Poll, Waker};
 
 use loom::thread;
 
-use super::{COMPLETE, DETACHED, Runnable, Stage, TaskCell};
+use super::{COMPLETE, DETACHED, Runnable, Stage, TaskCell, Typed};
 use crate::sync::harness::{Counted, Flag, Queue};
 use crate::sync::{AtomicBool, AtomicUsize, Mutex, Ordering};
 use crate::task::{JoinError, JoinHandle};
 
 /// Spawns `future` the way `ioloop::spawn` does, minus the task list.
-fn spawn<F>(future: F) -> (Arc<TaskCell<F, Queue>>, JoinHandle<F::Output>)
+fn spawn<F>(future: F) -> (Typed<F, Queue>, JoinHandle<F::Output>)
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let task = TaskCell::new(
+    let task = TaskCell::allocate(
         future,
         Arc::new(Queue::default()),
         std::panic::Location::caller(),
     );
-    let handle = JoinHandle::new(task.clone());
+    let handle = JoinHandle::new(&task);
     (task, handle)
 }
 
@@ -73,7 +73,7 @@ fn loom_wake_while_running() {
                 waker.wake();
             }
         });
-        task.clone().run();
+        task.task().run();
         waker.join().unwrap();
         task.scheduler.run_all();
 
@@ -111,7 +111,7 @@ fn loom_wake_after_completion() {
             }
             waker
         });
-        assert!(task.clone().run(), "the first run completes the task");
+        assert!(task.task().run(), "the first run completes the task");
         let waker = waker.join().unwrap();
         let stale = task.scheduler.take();
         assert!(stale.len() <= 1);
@@ -159,7 +159,7 @@ fn abort_racing_poll(completes: bool) {
             handle.abort();
             handle
         });
-        task.clone().run();
+        task.task().run();
         let mut handle = aborter.join().unwrap();
         task.scheduler.run_all();
 
@@ -209,7 +209,7 @@ fn loom_cancel_racing_a_pending_poll() {
             let task = task.clone();
             move || task.cancel(JoinError::cancelled())
         });
-        task.clone().run();
+        task.task().run();
         canceller.join().unwrap();
 
         assert_eq!(future_drops.load(Ordering::Acquire), 1);
@@ -244,7 +244,7 @@ fn loom_cancel_abort_and_detach_racing_a_pending_poll() {
             handle.abort();
             drop(handle);
         });
-        task.clone().run();
+        task.task().run();
         canceller.join().unwrap();
         aborter.join().unwrap();
         task.scheduler.run_all();
@@ -276,7 +276,7 @@ fn loom_detach_while_running() {
         }));
 
         let detacher = thread::spawn(move || drop(handle));
-        task.clone().run();
+        task.task().run();
         detacher.join().unwrap();
 
         assert_eq!(
@@ -314,7 +314,7 @@ fn join_waker_racing_completion(polls: usize) {
             }
             (handle, last)
         });
-        task.clone().run();
+        task.task().run();
         let (mut handle, pending) = joiner.join().unwrap();
 
         if let Some(flag) = pending {
@@ -361,7 +361,7 @@ fn loom_output_taken_then_handle_dropped_racing_completion() {
                 }
             })
         };
-        task.clone().run();
+        task.task().run();
         let (handle, out) = joiner.join().unwrap();
         let out = match (handle, out) {
             (None, Some(out)) => out,

@@ -26,7 +26,7 @@ use std::task::{Context, Poll, Waker};
 use loom::thread;
 
 use super::{Job, Shared};
-use crate::event_loop::cell::{Runnable, Task, TaskCell};
+use crate::event_loop::cell::TaskCell;
 use crate::handle::Handle;
 use crate::sync::harness::{self, Counted};
 use crate::sync::{AtomicUsize, Mutex, Ordering};
@@ -153,10 +153,10 @@ fn loom_wake_racing_shutdown() {
         let core = harness::core(&shared);
         let slot = Arc::new(Mutex::new(None));
         let (future, drops) = pending_forever(slot.clone());
-        let task = TaskCell::new(future, shared.clone(), std::panic::Location::caller());
-        let handle = JoinHandle::new(task.clone());
-        core.push(Job::Task(Task::new(task.clone())));
-        task.run();
+        let task = TaskCell::allocate(future, shared.clone(), std::panic::Location::caller());
+        let handle = JoinHandle::new(&task);
+        core.push(Job::Task(task.task()));
+        task.into_task().run();
         let waker = slot.lock().take().expect("polled once");
 
         let foreign = thread::spawn(move || waker.wake());
