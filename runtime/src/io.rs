@@ -8,7 +8,6 @@ use std::io;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use mio::Token;
 use mio::event::Source;
 
 use crate::base::budget;
@@ -47,8 +46,7 @@ use crate::sync::Ordering;
 /// entry, and then drops (closes) the source.
 pub struct Registration<S: Source> {
     shared: Arc<Shared>,
-    token: Token,
-    /// The source's entry, shared with the reactor's table: readiness
+    /// The source's entry (and its token), shared with the reactor's table: readiness
     /// checks go straight here, without the table's lock.
     entry: Arc<IoEntry>,
     source: S,
@@ -91,10 +89,9 @@ impl<S: Source> Registration<S> {
     /// source.
     pub fn with_handle(mut source: S, handle: &Handle) -> io::Result<Self> {
         let shared = handle.shared().clone();
-        let (token, entry) = shared.reactor.register(&mut source)?;
+        let entry = shared.reactor.register(&mut source)?;
         Ok(Registration {
             shared,
-            token,
             entry,
             source,
         })
@@ -498,7 +495,7 @@ impl<S: Source> Drop for Waiter<'_, S> {
 impl<S: Source> fmt::Debug for Waiter<'_, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Waiter")
-            .field("token", &self.registration.token)
+            .field("token", &self.registration.entry.token)
             .field("parked", &self.key.is_some())
             .finish()
     }
@@ -506,7 +503,9 @@ impl<S: Source> fmt::Debug for Waiter<'_, S> {
 
 impl<S: Source> Drop for Registration<S> {
     fn drop(&mut self) {
-        self.shared.reactor.deregister(self.token, &mut self.source);
+        self.shared
+            .reactor
+            .deregister(self.entry.token, &mut self.source);
     }
 }
 
@@ -514,7 +513,7 @@ impl<S: Source + fmt::Debug> fmt::Debug for Registration<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registration")
             .field("source", &self.source)
-            .field("token", &self.token)
+            .field("token", &self.entry.token)
             .finish()
     }
 }

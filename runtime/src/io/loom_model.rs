@@ -85,7 +85,7 @@ fn dispatch_readable(shared: &Shared, reg: &Registration<Source>) -> usize {
     let mut wakers = Vec::new();
     shared
         .reactor
-        .record(iter::once((reg.token, READABLE)), &mut wakers);
+        .record(iter::once((reg.entry.token, READABLE)), &mut wakers);
     let woken = wakers.len();
     wake_all(&mut wakers);
     woken
