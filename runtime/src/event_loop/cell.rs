@@ -177,18 +177,6 @@ impl Header {
             std::process::abort();
         }
     }
-
-    /// A waker of this task (`vtable`, its type's) that holds no
-    /// reference of its own: valid while the caller holds one (the loop,
-    /// running the task).
-    fn borrowed_waker(&self, vtable: &'static RawWakerVTable) -> ManuallyDrop<Waker> {
-        let data = std::ptr::from_ref(self).cast::<()>();
-        // SAFETY: `data` is a task's header, alive while the caller's
-        // reference is, and the waker is never dropped (`ManuallyDrop`), so
-        // it gives back no reference it did not take. Its clones take one.
-        #[allow(unsafe_code)]
-        ManuallyDrop::new(unsafe { Waker::from_raw(RawWaker::new(data, vtable)) })
-    }
 }
 
 /// [`Header::widen`] for a `TaskCell<F, S>`.
@@ -254,6 +242,18 @@ impl Task {
         (self.header().widen)(self.0.as_ptr())
     }
 
+    /// A waker of this task (`vtable`, its type's) that holds no
+    /// reference of its own: valid while `self` is (the loop, running the
+    /// task). Made from `self`'s pointer, which may reach (and, through a
+    /// clone that outlives every other reference, free) the whole task.
+    fn borrowed_waker(&self, vtable: &'static RawWakerVTable) -> ManuallyDrop<Waker> {
+        // SAFETY: `as_ptr` is the task's header, alive while `self` is; the
+        // waker is never dropped (`ManuallyDrop`), so it gives back no
+        // reference it did not take. Its clones take one.
+        #[allow(unsafe_code)]
+        ManuallyDrop::new(unsafe { Waker::from_raw(RawWaker::new(self.as_ptr(), vtable)) })
+    }
+
     /// Where the task is: its header, which is also its wakers' data.
     pub(crate) fn as_ptr(&self) -> *const () {
         self.0.as_ptr().cast_const().cast()
@@ -261,7 +261,7 @@ impl Task {
 
     /// Runs the task (see [`Runnable::run`]).
     pub(crate) fn run(self) -> bool {
-        self.run_once()
+        self.run_once(&self)
     }
 
     /// Runs a blocking task (see [`Runnable::run_blocking`]).
@@ -387,9 +387,9 @@ pub(crate) trait Runnable: Send + Sync {
     /// Runs the task once (or cancels it, if it was aborted). Returns `true`
     /// if this call completed the task, which must then leave the task
     /// list; a task that was already complete returns `false`, so its old
-    /// slot (perhaps reused) is never freed twice. The caller holds a
-    /// reference meanwhile.
-    fn run_once(&self) -> bool;
+    /// slot (perhaps reused) is never freed twice. `me` is the caller's
+    /// reference to this task, held meanwhile.
+    fn run_once(&self, me: &Task) -> bool;
     /// Runs a blocking task's closure on the calling (pool) thread.
     fn run_blocking_once(&self);
     /// Drops the future if it is still there and completes the task with
@@ -759,7 +759,7 @@ where
     F: Future + 'static,
     S: Schedule,
 {
-    fn run_once(&self) -> bool {
+    fn run_once(&self, me: &Task) -> bool {
         // `SCHEDULED` cleared as the stage is taken: a wake from now on
         // queues the task again.
         let Some(prev) = self.claim(SCHEDULED) else {
@@ -777,7 +777,7 @@ where
             );
             // The caller's reference keeps the task alive through the poll,
             // so its waker need not take one (clones of it do).
-            let waker = self.header.borrowed_waker(&Self::WAKER);
+            let waker = me.borrowed_waker(&Self::WAKER);
             if self.poll_future(&mut Context::from_waker(&waker), false) {
                 return true;
             }
