@@ -389,6 +389,7 @@ impl<S: Source> Registration<S> {
     /// the readiness that allowed it and wait again. `drained` says whether
     /// a successful result, under that readiness, shows the kernel buffer
     /// is exhausted as well.
+    #[inline]
     fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
