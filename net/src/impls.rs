@@ -266,6 +266,7 @@ macro_rules! stream {
     // shuts the write side down.
     (@futures_io $S:ty; $drain:literal) => {
         impl futures_io::AsyncRead for $S {
+            #[inline]
             fn poll_read(
                 self: std::pin::Pin<&mut Self>,
                 cx: &mut std::task::Context<'_>,
