@@ -291,7 +291,7 @@ impl EntryWaiters {
     }
 
     /// Moves the waiters that `bits` satisfy into `wakers`.
-    #[inline]
+    #[inline(always)]
     fn take_into(&mut self, bits: u8, wakers: &mut Vec<Waker>) {
         if bits & READ_MASK != 0 {
             self.readers.take_into(wakers);
