@@ -718,7 +718,7 @@ where
                 let Stage::Running(future) = &mut *unwinding.0 else {
                     unreachable!("a task's stage is held but its future is gone");
                 };
-                // SAFETY: the future lives inside the task's `Arc`
+                // SAFETY: the future lives inside the task's own
                 // allocation, which never moves, and it leaves
                 // `Stage::Running` only by being dropped in place
                 // (`complete` and `DropOnUnwind` assign over it), so the
