@@ -17,6 +17,7 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -72,6 +73,8 @@ pub async fn serve(
     grace: Duration,
 ) -> usize {
     let (stop, stop_rx) = watch::channel(false);
+    // Shared by every connection, as on ioloop.
+    let config = Arc::new(config);
     let mut connections = JoinSet::new();
     let mut shutdown = pin!(shutdown);
     loop {
@@ -89,7 +92,7 @@ pub async fn serve(
                 };
                 on_event(peer, None);
                 let (on_event, stop) = (on_event.clone(), stop_rx.clone());
-                connections.spawn(connection(stream, peer, config, stop, on_event));
+                connections.spawn(connection(stream, peer, config.clone(), stop, on_event));
             }
             // Reap finished connections, so the set holds live ones only.
             Some(_) = connections.join_next() => {}
@@ -116,7 +119,7 @@ pub async fn serve(
 pub fn connection(
     mut stream: TcpStream,
     peer: SocketAddr,
-    config: Config,
+    config: Arc<Config>,
     mut stop: watch::Receiver<bool>,
     on_event: impl Fn(SocketAddr, Option<&End>),
 ) -> impl Future<Output = ()> {
