@@ -231,7 +231,7 @@ impl Queued for Woken<'_> {
     /// A woken task has run (it had to, to hand out a waker: a spawned task
     /// is `SCHEDULED` until its first run, so no wake queues it before), so
     /// it is in the task list already and needs none of `Core::push`'s
-    /// check, a dynamic call per wake.
+    /// check.
     #[inline]
     fn push_on(self, core: &Core) {
         debug_assert_ne!(self.1.key(), UNREGISTERED, "a woken task was never entered");
