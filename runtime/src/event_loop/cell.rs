@@ -170,6 +170,14 @@ impl Header {
         self.state.load(Ordering::Acquire) & COMPLETE != 0
     }
 
+    /// Marks the task `SCHEDULED`; `true` if the caller must queue it (it
+    /// was neither queued already nor done). The one rule every wake and
+    /// abort goes by.
+    fn mark_scheduled(&self) -> bool {
+        let prev = self.state.fetch_or(SCHEDULED, Ordering::AcqRel);
+        prev & (SCHEDULED | COMPLETE) == 0
+    }
+
     /// One more reference. As `Arc`'s, a count past any real use (here
     /// 2^31) aborts: it can only be a leak of clones in a loop.
     fn acquire(&self) {
@@ -273,17 +281,14 @@ impl Task {
     /// (a `JoinHandle`'s or an `AbortHandle`'s `abort`).
     pub(crate) fn abort(self) {
         let prev = self.header().state.fetch_or(CANCELLED, Ordering::AcqRel);
-        if prev & (CANCELLED | COMPLETE) == 0 {
-            let prev = self.header().state.fetch_or(SCHEDULED, Ordering::AcqRel);
-            if prev & (SCHEDULED | COMPLETE) == 0 {
-                let wide = self.wide();
-                // SAFETY: `self` keeps the task alive until `schedule` has
-                // it; from then on `schedule` keeps it alive until it
-                // returns, handing back what it keeps to be dropped after.
-                #[allow(unsafe_code)]
-                let kept = unsafe { &*wide }.schedule(self);
-                drop(kept);
-            }
+        if prev & (CANCELLED | COMPLETE) == 0 && self.header().mark_scheduled() {
+            let wide = self.wide();
+            // SAFETY: `self` keeps the task alive until `schedule` has it;
+            // from then on `schedule` keeps it alive until it returns,
+            // handing back what it keeps to be dropped after.
+            #[allow(unsafe_code)]
+            let kept = unsafe { &*wide }.schedule(self);
+            drop(kept);
         }
     }
 }
@@ -582,8 +587,7 @@ where
     /// handing it this reference.
     #[allow(unsafe_code)]
     fn wake(task: Task) {
-        let prev = task.header().state.fetch_or(SCHEDULED, Ordering::AcqRel);
-        if prev & (SCHEDULED | COMPLETE) == 0 {
+        if task.header().mark_scheduled() {
             // SAFETY: a task of this type (its waker's vtable says so), kept
             // alive by `task` until `schedule` has it, and from then on by
             // `schedule` until it returns (it hands back what it keeps, to
