@@ -9,6 +9,7 @@
 #   benches/echo_cost.sh --server mio_reference               # the raw mio loop
 #   benches/echo_cost.sh --server line_echo_tokio             # tokio's twin
 #   benches/echo_cost.sh --server line_echo_callbacks         # the callback layer
+#   benches/echo_cost.sh --server tcp_echo --protocol raw      # a plain echo
 #
 # - user-space instructions per echoed message: the server runs under
 #   valgrind's callgrind, the load generator sends 64-byte lines on 100
@@ -31,6 +32,7 @@ secs=5
 top=0
 server_args=""
 server_name=line_echo
+protocol=line
 while [ $# -gt 0 ]; do
     case "$1" in
         --connections) conns="$2"; shift 2 ;;
@@ -38,7 +40,8 @@ while [ $# -gt 0 ]; do
         --top) top="$2"; shift 2 ;;
         --server-args) server_args="$2"; shift 2 ;;
         --server) server_name="$2"; shift 2 ;;
-        *) echo "usage: $0 [--connections N] [--duration SECONDS] [--top N] [--server line_echo|line_echo_tokio|line_echo_callbacks|mio_reference] [--server-args '...']" >&2; exit 2 ;;
+        --protocol) protocol="$2"; shift 2 ;;
+        *) echo "usage: $0 [--connections N] [--duration SECONDS] [--top N] [--server line_echo|line_echo_tokio|line_echo_callbacks|mio_reference|tcp_echo] [--protocol line|raw] [--server-args '...']" >&2; exit 2 ;;
     esac
 done
 
@@ -58,7 +61,7 @@ port=$(free_port)
 # The load, for $1 seconds (default: --duration); prints the number of
 # messages echoed.
 load() {
-    taskset -c 1 "$loadgen" --addr "127.0.0.1:$port" --protocol line \
+    taskset -c 1 "$loadgen" --addr "127.0.0.1:$port" --protocol "$protocol" \
         --connections "$conns" --duration "${1:-$secs}" --warmup 0 --json \
         2>/dev/null | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["messages"])'
 }
