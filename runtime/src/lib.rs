@@ -19,6 +19,7 @@ pub mod io;
 mod metrics;
 mod runtime;
 pub mod signal;
+pub mod sim;
 mod stall;
 mod sync;
 pub mod task;
