@@ -83,6 +83,12 @@ pub mod net {
     pub use ioloop_net::{ToSocketAddrs, lookup_host};
 }
 
+/// Deterministic simulation: a seeded source of chance and the record of
+/// a seeded runtime's schedule (see [`Builder::seed`]).
+pub mod sim {
+    pub use ioloop_runtime::sim::*;
+}
+
 /// Adapters to other crates' runtime traits, each behind a feature.
 ///
 /// - `hyper` (the `hyper` feature): hyper 1.x on ioloop: [`HyperIo`] and

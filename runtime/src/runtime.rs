@@ -589,6 +589,7 @@ pub struct Builder {
     pub(crate) pool: blocking::Config,
     pub(crate) start_paused: bool,
     pub(crate) slow_poll_threshold: Option<Duration>,
+    pub(crate) seed: Option<u64>,
 }
 
 impl Builder {
@@ -621,6 +622,7 @@ impl Builder {
             // No ordinary poll (a read, a parse, a reply) comes near it; a
             // stall is noticed well before a client times out.
             slow_poll_threshold: Some(Duration::from_millis(100)),
+            seed: None,
         }
     }
 
@@ -761,6 +763,27 @@ impl Builder {
         self
     }
 
+    /// Makes every choice the loop is free to make a function of `seed`
+    /// (default: none): each tick runs the jobs ready when it began in an
+    /// order the seed picks, not the order they became ready in. Timers,
+    /// I/O events, wakes and spawns all reach the loop as ready jobs, so
+    /// the same seed runs a program's tasks in the same order
+    /// ([`sim::schedule_hash`](crate::sim::schedule_hash) tells), and
+    /// another seed tries another. Unseeded, the loop pays a branch a job.
+    /// What comes from other threads (a blocking job's result) or the OS
+    /// (which socket is ready) arrives when it arrives: a run replays
+    /// exactly only without those, or with them simulated.
+    ///
+    /// ```
+    /// let rt = ioloop::Runtime::builder().seed(7).build().unwrap();
+    /// let hash = rt.block_on(async { ioloop::sim::schedule_hash() });
+    /// assert!(hash.is_some());
+    /// ```
+    pub fn seed(&mut self, seed: u64) -> &mut Self {
+        self.seed = Some(seed);
+        self
+    }
+
     /// Creates the runtime.
     ///
     /// # Errors
@@ -775,7 +798,7 @@ impl Builder {
         let pool = Pool::new(self.pool.clone());
         let shared = Arc::new(Shared::new(waker, reactor, pool));
         let driver = Driver::new(poll, self.events_capacity);
-        let core = Core::new(shared.clone(), driver, self.event_interval);
+        let core = Core::new(shared.clone(), driver, self.event_interval, self.seed);
         if self.start_paused {
             time::pause_core(&core, core.clock.now());
         }

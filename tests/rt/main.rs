@@ -18,6 +18,7 @@ mod handle;
 mod join_set;
 mod order;
 mod panic;
+mod seed;
 mod shutdown;
 mod spawn;
 mod spawn_blocking;

@@ -47,6 +47,7 @@ use super::cell::{Schedule, Task, UNREGISTERED, wake_all};
 use super::reactor::Reactor;
 use super::timers::{self, Clock, ClockState, LoopClock, Timers};
 use crate::base::{self, Counters, JoinError, Watch, budget};
+use crate::sim::Rng;
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
 
 thread_local! {
@@ -438,10 +439,49 @@ pub(crate) struct Core {
     /// This runtime's entry in the table of homes, which its timer keys
     /// name; given back when the core drops, after its timers.
     _home: Home,
+    /// A seeded runtime's choices (`Builder::seed`); `None`: first in,
+    /// first out. Boxed: an unseeded loop pays a word and a branch a job.
+    seeded: Option<Box<Seeded>>,
+}
+
+/// What a seeded loop draws its choices from and how it records them.
+struct Seeded {
+    rng: RefCell<Rng>,
+    /// A hash of the order jobs ran in: two runs that chose alike match.
+    trace: Cell<u64>,
+}
+
+impl Seeded {
+    /// Moves one of the first `left` jobs, chosen by the seed, to the
+    /// front of `queue`, and records which. Every order in which jobs can
+    /// become ready (a timer, an I/O event, a waiter, a spawn) comes
+    /// through the run queue, so this one choice covers them all.
+    #[inline(never)]
+    fn pick(&self, queue: &mut VecDeque<Job>, left: usize) {
+        let left = left.min(queue.len());
+        let chosen = self.rng.borrow_mut().below(left as u64) as usize;
+        queue.swap(0, chosen);
+        let id = match queue.front() {
+            None => return,
+            Some(Job::Main) => 0,
+            Some(Job::Task(task)) => task.key() as u64 + 1,
+        };
+        // FNV-1a over the job's number.
+        let mut hash = self.trace.get();
+        for byte in id.to_le_bytes() {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.trace.set(hash);
+    }
 }
 
 impl Core {
-    pub(crate) fn new(shared: Arc<Shared>, driver: Driver, event_interval: usize) -> Self {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        driver: Driver,
+        event_interval: usize,
+        seed: Option<u64>,
+    ) -> Self {
         let home = Home::register(&shared);
         Core {
             shared,
@@ -460,7 +500,19 @@ impl Core {
             closing: Cell::new(false),
             local_tasks: Cell::new(0),
             local_home: Cell::new(None),
+            seeded: seed.map(|seed| {
+                Box::new(Seeded {
+                    rng: RefCell::new(Rng::new(seed)),
+                    trace: Cell::new(0xcbf2_9ce4_8422_2325),
+                })
+            }),
         }
+    }
+
+    /// A seeded loop's hash of the order its jobs ran in so far; `None`
+    /// if it has no seed.
+    pub(crate) fn schedule_hash(&self) -> Option<u64> {
+        self.seeded.as_ref().map(|seeded| seeded.trace.get())
     }
 
     /// Queues a job on the loop thread; a task spawned and not yet in the
@@ -541,7 +593,10 @@ impl Core {
         let ready = self.run_queue.borrow().len().min(self.event_interval);
         self.shared.counters.jobs_run.bump(ready as u64);
         self.since_poll.set(self.since_poll.get() + ready);
-        for _ in 0..ready {
+        for ran in 0..ready {
+            if let Some(seeded) = &self.seeded {
+                seeded.pick(&mut self.run_queue.borrow_mut(), ready - ran);
+            }
             let job = self.run_queue.borrow_mut().pop_front();
             budget::reset();
             match job {

@@ -1,8 +1,15 @@
-//! What deterministic simulation needs from the runtime: a seeded source
-//! of chance ([`Rng`]). A runtime built with
-//! [`Builder::seed`](crate::Builder::seed) makes every scheduling choice
-//! it is free to make from one, so the same seed runs the same way.
+//! Deterministic simulation's side of the runtime: [`Rng`], and
+//! [`schedule_hash`], the order a seeded loop ran its jobs in.
 
 mod rng;
 
 pub use rng::Rng;
+
+use crate::event_loop::core;
+
+/// A hash of the order the loop on this thread ran its jobs in so far, if
+/// it is seeded ([`Builder::seed`](crate::Builder::seed)): the same seed,
+/// the same hash. `None` outside a seeded runtime.
+pub fn schedule_hash() -> Option<u64> {
+    core::with_core(|core| core.and_then(|core| core.schedule_hash()))
+}

@@ -82,7 +82,7 @@ pub(crate) fn shared() -> Arc<Shared> {
 /// models never wait in.
 pub(crate) fn core(shared: &Arc<Shared>) -> Core {
     let poll = mio::Poll::new().expect("an epoll instance");
-    Core::new(shared.clone(), Driver::new(poll, 8), 61)
+    Core::new(shared.clone(), Driver::new(poll, 8), 61, None)
 }
 
 /// The jobs handed in from other threads, taken out of the injection queue
