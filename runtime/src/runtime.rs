@@ -14,9 +14,11 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::blocking::{self, Pool};
+use crate::event_loop::backend::{Backend, Simulated};
 use crate::event_loop::core::{self, Core, Driver, Job, Shared};
 use crate::event_loop::reactor::Reactor;
 use crate::event_loop::reactor::WAKER_TOKEN;
+use crate::event_loop::timers;
 use crate::handle::{self, Handle};
 use crate::stall::{self, Sentinel, Watchdog};
 use crate::sync::{AtomicBool, Ordering, PollWaker};
@@ -792,15 +794,39 @@ impl Builder {
     /// runtime wakes itself through (typically `EMFILE`: no fds left), or
     /// a thread for the stall detector.
     pub fn build(&self) -> io::Result<Runtime> {
+        self.build_with(None)
+    }
+
+    /// Creates a runtime whose loop polls `backend` for I/O besides the
+    /// OS: a simulated network (see [`sim`](crate::sim)). Its clock starts
+    /// paused whatever [`start_paused`](Self::start_paused) says: the
+    /// simulation's time is virtual, and moves to the next timer or
+    /// delivery whenever nothing is ready to run.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build).
+    pub fn build_simulated(&self, backend: impl Backend + 'static) -> io::Result<Runtime> {
+        self.build_with(Some(Box::new(backend)))
+    }
+
+    fn build_with(&self, backend: Option<Box<dyn Backend>>) -> io::Result<Runtime> {
         let poll = mio::Poll::new()?;
         let waker = PollWaker::new(poll.registry(), WAKER_TOKEN)?;
         let reactor = Reactor::new(poll.registry().try_clone()?);
         let pool = Pool::new(self.pool.clone());
         let shared = Arc::new(Shared::new(waker, reactor, pool));
-        let driver = Driver::new(poll, self.events_capacity);
+        let mut driver = Driver::new(poll, self.events_capacity);
+        let origin = timers::now();
+        driver.sim = backend.map(|backend| Simulated {
+            backend,
+            origin,
+            events: Vec::new(),
+        });
+        let simulated = driver.sim.is_some();
         let core = Core::new(shared.clone(), driver, self.event_interval, self.seed);
-        if self.start_paused {
-            time::pause_core(&core, core.clock.now());
+        if self.start_paused || simulated {
+            time::pause_core(&core, origin);
         }
         let watchdog = self
             .slow_poll_threshold

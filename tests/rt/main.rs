@@ -20,6 +20,7 @@ mod order;
 mod panic;
 mod seed;
 mod shutdown;
+mod sim_backend;
 mod spawn;
 mod spawn_blocking;
 mod spawn_local;

@@ -43,6 +43,7 @@ use std::time::Duration;
 use mio::{Events, Poll as Poller};
 use slab::Slab;
 
+use super::backend::Simulated;
 use super::cell::{Schedule, Task, UNREGISTERED, wake_all};
 use super::reactor::Reactor;
 use super::timers::{self, Clock, ClockState, LoopClock, Timers};
@@ -657,7 +658,7 @@ impl Core {
         // the state from before this tick until the loop next wakes.
         self.shrink_tables();
         self.publish_sizes();
-        let next = self.timers.borrow().next_deadline();
+        let next = self.next_deadline();
         let mut auto_advance = false;
         let timeout = if self.clock.state().is_paused() {
             // A paused clock jumps to the next deadline rather than sleep
@@ -672,7 +673,15 @@ impl Core {
             next.zip(now)
                 .map(|(deadline, now)| poll_timeout(deadline, now))
         };
+        // Nothing to run, no timer, nothing due: a simulation may see a
+        // deadlock here, and wake a task to report it.
+        if timeout.is_none()
+            && let Some(sim) = &mut self.driver.borrow_mut().sim
+        {
+            sim.backend.stuck();
+        }
         let timeout = match timeout {
+            _ if !self.run_queue.borrow().is_empty() => Some(Duration::ZERO),
             Some(Duration::ZERO) => timeout,
             _ if self.shared.try_park() => timeout,
             _ => Some(Duration::ZERO),
@@ -694,7 +703,16 @@ impl Core {
         // clock afresh.
         self.born.set(None);
         let notified = self.shared.unpark_after_poll();
-        let dispatched = self.shared.reactor.dispatch(events, wakers);
+        let mut dispatched = self.shared.reactor.dispatch(events, wakers);
+        if let Some(sim) = &mut driver.sim {
+            let now = sim.since_origin(self.clock.now());
+            sim.backend.poll(now, &mut sim.events);
+            let events = sim
+                .events
+                .drain(..)
+                .map(|(token, ready)| (token, ready.bits()));
+            dispatched.events += self.shared.reactor.record(events, wakers).events;
+        }
         drop(driver);
         wake_all(wakers);
         if notified {
@@ -718,11 +736,27 @@ impl Core {
     /// Auto-advance: moves a paused clock to the earliest armed timer's
     /// deadline, for the next tick to fire it.
     fn jump_to_next_deadline(&self) {
-        let next = self.timers.borrow().next_deadline();
+        let next = self.next_deadline();
         if let (Some(deadline), ClockState::Paused { now }) = (next, self.clock.state())
             && deadline > now
         {
             self.set_clock(ClockState::Paused { now: deadline });
+        }
+    }
+
+    /// The nearest deadline: the first timer's, or a simulation's next
+    /// delivery if that is sooner.
+    fn next_deadline(&self) -> Option<u64> {
+        let timer = self.timers.borrow().next_deadline();
+        let sim = self
+            .driver
+            .borrow()
+            .sim
+            .as_ref()
+            .and_then(Simulated::next_deadline);
+        match (timer, sim) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -910,6 +944,8 @@ struct Park {
 pub(crate) struct Driver {
     poll: Poller,
     events: Events,
+    /// A simulation polled besides the OS (`Builder::build_simulated`).
+    pub(crate) sim: Option<Simulated>,
 }
 
 impl Driver {
@@ -917,6 +953,7 @@ impl Driver {
         Driver {
             poll,
             events: Events::with_capacity(events_capacity),
+            sim: None,
         }
     }
 

@@ -1,8 +1,10 @@
-//! Deterministic simulation's side of the runtime: [`Rng`], and
-//! [`schedule_hash`], the order a seeded loop ran its jobs in.
+//! Deterministic simulation's side of the runtime: [`Rng`],
+//! [`schedule_hash`], and the [`Backend`] a loop built with
+//! [`Builder::build_simulated`](crate::Builder::build_simulated) polls.
 
 mod rng;
 
+pub use crate::event_loop::backend::{Backend, Ready};
 pub use rng::Rng;
 
 use crate::event_loop::core;
