@@ -133,3 +133,55 @@ fn without_a_seed_tasks_run_first_in_first_out_and_no_hash_is_kept() {
     assert_eq!(first_round, [0, 1, 2, 3, 4, 5]);
     assert_eq!(program(None), (steps, None));
 }
+
+#[test]
+fn a_seeded_runtimes_tasks_carry_their_spawners_tag() {
+    let rt = ioloop::Runtime::builder().seed(11).build().unwrap();
+    let seen = rt.block_on(async {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut hosts = Vec::new();
+        for host in [7u32, 9] {
+            let seen = seen.clone();
+            hosts.push(ioloop::sim::with_tag(host, || {
+                ioloop::spawn(async move {
+                    seen.lock().unwrap().push(("host", ioloop::sim::tag()));
+                    // A child, and a grandchild spawned after a yield.
+                    let seen2 = seen.clone();
+                    let child = ioloop::spawn(async move {
+                        ioloop::yield_now().await;
+                        let seen3 = seen2.clone();
+                        ioloop::spawn(async move {
+                            seen3
+                                .lock()
+                                .unwrap()
+                                .push(("grandchild", ioloop::sim::tag()))
+                        })
+                        .await
+                        .unwrap();
+                        seen2.lock().unwrap().push(("child", ioloop::sim::tag()));
+                    });
+                    child.await.unwrap();
+                    seen.lock()
+                        .unwrap()
+                        .push(("host again", ioloop::sim::tag()));
+                })
+            }));
+        }
+        // The spawner's own tag is back once `with_tag` returns.
+        assert_eq!(ioloop::sim::tag(), 0);
+        for host in hosts {
+            host.await.unwrap();
+        }
+        let mut seen = seen.lock().unwrap().clone();
+        seen.sort();
+        seen
+    });
+    let mut expected = Vec::new();
+    for host in [7, 9] {
+        for what in ["host", "child", "grandchild", "host again"] {
+            expected.push((what, host));
+        }
+    }
+    expected.sort();
+    assert_eq!(seen, expected);
+}

@@ -4,12 +4,30 @@
 //! simulated network that implements it lives above (`ioloop-net`'s
 //! `sim`), and a runtime gets one through `Builder::build_simulated`.
 
+use std::cell::Cell;
 use std::fmt;
 use std::time::Duration;
 
 use mio::Token;
 
 use super::reactor::{ERROR, READ_CLOSED, READABLE, WRITABLE, WRITE_CLOSED};
+
+thread_local! {
+    /// The tag of the task being polled on this thread (0: none): in a
+    /// seeded loop, each task carries the tag current when it was spawned,
+    /// so every task of one simulated host carries the host's.
+    static TAG: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The tag current on this thread.
+pub(crate) fn tag() -> u32 {
+    TAG.get()
+}
+
+/// Makes `tag` current; returns the one it replaces.
+pub(crate) fn set_tag(tag: u32) -> u32 {
+    TAG.replace(tag)
+}
 
 /// What a simulated source became ready for, as an OS poller reports it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -43,7 +43,7 @@ use std::time::Duration;
 use mio::{Events, Poll as Poller};
 use slab::Slab;
 
-use super::backend::Simulated;
+use super::backend::{self, Simulated};
 use super::cell::{Schedule, Task, UNREGISTERED, wake_all};
 use super::reactor::Reactor;
 use super::timers::{self, Clock, ClockState, LoopClock, Timers};
@@ -450,6 +450,8 @@ struct Seeded {
     rng: RefCell<Rng>,
     /// A hash of the order jobs ran in: two runs that chose alike match.
     trace: Cell<u64>,
+    /// Each task's tag, by task-list key (`backend::tag`).
+    tags: RefCell<Vec<u32>>,
 }
 
 impl Seeded {
@@ -473,6 +475,22 @@ impl Seeded {
             hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
         }
         self.trace.set(hash);
+    }
+
+    /// Gives the task entered under `key` the tag current now: its
+    /// spawner's.
+    fn tag_new(&self, key: usize) {
+        let mut tags = self.tags.borrow_mut();
+        if tags.len() <= key {
+            tags.resize(key + 1, 0);
+        }
+        tags[key] = backend::tag();
+    }
+
+    /// Makes the tag of the task under `key` current; returns the one it
+    /// replaces.
+    fn enter_tag(&self, key: usize) -> u32 {
+        backend::set_tag(self.tags.borrow().get(key).copied().unwrap_or(0))
     }
 }
 
@@ -505,6 +523,7 @@ impl Core {
                 Box::new(Seeded {
                     rng: RefCell::new(Rng::new(seed)),
                     trace: Cell::new(0xcbf2_9ce4_8422_2325),
+                    tags: RefCell::new(Vec::new()),
                 })
             }),
         }
@@ -548,6 +567,9 @@ impl Core {
         let id = list.next_id;
         let entry = list.slab.vacant_entry();
         task.set_key(entry.key());
+        if let Some(seeded) = &self.seeded {
+            seeded.tag_new(entry.key());
+        }
         entry.insert(Listed {
             task: task.clone(),
             id,
@@ -765,7 +787,11 @@ impl Core {
         let key = task.key();
         let local = task.is_local();
         self.shared.watch.start(key);
+        let tagged = self.seeded.as_ref().map(|seeded| seeded.enter_tag(key));
         let completed = polled(|| task.run());
+        if let Some(previous) = tagged {
+            backend::set_tag(previous);
+        }
         self.shared.watch.end();
         if completed {
             self.completed(key, local);
