@@ -243,6 +243,9 @@ pub(crate) struct Network {
     udp_ports: BTreeMap<(HostId, u16), SockId>,
     /// In-flight deliveries by (due time, sequence number).
     events: BTreeMap<(u64, u64), Event>,
+    /// Resets that met a cut path: sent again when a path opens, as the
+    /// peer's retransmissions would draw them.
+    held_rsts: Vec<(SocketAddr, SockId)>,
     seq: u64,
     changed: Vec<SockId>,
     trace: VecDeque<String>,
@@ -267,6 +270,7 @@ impl Network {
             tcp_ports: BTreeMap::new(),
             udp_ports: BTreeMap::new(),
             events: BTreeMap::new(),
+            held_rsts: Vec::new(),
             seq: 0,
             changed: Vec::new(),
             trace: VecDeque::new(),
@@ -816,6 +820,9 @@ impl Network {
     }
 
     fn pump_all(&mut self) {
+        for (from, to) in std::mem::take(&mut self.held_rsts) {
+            self.send_rst(from, to);
+        }
         let ids: Vec<SockId> = self.socks.keys().copied().collect();
         for id in ids {
             self.pump(id);
@@ -970,7 +977,7 @@ impl Network {
             let now = self.now;
             let s = self.stream_mut(from).expect("a stream");
             let (due, epoch) = (now + s.syn_rto, s.epoch);
-            s.syn_rto *= 2;
+            s.syn_rto = (s.syn_rto * 2).min(64 * SYN_RTO);
             return self.push(due, Event::SynRetry { sock: from, epoch });
         }
         let host = *host;
@@ -1010,7 +1017,7 @@ impl Network {
             ErrorKind::ConnectionReset
         };
         if !self.open(from.ip(), local.ip()) {
-            return;
+            return self.held_rsts.push((from, to));
         }
         self.stream_mut(to).expect("a stream").break_with(Some(err));
         self.trace(format!("rst {} > {}", self.at(from), self.at(local)));
@@ -1244,6 +1251,11 @@ mod tests {
         let (c, s) = pair(&mut net, a, b)?;
         net.reset(c);
         assert_eq!(kind(net.recv(c, &mut [0; 8])), ErrorKind::ConnectionReset);
+        // A reset that meets a partition arrives once it heals.
+        net.partition(a, b);
+        settle(&mut net);
+        assert_eq!(kind(net.recv(s, &mut [0; 8])), ErrorKind::WouldBlock);
+        net.heal(a, b);
         settle(&mut net);
         assert_eq!(kind(net.recv(s, &mut [0; 8])), ErrorKind::ConnectionReset);
         assert_eq!(net.recv(s, &mut [0; 8])?, 0);
