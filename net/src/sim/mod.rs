@@ -1,0 +1,6 @@
+//! Deterministic simulation's side of net: the simulated network the
+//! sockets stand behind inside a simulation (issue 32).
+
+mod network;
+
+pub(crate) use network::{Faults, HostId, NetConfig, Network, Ready, SockId};

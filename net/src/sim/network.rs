@@ -1,0 +1,1559 @@
+//! The simulated network: named hosts, TCP connections and UDP datagrams
+//! as a plain, deterministic state machine. No runtime, no sockets, no
+//! futures: the caller makes BSD-like calls (non-blocking, Linux's error
+//! kinds), moves the virtual clock with [`Network::advance`], and learns
+//! which sockets became ready from [`Network::take_changed`]. Every
+//! choice (latency, how bytes are cut into segments, faults) is drawn
+//! from one seeded [`Rng`], so the same seed and calls replay exactly.
+//!
+//! TCP is modelled as a byte stream per direction: a sender's buffer
+//! holds its bytes until they reach the receiver's buffer; segments are
+//! cut only while the receiver has room (flow control), travel one
+//! latency, never overtake each other, and are held (retransmitted from
+//! the first undelivered byte) while a partition or a stopped host cuts
+//! the path. Window updates and acknowledgements are instant.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::io::{self, ErrorKind};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr};
+use std::ops::Range;
+
+use ioloop_runtime::sim::Rng;
+
+/// The first host's address; the next ones count up from it.
+const FIRST_HOST: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
+/// Ports handed out for port 0, per host, as Linux's default range.
+const EPHEMERAL: Range<u16> = 49152..u16::MAX;
+/// Linux's first SYN retransmission timeout (1 s), doubled on each retry.
+const SYN_RTO: u64 = 1_000_000_000;
+/// The most bytes a UDP datagram carries over IPv4.
+const MAX_DATAGRAM: usize = 65_507;
+/// Trace lines kept for a failure report (all are hashed).
+const TRACE_LINES: usize = 256;
+
+/// How the network behaves; times are virtual nanoseconds.
+#[derive(Clone, Debug)]
+pub(crate) struct NetConfig {
+    /// One-way latency, drawn per segment or datagram.
+    pub latency: Range<u64>,
+    /// The largest TCP segment; each is cut at a random size up to it.
+    pub max_segment: usize,
+    /// A TCP socket's send buffer, in bytes.
+    pub send_buffer: usize,
+    /// A TCP socket's receive buffer and a UDP socket's queue, in bytes.
+    pub recv_buffer: usize,
+    /// The faults drawn on their own (all off by default).
+    pub faults: Faults,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        NetConfig {
+            latency: 50_000..2_000_000,
+            max_segment: 1460,
+            send_buffer: 64 * 1024,
+            recv_buffer: 64 * 1024,
+            faults: Faults::default(),
+        }
+    }
+}
+
+/// Chances of faults, each in `0.0..=1.0`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Faults {
+    /// That a delivered TCP segment resets its connection instead.
+    pub reset: f64,
+    /// That a UDP datagram is lost.
+    pub udp_loss: f64,
+    /// That a UDP datagram arrives twice.
+    pub udp_duplicate: f64,
+    /// That a UDP datagram's latency ignores the ones sent before it.
+    pub udp_reorder: f64,
+}
+
+/// A host of the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct HostId(usize);
+
+/// A socket of the network (never reused).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct SockId(u64);
+
+/// A socket's readiness, as epoll reports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Ready {
+    /// Bytes, a datagram, a connection, end of stream or an error to read.
+    pub readable: bool,
+    /// Room to send (or a send that would fail at once).
+    pub writable: bool,
+    /// The peer's FIN arrived, we shut reading, or the connection broke.
+    pub read_closed: bool,
+    /// We shut writing, or the connection broke.
+    pub write_closed: bool,
+    /// An error waits for `take_error` (or the next call).
+    pub error: bool,
+}
+
+struct Host {
+    name: String,
+    up: bool,
+    next_port: u16,
+}
+
+struct Sock {
+    host: HostId,
+    local: SocketAddr,
+    /// Closed by its user: kept only until its FIN is delivered.
+    closed: bool,
+    /// In `changed` since the last `take_changed`.
+    flagged: bool,
+    kind: Kind,
+}
+
+enum Kind {
+    Bound,
+    Listener {
+        backlog: usize,
+        queue: VecDeque<SockId>,
+    },
+    Stream(Box<Stream>),
+    Udp(Udp),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Connecting,
+    Connected,
+    /// Refused or reset.
+    Broken,
+}
+
+struct Stream {
+    state: State,
+    remote: SocketAddr,
+    peer: Option<SockId>,
+    err: Option<ErrorKind>,
+    /// Sent bytes not yet delivered; the first `in_flight` are on the wire.
+    out: VecDeque<u8>,
+    in_flight: usize,
+    input: VecDeque<u8>,
+    /// Our half of the handshake (SYN, or SYN-ACK) is on the wire / arrived.
+    ctl_out: bool,
+    ctl_done: bool,
+    /// Writing is shut: a FIN follows the bytes.
+    fin_queued: bool,
+    fin_out: bool,
+    fin_done: bool,
+    peer_fin: bool,
+    read_shut: bool,
+    /// Bumped when what is on the wire is dropped: stale segments are ignored.
+    epoch: u64,
+    /// The due time of our last segment: the next is never earlier.
+    last_due: u64,
+    syn_rto: u64,
+}
+
+impl Stream {
+    fn new(state: State, remote: SocketAddr, peer: Option<SockId>) -> Box<Self> {
+        Box::new(Stream {
+            state,
+            remote,
+            peer,
+            err: None,
+            out: VecDeque::new(),
+            in_flight: 0,
+            input: VecDeque::new(),
+            ctl_out: false,
+            ctl_done: false,
+            fin_queued: false,
+            fin_out: false,
+            fin_done: false,
+            peer_fin: false,
+            read_shut: false,
+            epoch: 0,
+            last_due: 0,
+            syn_rto: SYN_RTO,
+        })
+    }
+
+    /// Drops what is on the wire, to send it again when the path opens.
+    fn rewind(&mut self) {
+        self.in_flight = 0;
+        self.ctl_out &= self.ctl_done;
+        self.fin_out = self.fin_done;
+        self.epoch += 1;
+    }
+
+    fn break_with(&mut self, err: Option<ErrorKind>) {
+        self.rewind();
+        self.state = State::Broken;
+        self.err = err;
+        self.out.clear();
+        self.input.clear();
+    }
+}
+
+#[derive(Default)]
+struct Udp {
+    queue: VecDeque<(SocketAddr, Vec<u8>)>,
+    queued: usize,
+    connected: Option<SocketAddr>,
+    last_due: u64,
+}
+
+#[derive(Clone, Copy)]
+enum Seg {
+    Syn,
+    SynAck,
+    Data(usize),
+    Fin,
+}
+
+enum Event {
+    Tcp {
+        from: SockId,
+        epoch: u64,
+        seg: Seg,
+    },
+    Rst {
+        from: SocketAddr,
+        to: SockId,
+    },
+    SynRetry {
+        sock: SockId,
+        epoch: u64,
+    },
+    Udp {
+        from: SocketAddr,
+        to: SocketAddr,
+        data: Vec<u8>,
+    },
+}
+
+/// The simulated network. See the module's documentation.
+pub(crate) struct Network {
+    rng: Rng,
+    config: NetConfig,
+    now: u64,
+    hosts: Vec<Host>,
+    partitions: BTreeSet<(HostId, HostId)>,
+    socks: BTreeMap<SockId, Sock>,
+    next_sock: u64,
+    tcp_ports: BTreeMap<(HostId, u16), SockId>,
+    udp_ports: BTreeMap<(HostId, u16), SockId>,
+    /// In-flight deliveries by (due time, sequence number).
+    events: BTreeMap<(u64, u64), Event>,
+    /// Resets that met a cut path: sent again when a path opens, as the
+    /// peer's retransmissions would draw them.
+    held_rsts: Vec<(SocketAddr, SockId)>,
+    seq: u64,
+    changed: Vec<SockId>,
+    trace: VecDeque<String>,
+    hash: u64,
+}
+
+fn no_socket() -> io::Error {
+    io::Error::new(ErrorKind::InvalidInput, "no such socket")
+}
+
+impl Network {
+    /// An empty network at time 0 drawing every choice from `rng`.
+    pub(crate) fn new(rng: Rng, config: NetConfig) -> Self {
+        Network {
+            rng,
+            config,
+            now: 0,
+            hosts: Vec::new(),
+            partitions: BTreeSet::new(),
+            socks: BTreeMap::new(),
+            next_sock: 0,
+            tcp_ports: BTreeMap::new(),
+            udp_ports: BTreeMap::new(),
+            events: BTreeMap::new(),
+            held_rsts: Vec::new(),
+            seq: 0,
+            changed: Vec::new(),
+            trace: VecDeque::new(),
+            hash: 0xcbf2_9ce4_8422_2325,
+        }
+    }
+
+    // ---- hosts and faults -------------------------------------------------
+
+    /// Adds a host; hosts get 127.0.0.2, 127.0.0.3, ... in order.
+    pub(crate) fn add_host(&mut self, name: &str) -> io::Result<HostId> {
+        if self.lookup(name).is_some() {
+            return Err(ErrorKind::AlreadyExists.into());
+        }
+        self.hosts.push(Host {
+            name: name.to_owned(),
+            up: true,
+            next_port: EPHEMERAL.start,
+        });
+        Ok(HostId(self.hosts.len() - 1))
+    }
+
+    /// The address of `host`.
+    pub(crate) fn ip(&self, host: HostId) -> IpAddr {
+        Ipv4Addr::from(u32::from(FIRST_HOST) + host.0 as u32).into()
+    }
+
+    /// The address of the host named `name`.
+    pub(crate) fn lookup(&self, name: &str) -> Option<IpAddr> {
+        let i = self.hosts.iter().position(|h| h.name == name)?;
+        Some(self.ip(HostId(i)))
+    }
+
+    /// Cuts the path between `a` and `b` until [`heal`](Self::heal).
+    pub(crate) fn partition(&mut self, a: HostId, b: HostId) {
+        self.trace(format!("partition {} {}", self.name(a), self.name(b)));
+        self.partitions.insert((a.min(b), a.max(b)));
+    }
+
+    /// Restores the path between `a` and `b`; held TCP bytes flow again.
+    pub(crate) fn heal(&mut self, a: HostId, b: HostId) {
+        self.trace(format!("heal {} {}", self.name(a), self.name(b)));
+        self.partitions.remove(&(a.min(b), a.max(b)));
+        self.pump_all();
+    }
+
+    /// Stops `host`: nothing reaches it and it sends nothing.
+    pub(crate) fn stop_host(&mut self, host: HostId) {
+        self.trace(format!("stop {}", self.name(host)));
+        self.hosts[host.0].up = false;
+    }
+
+    /// Starts a stopped `host` again; held TCP bytes flow again.
+    pub(crate) fn start_host(&mut self, host: HostId) {
+        self.trace(format!("start {}", self.name(host)));
+        self.hosts[host.0].up = true;
+        self.pump_all();
+    }
+
+    /// Breaks `sock`'s connection abortively: both ends see
+    /// `ConnectionReset` (the peer once the RST arrives).
+    pub(crate) fn reset(&mut self, sock: SockId) {
+        self.abort(sock, Some(ErrorKind::ConnectionReset));
+    }
+
+    // ---- time, readiness and trace ----------------------------------------
+
+    /// When the earliest in-flight delivery is due.
+    pub(crate) fn next_deadline(&self) -> Option<u64> {
+        self.events.first_key_value().map(|(&(due, _), _)| due)
+    }
+
+    /// Delivers everything due at or before `now`, in (due, sequence)
+    /// order, and sets the network's clock to `now`.
+    pub(crate) fn advance(&mut self, now: u64) {
+        while let Some(entry) = self.events.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let ((due, _), event) = entry.remove_entry();
+            self.now = due;
+            match event {
+                Event::Tcp { from, epoch, seg } => self.deliver(from, epoch, seg),
+                Event::Rst { from, to } => self.deliver_rst(from, to),
+                Event::SynRetry { sock, epoch } => {
+                    if let Some(s) = self.stream_mut(sock).filter(|s| s.epoch == epoch) {
+                        s.ctl_out = s.ctl_done;
+                        self.pump(sock);
+                    }
+                }
+                Event::Udp { from, to, data } => self.deliver_udp(from, to, data),
+            }
+        }
+        self.now = self.now.max(now);
+    }
+
+    /// `sock`'s readiness now (nothing for an unknown socket).
+    pub(crate) fn readiness(&self, sock: SockId) -> Ready {
+        match self.socks.get(&sock).map(|s| &s.kind) {
+            Some(Kind::Listener { queue, .. }) => Ready {
+                readable: !queue.is_empty(),
+                ..Ready::default()
+            },
+            Some(Kind::Udp(u)) => Ready {
+                readable: !u.queue.is_empty(),
+                writable: true,
+                ..Ready::default()
+            },
+            Some(Kind::Stream(s)) => {
+                let broken = s.state == State::Broken;
+                let read_closed = s.peer_fin || s.read_shut || broken;
+                let room = s.out.len() < self.config.send_buffer;
+                Ready {
+                    readable: !s.input.is_empty() || read_closed,
+                    writable: (s.state == State::Connected && room) || s.fin_queued || broken,
+                    read_closed,
+                    write_closed: s.fin_queued || broken,
+                    error: s.err.is_some(),
+                }
+            }
+            _ => Ready::default(),
+        }
+    }
+
+    /// Appends the sockets whose readiness went up since the last call
+    /// (new bytes, room, a connection, connected, FIN, reset, an error),
+    /// each once, in the order it happened.
+    pub(crate) fn take_changed(&mut self, out: &mut Vec<SockId>) {
+        for id in self.changed.drain(..) {
+            if let Some(sock) = self.socks.get_mut(&id) {
+                sock.flagged = false;
+                out.push(id);
+            }
+        }
+    }
+
+    /// The running FNV-1a hash of every trace line so far.
+    pub(crate) fn trace_hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// The last `n` trace lines (at most 256 are kept), oldest first.
+    pub(crate) fn recent(&self, n: usize) -> impl Iterator<Item = &str> {
+        let skip = self.trace.len().saturating_sub(n);
+        self.trace.iter().skip(skip).map(String::as_str)
+    }
+
+    // ---- TCP --------------------------------------------------------------
+
+    /// Binds a TCP socket on `host` (port 0: an ephemeral one).
+    pub(crate) fn tcp_bind(&mut self, host: HostId, addr: SocketAddr) -> io::Result<SockId> {
+        let local = self.bind_addr(host, addr, false)?;
+        let id = self.insert(host, local, Kind::Bound);
+        self.tcp_ports.insert((host, local.port()), id);
+        Ok(id)
+    }
+
+    /// Makes a bound socket listen; like Linux, `backlog + 1` connections
+    /// may wait for `accept`, and SYNs past that are dropped.
+    pub(crate) fn listen(&mut self, sock: SockId, backlog: usize) -> io::Result<()> {
+        let s = self.socks.get_mut(&sock).ok_or_else(no_socket)?;
+        match &mut s.kind {
+            Kind::Bound => {
+                let queue = VecDeque::new();
+                s.kind = Kind::Listener { backlog, queue };
+            }
+            Kind::Listener { backlog: b, .. } => *b = backlog,
+            _ => return Err(ErrorKind::InvalidInput.into()),
+        }
+        Ok(())
+    }
+
+    /// Starts connecting a new socket on `host` to `to`; it becomes
+    /// writable once connected, or reports `ConnectionRefused`.
+    pub(crate) fn connect(&mut self, host: HostId, to: SocketAddr) -> io::Result<SockId> {
+        let local = self.bind_addr(host, SocketAddr::new(self.ip(host), 0), false)?;
+        let remote = SocketAddr::new(self.resolve(host, to.ip()), to.port());
+        let stream = Stream::new(State::Connecting, remote, None);
+        let id = self.insert(host, local, Kind::Stream(stream));
+        self.tcp_ports.insert((host, local.port()), id);
+        self.trace(format!("connect {} > {}", self.at(local), self.at(remote)));
+        self.pump(id);
+        Ok(id)
+    }
+
+    /// Takes a queued connection and its peer's address.
+    pub(crate) fn accept(&mut self, sock: SockId) -> io::Result<(SockId, SocketAddr)> {
+        let s = self.socks.get_mut(&sock).ok_or_else(no_socket)?;
+        let Kind::Listener { queue, .. } = &mut s.kind else {
+            return Err(ErrorKind::InvalidInput.into());
+        };
+        let (id, local) = (queue.pop_front().ok_or(ErrorKind::WouldBlock)?, s.local);
+        let remote = self.stream(id).map_or(local, |s| s.remote);
+        self.trace(format!("accept {} < {}", self.at(local), self.at(remote)));
+        Ok((id, remote))
+    }
+
+    /// Copies what fits of `buf` into the send buffer (a connected UDP
+    /// socket sends it as one datagram).
+    pub(crate) fn send(&mut self, sock: SockId, buf: &[u8]) -> io::Result<usize> {
+        let s = self.socks.get_mut(&sock).ok_or_else(no_socket)?;
+        let s = match &mut s.kind {
+            Kind::Stream(s) => s,
+            Kind::Udp(u) => {
+                let to = u.connected.ok_or(ErrorKind::NotConnected)?;
+                return self.send_to(sock, buf, to);
+            }
+            _ => return Err(ErrorKind::NotConnected.into()),
+        };
+        if let Some(err) = s.err.take() {
+            return Err(err.into());
+        }
+        match s.state {
+            State::Broken => return Err(ErrorKind::BrokenPipe.into()),
+            _ if s.fin_queued => return Err(ErrorKind::BrokenPipe.into()),
+            State::Connecting => return Err(ErrorKind::WouldBlock.into()),
+            State::Connected => {}
+        }
+        let n = buf
+            .len()
+            .min(self.config.send_buffer.saturating_sub(s.out.len()));
+        if n == 0 && !buf.is_empty() {
+            return Err(ErrorKind::WouldBlock.into());
+        }
+        s.out.extend(&buf[..n]);
+        self.pump(sock);
+        Ok(n)
+    }
+
+    /// Reads received bytes; 0 at end of stream (a connected UDP socket
+    /// reads one datagram).
+    pub(crate) fn recv(&mut self, sock: SockId, buf: &mut [u8]) -> io::Result<usize> {
+        let s = self.socks.get_mut(&sock).ok_or_else(no_socket)?;
+        let s = match &mut s.kind {
+            Kind::Stream(s) => s,
+            Kind::Udp(_) => return self.recv_from(sock, buf).map(|(n, _)| n),
+            _ => return Err(ErrorKind::NotConnected.into()),
+        };
+        if let Some(err) = s.err.take() {
+            return Err(err.into());
+        }
+        if s.input.is_empty() {
+            return match s.state {
+                _ if s.peer_fin || s.read_shut => Ok(0),
+                State::Broken => Ok(0),
+                _ => Err(ErrorKind::WouldBlock.into()),
+            };
+        }
+        let n = buf.len().min(s.input.len());
+        for (to, from) in buf.iter_mut().zip(s.input.drain(..n)) {
+            *to = from;
+        }
+        // The room made lets the peer send more (window updates are instant).
+        if let Some(peer) = s.peer {
+            self.pump(peer);
+        }
+        Ok(n)
+    }
+
+    /// Shuts reading, writing (a FIN after the queued bytes) or both.
+    pub(crate) fn shutdown(&mut self, sock: SockId, how: Shutdown) -> io::Result<()> {
+        let s = self
+            .stream_mut(sock)
+            .filter(|s| s.state == State::Connected);
+        let s = s.ok_or(ErrorKind::NotConnected)?;
+        s.read_shut |= how != Shutdown::Write;
+        s.fin_queued |= how != Shutdown::Read;
+        self.notify(sock);
+        self.pump(sock);
+        Ok(())
+    }
+
+    /// Closes `sock`. A connection sends its FIN after the queued bytes,
+    /// or, like Linux, a reset if received bytes were left unread.
+    pub(crate) fn close(&mut self, sock: SockId) -> io::Result<()> {
+        let s = self.socks.get_mut(&sock).ok_or_else(no_socket)?;
+        s.closed = true;
+        match &mut s.kind {
+            Kind::Stream(s) if s.state == State::Connected && !s.input.is_empty() => {
+                self.abort(sock, None)
+            }
+            Kind::Stream(s) if s.state == State::Connected && !s.fin_done => {
+                s.fin_queued = true;
+                self.pump(sock);
+            }
+            Kind::Listener { queue, .. } => {
+                let queue = std::mem::take(queue);
+                self.remove(sock);
+                for id in queue {
+                    if let Some(s) = self.socks.get_mut(&id) {
+                        s.closed = true;
+                    }
+                    self.abort(id, None);
+                }
+            }
+            _ => self.remove(sock),
+        }
+        Ok(())
+    }
+
+    /// The address `sock` is bound to.
+    pub(crate) fn local_addr(&self, sock: SockId) -> io::Result<SocketAddr> {
+        self.socks.get(&sock).map(|s| s.local).ok_or_else(no_socket)
+    }
+
+    /// The address of a connected socket's peer.
+    pub(crate) fn peer_addr(&self, sock: SockId) -> io::Result<SocketAddr> {
+        match &self.socks.get(&sock).ok_or_else(no_socket)?.kind {
+            Kind::Stream(s) if s.state == State::Connected => Ok(s.remote),
+            Kind::Udp(Udp {
+                connected: Some(to),
+                ..
+            }) => Ok(*to),
+            _ => Err(ErrorKind::NotConnected.into()),
+        }
+    }
+
+    /// Takes `sock`'s pending error (SO_ERROR).
+    pub(crate) fn take_error(&mut self, sock: SockId) -> io::Result<Option<io::Error>> {
+        self.socks.get(&sock).ok_or_else(no_socket)?;
+        Ok(self
+            .stream_mut(sock)
+            .and_then(|s| s.err.take())
+            .map(Into::into))
+    }
+
+    // ---- UDP --------------------------------------------------------------
+
+    /// Binds a UDP socket on `host` (port 0: an ephemeral one).
+    pub(crate) fn udp_bind(&mut self, host: HostId, addr: SocketAddr) -> io::Result<SockId> {
+        let local = self.bind_addr(host, addr, true)?;
+        let id = self.insert(host, local, Kind::Udp(Udp::default()));
+        self.udp_ports.insert((host, local.port()), id);
+        Ok(id)
+    }
+
+    /// Sets the UDP socket's default destination, and receives only from it.
+    pub(crate) fn udp_connect(&mut self, sock: SockId, to: SocketAddr) -> io::Result<()> {
+        let s = self.socks.get(&sock).ok_or_else(no_socket)?;
+        let to = SocketAddr::new(self.resolve(s.host, to.ip()), to.port());
+        match &mut self.socks.get_mut(&sock).ok_or_else(no_socket)?.kind {
+            Kind::Udp(u) => u.connected = Some(to),
+            _ => return Err(ErrorKind::InvalidInput.into()),
+        }
+        Ok(())
+    }
+
+    /// Sends `buf` as one datagram: always accepted, then delivered after
+    /// a latency, or lost or duplicated as the faults say.
+    pub(crate) fn send_to(
+        &mut self,
+        sock: SockId,
+        buf: &[u8],
+        to: SocketAddr,
+    ) -> io::Result<usize> {
+        let s = self.socks.get(&sock).ok_or_else(no_socket)?;
+        let (from, to) = (
+            s.local,
+            SocketAddr::new(self.resolve(s.host, to.ip()), to.port()),
+        );
+        if !matches!(s.kind, Kind::Udp(_)) || buf.len() > MAX_DATAGRAM {
+            return Err(ErrorKind::InvalidInput.into());
+        }
+        let faults = &self.config.faults;
+        let copies = if !self.open(from.ip(), to.ip()) || self.rng.chance(faults.udp_loss) {
+            0
+        } else if self.rng.chance(faults.udp_duplicate) {
+            2
+        } else {
+            1
+        };
+        let fate = ["lost", "sent", "duplicated"][copies];
+        self.trace(format!(
+            "udp {} > {} {} {fate}",
+            self.at(from),
+            self.at(to),
+            buf.len()
+        ));
+        for _ in 0..copies {
+            let mut due = self.now + self.latency();
+            let in_order = !self.rng.chance(self.config.faults.udp_reorder);
+            if let Some(Kind::Udp(u)) = self.socks.get_mut(&sock).map(|s| &mut s.kind)
+                && in_order
+            {
+                due = due.max(u.last_due);
+                u.last_due = due;
+            }
+            let data = buf.to_vec();
+            self.push(due, Event::Udp { from, to, data });
+        }
+        Ok(buf.len())
+    }
+
+    /// Takes the next datagram, truncated to `buf` like Linux, and its sender.
+    pub(crate) fn recv_from(
+        &mut self,
+        sock: SockId,
+        buf: &mut [u8],
+    ) -> io::Result<(usize, SocketAddr)> {
+        let s = self.socks.get_mut(&sock).ok_or_else(no_socket)?;
+        let Kind::Udp(u) = &mut s.kind else {
+            return Err(ErrorKind::InvalidInput.into());
+        };
+        let (from, data) = u.queue.pop_front().ok_or(ErrorKind::WouldBlock)?;
+        u.queued -= data.len();
+        let n = buf.len().min(data.len());
+        buf[..n].copy_from_slice(&data[..n]);
+        Ok((n, from))
+    }
+
+    // ---- the machine ------------------------------------------------------
+
+    fn insert(&mut self, host: HostId, local: SocketAddr, kind: Kind) -> SockId {
+        let id = SockId(self.next_sock);
+        self.next_sock += 1;
+        let (closed, flagged) = (false, false);
+        self.socks.insert(
+            id,
+            Sock {
+                host,
+                local,
+                closed,
+                flagged,
+                kind,
+            },
+        );
+        id
+    }
+
+    fn remove(&mut self, id: SockId) {
+        let Some(s) = self.socks.remove(&id) else {
+            return;
+        };
+        let ports = match s.kind {
+            Kind::Udp(_) => &mut self.udp_ports,
+            _ => &mut self.tcp_ports,
+        };
+        let key = (s.host, s.local.port());
+        if ports.get(&key) == Some(&id) {
+            ports.remove(&key);
+        }
+    }
+
+    fn stream(&self, id: SockId) -> Option<&Stream> {
+        match &self.socks.get(&id)?.kind {
+            Kind::Stream(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn stream_mut(&mut self, id: SockId) -> Option<&mut Stream> {
+        match &mut self.socks.get_mut(&id)?.kind {
+            Kind::Stream(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn host_of(&self, ip: IpAddr) -> Option<HostId> {
+        let IpAddr::V4(ip) = ip else { return None };
+        let i = u32::from(ip).checked_sub(u32::from(FIRST_HOST))? as usize;
+        (i < self.hosts.len()).then_some(HostId(i))
+    }
+
+    /// 127.0.0.1, ::1 and the unspecified address mean the calling host.
+    fn resolve(&self, host: HostId, ip: IpAddr) -> IpAddr {
+        let own = ip.is_unspecified() || ip == Ipv4Addr::LOCALHOST || ip == Ipv6Addr::LOCALHOST;
+        if own { self.ip(host) } else { ip }
+    }
+
+    fn bind_addr(&mut self, host: HostId, addr: SocketAddr, udp: bool) -> io::Result<SocketAddr> {
+        let ip = self.resolve(host, addr.ip());
+        if ip != self.ip(host) {
+            return Err(ErrorKind::AddrNotAvailable.into());
+        }
+        let ports = if udp {
+            &self.udp_ports
+        } else {
+            &self.tcp_ports
+        };
+        if addr.port() != 0 {
+            if ports.contains_key(&(host, addr.port())) {
+                return Err(ErrorKind::AddrInUse.into());
+            }
+            return Ok(SocketAddr::new(ip, addr.port()));
+        }
+        let h = &mut self.hosts[host.0];
+        for _ in EPHEMERAL {
+            let port = h.next_port;
+            h.next_port = if port + 1 < EPHEMERAL.end {
+                port + 1
+            } else {
+                EPHEMERAL.start
+            };
+            if !ports.contains_key(&(host, port)) {
+                return Ok(SocketAddr::new(ip, port));
+            }
+        }
+        Err(ErrorKind::AddrNotAvailable.into())
+    }
+
+    /// Whether packets pass between `a` and `b`: both up, no partition.
+    fn open(&self, a: IpAddr, b: IpAddr) -> bool {
+        let (Some(a), Some(b)) = (self.host_of(a), self.host_of(b)) else {
+            return false;
+        };
+        self.hosts[a.0].up && self.hosts[b.0].up && !self.partitions.contains(&(a.min(b), a.max(b)))
+    }
+
+    fn latency(&mut self) -> u64 {
+        self.rng.range(self.config.latency.clone())
+    }
+
+    fn push(&mut self, due: u64, event: Event) {
+        self.seq += 1;
+        self.events.insert((due, self.seq), event);
+    }
+
+    fn notify(&mut self, id: SockId) {
+        if let Some(s) = self.socks.get_mut(&id).filter(|s| !s.closed && !s.flagged) {
+            s.flagged = true;
+            self.changed.push(id);
+        }
+    }
+
+    fn name(&self, host: HostId) -> &str {
+        &self.hosts[host.0].name
+    }
+
+    /// `name:port`, or the address if no host has it.
+    fn at(&self, addr: SocketAddr) -> String {
+        match self.host_of(addr.ip()) {
+            Some(h) => format!("{}:{}", self.name(h), addr.port()),
+            None => addr.to_string(),
+        }
+    }
+
+    fn trace(&mut self, what: String) {
+        let line = format!("{} {what}", self.now);
+        log::trace!("sim: {line}");
+        for &b in line.as_bytes().iter().chain(b"\n") {
+            self.hash = (self.hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        if self.trace.len() == TRACE_LINES {
+            self.trace.pop_front();
+        }
+        self.trace.push_back(line);
+    }
+
+    fn pump_all(&mut self) {
+        for (from, to) in std::mem::take(&mut self.held_rsts) {
+            self.send_rst(from, to);
+        }
+        let ids: Vec<SockId> = self.socks.keys().copied().collect();
+        for id in ids {
+            self.pump(id);
+        }
+    }
+
+    /// Puts on the wire what `id` may send now: its SYN or SYN-ACK, bytes
+    /// while the receiver has room, then its FIN.
+    fn pump(&mut self, id: SockId) {
+        loop {
+            let Some(Sock {
+                kind: Kind::Stream(s),
+                local,
+                ..
+            }) = self.socks.get(&id)
+            else {
+                return;
+            };
+            if s.state == State::Broken || !self.open(local.ip(), s.remote.ip()) {
+                return;
+            }
+            let queued = s
+                .peer
+                .and_then(|p| self.stream(p))
+                .map_or(0, |p| p.input.len());
+            let room = self.config.recv_buffer.saturating_sub(queued + s.in_flight);
+            let unsent = s.out.len() - s.in_flight;
+            let seg = if !s.ctl_done && !s.ctl_out {
+                if s.state == State::Connecting {
+                    Seg::Syn
+                } else {
+                    Seg::SynAck
+                }
+            } else if s.state != State::Connected {
+                return;
+            } else if unsent > 0 && room > 0 {
+                let cut = self.rng.range(1..self.config.max_segment as u64 + 1) as usize;
+                Seg::Data(cut.min(unsent).min(room))
+            } else if s.fin_queued && unsent == 0 && !s.fin_out {
+                Seg::Fin
+            } else {
+                return;
+            };
+            let at = self.now + self.latency();
+            let s = self.stream_mut(id).expect("pumped a stream");
+            match seg {
+                Seg::Syn | Seg::SynAck => s.ctl_out = true,
+                Seg::Data(n) => s.in_flight += n,
+                Seg::Fin => s.fin_out = true,
+            }
+            let due = at.max(s.last_due);
+            s.last_due = due;
+            let epoch = s.epoch;
+            self.push(
+                due,
+                Event::Tcp {
+                    from: id,
+                    epoch,
+                    seg,
+                },
+            );
+        }
+    }
+
+    fn deliver(&mut self, from: SockId, epoch: u64, seg: Seg) {
+        let Some(Sock {
+            kind: Kind::Stream(s),
+            local,
+            closed,
+            ..
+        }) = self.socks.get(&from)
+        else {
+            return;
+        };
+        let (src, dst, peer, sender_closed) = (*local, s.remote, s.peer, *closed);
+        if s.epoch != epoch {
+            return;
+        }
+        if !self.open(src.ip(), dst.ip()) {
+            // Held: sent again from the first undelivered byte once the path opens.
+            self.stream_mut(from).expect("a stream").rewind();
+            return;
+        }
+        let (src_at, dst_at) = (self.at(src), self.at(dst));
+        let receiver_closed = peer
+            .and_then(|p| self.socks.get(&p))
+            .is_some_and(|r| r.closed);
+        let live = peer.filter(|&p| {
+            !receiver_closed && self.stream(p).is_some_and(|r| r.state != State::Broken)
+        });
+        match (seg, live) {
+            (Seg::Syn, _) => self.syn(from, src, dst),
+            (Seg::Fin, Some(to)) => {
+                self.stream_mut(to).expect("a stream").peer_fin = true;
+                self.trace(format!("fin {src_at} > {dst_at}"));
+                self.notify(to);
+            }
+            (Seg::Fin, None) => {}
+            (Seg::SynAck, Some(to)) => {
+                self.stream_mut(to).expect("a stream").state = State::Connected;
+                self.stream_mut(from).expect("a stream").ctl_done = true;
+                self.trace(format!("connected {dst_at} > {src_at}"));
+                self.notify(to);
+            }
+            (Seg::Data(_), Some(to)) if self.rng.chance(self.config.faults.reset) => {
+                self.trace(format!("reset fault {src_at} > {dst_at}"));
+                self.abort(to, Some(ErrorKind::ConnectionReset));
+            }
+            (Seg::Data(n), Some(to)) => {
+                let s = self.stream_mut(from).expect("a stream");
+                s.in_flight -= n;
+                let bytes: Vec<u8> = s.out.drain(..n).collect();
+                self.stream_mut(to).expect("a stream").input.extend(bytes);
+                self.trace(format!("data {src_at} > {dst_at} {n}"));
+                self.notify(to);
+                self.notify(from);
+            }
+            // Bytes for a socket closed by its user: like Linux, it resets.
+            (_, None) if receiver_closed => {
+                self.abort(peer.expect("a peer"), None);
+            }
+            (_, None) => self.send_rst(dst, from),
+        }
+        if let (Seg::Fin, Some(s)) = (seg, self.stream_mut(from)) {
+            s.fin_done = true;
+            if sender_closed {
+                self.remove(from);
+            }
+        }
+    }
+
+    /// A SYN from `from` (at `src`) reaches `dst`.
+    fn syn(&mut self, from: SockId, src: SocketAddr, dst: SocketAddr) {
+        let key = self.host_of(dst.ip()).map(|h| (h, dst.port()));
+        let listener = key.and_then(|k| self.tcp_ports.get(&k)).copied();
+        let (src_at, dst_at) = (self.at(src), self.at(dst));
+        let Some((
+            l,
+            Sock {
+                host,
+                kind: Kind::Listener { backlog, queue },
+                ..
+            },
+        )) = listener.and_then(|l| Some((l, self.socks.get(&l)?)))
+        else {
+            self.trace(format!("refused {src_at} > {dst_at}"));
+            return self.send_rst(dst, from);
+        };
+        if queue.len() > *backlog {
+            // Dropped, as Linux does; the client tries again after its RTO.
+            self.trace(format!("syn {src_at} > {dst_at} dropped"));
+            let now = self.now;
+            let s = self.stream_mut(from).expect("a stream");
+            let (due, epoch) = (now + s.syn_rto, s.epoch);
+            s.syn_rto = (s.syn_rto * 2).min(64 * SYN_RTO);
+            return self.push(due, Event::SynRetry { sock: from, epoch });
+        }
+        let host = *host;
+        let server = self.insert(
+            host,
+            dst,
+            Kind::Stream(Stream::new(State::Connected, src, Some(from))),
+        );
+        if let Some(Kind::Listener { queue, .. }) = self.socks.get_mut(&l).map(|s| &mut s.kind) {
+            queue.push_back(server);
+        }
+        let s = self.stream_mut(from).expect("a stream");
+        s.peer = Some(server);
+        s.ctl_done = true;
+        self.trace(format!("syn {src_at} > {dst_at}"));
+        self.notify(l);
+        self.pump(server);
+    }
+
+    fn send_rst(&mut self, from: SocketAddr, to: SockId) {
+        let due = self.now + self.latency();
+        self.push(due, Event::Rst { from, to });
+    }
+
+    fn deliver_rst(&mut self, from: SocketAddr, to: SockId) {
+        let Some(sock) = self.socks.get(&to) else {
+            return;
+        };
+        let (local, closed) = (sock.local, sock.closed);
+        let Some(s) = self.stream_mut(to).filter(|s| s.state != State::Broken) else {
+            return;
+        };
+        let refused = s.state == State::Connecting;
+        let err = if refused {
+            ErrorKind::ConnectionRefused
+        } else {
+            ErrorKind::ConnectionReset
+        };
+        if !self.open(from.ip(), local.ip()) {
+            return self.held_rsts.push((from, to));
+        }
+        self.stream_mut(to).expect("a stream").break_with(Some(err));
+        self.trace(format!("rst {} > {}", self.at(from), self.at(local)));
+        self.notify(to);
+        if closed {
+            self.remove(to);
+        }
+    }
+
+    /// Breaks `id`'s connection now and sends its peer a reset.
+    fn abort(&mut self, id: SockId, err: Option<ErrorKind>) {
+        let Some(Sock {
+            kind: Kind::Stream(s),
+            local,
+            closed,
+            ..
+        }) = self.socks.get(&id)
+        else {
+            return;
+        };
+        let (local, closed, peer, broken) = (*local, *closed, s.peer, s.state == State::Broken);
+        if !broken {
+            self.stream_mut(id).expect("a stream").break_with(err);
+            self.trace(format!("reset {}", self.at(local)));
+            if let Some(peer) = peer {
+                self.send_rst(local, peer);
+            }
+            self.notify(id);
+        }
+        if closed {
+            self.remove(id);
+        }
+    }
+
+    fn deliver_udp(&mut self, from: SocketAddr, to: SocketAddr, data: Vec<u8>) {
+        let line = format!("udp {} > {} {}", self.at(from), self.at(to), data.len());
+        let key = self.host_of(to.ip()).map(|h| (h, to.port()));
+        let id = key.and_then(|k| self.udp_ports.get(&k)).copied();
+        let open = self.open(from.ip(), to.ip());
+        let cap = self.config.recv_buffer;
+        let sock = id.and_then(|id| self.socks.get_mut(&id)).filter(|_| open);
+        let Some(Kind::Udp(u)) = sock.map(|s| &mut s.kind) else {
+            return self.trace(format!("{line} dropped"));
+        };
+        if u.connected.is_some_and(|c| c != from) || u.queued + data.len() > cap {
+            return self.trace(format!("{line} dropped"));
+        }
+        u.queued += data.len();
+        u.queue.push_back((from, data));
+        self.trace(format!("{line} delivered"));
+        self.notify(id.expect("a socket"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn world(seed: u64, config: NetConfig) -> (Network, HostId, HostId) {
+        let mut net = Network::new(Rng::new(seed), config);
+        let a = net.add_host("client").unwrap();
+        let b = net.add_host("server").unwrap();
+        (net, a, b)
+    }
+
+    fn settle(net: &mut Network) {
+        while let Some(t) = net.next_deadline() {
+            net.advance(t);
+        }
+    }
+
+    fn at(net: &Network, host: HostId, port: u16) -> SocketAddr {
+        SocketAddr::new(net.ip(host), port)
+    }
+
+    fn kind<T>(r: io::Result<T>) -> ErrorKind {
+        r.err().expect("an error").kind()
+    }
+
+    fn changed(net: &mut Network) -> Vec<SockId> {
+        let mut out = Vec::new();
+        net.take_changed(&mut out);
+        out
+    }
+
+    /// A connection from `a` to a listener on `b`:80: (client, server).
+    fn pair(net: &mut Network, a: HostId, b: HostId) -> io::Result<(SockId, SockId)> {
+        let listener = net.tcp_bind(b, "0.0.0.0:80".parse().unwrap())?;
+        net.listen(listener, 16)?;
+        let c = net.connect(a, at(net, b, 80))?;
+        assert_eq!(kind(net.peer_addr(c)), ErrorKind::NotConnected);
+        settle(net);
+        let (s, peer) = net.accept(listener)?;
+        assert_eq!(peer, net.local_addr(c)?);
+        assert_eq!(net.peer_addr(c)?, at(net, b, 80));
+        changed(net);
+        Ok((c, s))
+    }
+
+    /// Reads what `s` has into `got`; true at end of stream.
+    fn drain(net: &mut Network, s: SockId, got: &mut Vec<u8>, most: usize) -> io::Result<bool> {
+        let mut buf = vec![0; most];
+        loop {
+            match net.recv(s, &mut buf) {
+                Ok(0) => return Ok(true),
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn bytes(seed: u64, n: usize) -> Vec<u8> {
+        let mut rng = Rng::new(seed);
+        (0..n).map(|_| rng.next_u64() as u8).collect()
+    }
+
+    #[test]
+    fn bytes_arrive_whole_and_in_order_however_they_are_split() -> io::Result<()> {
+        for seed in 0..12 {
+            let config = NetConfig {
+                recv_buffer: 4096,
+                send_buffer: 8192,
+                ..Default::default()
+            };
+            let (mut net, a, b) = world(seed, config);
+            let (c, s) = pair(&mut net, a, b)?;
+            let mut rng = Rng::new(seed + 100);
+            let data = bytes(seed, 300_000);
+            let (mut sent, mut got, mut now, mut buf) = (0, Vec::new(), net.now, [0; 5000]);
+            for _ in 0..1_000_000 {
+                if sent < data.len() {
+                    let end = (sent + rng.range(1..9000) as usize).min(data.len());
+                    match net.send(c, &data[sent..end]) {
+                        Ok(n) => sent += n,
+                        Err(e) => assert_eq!(e.kind(), ErrorKind::WouldBlock),
+                    }
+                    if sent == data.len() {
+                        net.close(c)?;
+                    }
+                }
+                now += rng.range(0..3 * MS);
+                net.advance(now);
+                match net.recv(s, &mut buf[..rng.range(1..5000) as usize]) {
+                    Ok(0) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(e) => assert_eq!(e.kind(), ErrorKind::WouldBlock),
+                }
+            }
+            assert_eq!(got.len(), data.len(), "seed {seed}");
+            assert!(got == data, "seed {seed}: the bytes differ");
+            assert_eq!(net.recv(s, &mut buf)?, 0);
+            // The closed client is gone once its FIN arrived.
+            assert!(!net.socks.contains_key(&c));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_reader_that_reads_nothing_blocks_the_writer_and_reading_frees_it() -> io::Result<()> {
+        let (mut net, a, b) = world(1, NetConfig::default());
+        let (c, s) = pair(&mut net, a, b)?;
+        let mut sent = 0;
+        while let Ok(n) = net.send(c, &[7; 1000]) {
+            sent += n;
+            settle(&mut net);
+        }
+        // Both buffers are full: the receiver's, then the sender's.
+        assert_eq!(sent, 2 * 64 * 1024);
+        settle(&mut net);
+        assert_eq!(kind(net.send(c, b"x")), ErrorKind::WouldBlock);
+        assert!(!net.readiness(c).writable);
+        changed(&mut net);
+        let mut got = Vec::new();
+        drain(&mut net, s, &mut got, 10_000)?;
+        settle(&mut net);
+        assert!(changed(&mut net).contains(&c));
+        assert!(net.readiness(c).writable);
+        assert!(net.send(c, &[7; 1000])? > 0);
+        Ok(())
+    }
+
+    #[test]
+    fn a_fin_after_data_reads_zero_only_after_the_data() -> io::Result<()> {
+        let (mut net, a, b) = world(2, NetConfig::default());
+        let (c, s) = pair(&mut net, a, b)?;
+        net.send(c, b"hello")?;
+        net.shutdown(c, Shutdown::Write)?;
+        assert_eq!(kind(net.send(c, b"more")), ErrorKind::BrokenPipe);
+        settle(&mut net);
+        assert!(net.readiness(s).read_closed);
+        let mut buf = [0; 3];
+        assert_eq!(net.recv(s, &mut buf)?, 3);
+        assert_eq!(net.recv(s, &mut buf)?, 2);
+        assert_eq!(&buf[..2], b"lo");
+        assert_eq!(net.recv(s, &mut buf)?, 0);
+        // The other direction still works.
+        net.send(s, b"bye")?;
+        settle(&mut net);
+        assert_eq!(net.recv(c, &mut buf)?, 3);
+        Ok(())
+    }
+
+    #[test]
+    fn closing_with_unread_bytes_resets_the_peer() -> io::Result<()> {
+        let (mut net, a, b) = world(3, NetConfig::default());
+        let (c, s) = pair(&mut net, a, b)?;
+        net.send(c, b"unread")?;
+        settle(&mut net);
+        net.close(s)?;
+        settle(&mut net);
+        assert!(net.readiness(c).error && net.readiness(c).read_closed);
+        assert_eq!(changed(&mut net), [c]);
+        // Linux: the reset once, then a broken pipe, and reads see the end.
+        assert_eq!(kind(net.send(c, b"x")), ErrorKind::ConnectionReset);
+        assert_eq!(kind(net.send(c, b"x")), ErrorKind::BrokenPipe);
+        assert_eq!(net.recv(c, &mut [0; 8])?, 0);
+        assert!(
+            net.trace
+                .iter()
+                .any(|l| l.ends_with("rst server:80 > client:49152"))
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_reset_by_the_harness_or_a_fault_reaches_both_ends() -> io::Result<()> {
+        let (mut net, a, b) = world(4, NetConfig::default());
+        let (c, s) = pair(&mut net, a, b)?;
+        net.reset(c);
+        assert_eq!(kind(net.recv(c, &mut [0; 8])), ErrorKind::ConnectionReset);
+        // A reset that meets a partition arrives once it heals.
+        net.partition(a, b);
+        settle(&mut net);
+        assert_eq!(kind(net.recv(s, &mut [0; 8])), ErrorKind::WouldBlock);
+        net.heal(a, b);
+        settle(&mut net);
+        assert_eq!(kind(net.recv(s, &mut [0; 8])), ErrorKind::ConnectionReset);
+        assert_eq!(net.recv(s, &mut [0; 8])?, 0);
+
+        let mut config = NetConfig::default();
+        config.faults.reset = 1.0;
+        let (mut net, a, b) = world(4, config);
+        let (c, s) = pair(&mut net, a, b)?;
+        net.send(c, b"doomed")?;
+        settle(&mut net);
+        assert_eq!(
+            net.take_error(s)?.map(|e| e.kind()),
+            Some(ErrorKind::ConnectionReset)
+        );
+        assert_eq!(kind(net.send(c, b"x")), ErrorKind::ConnectionReset);
+        Ok(())
+    }
+
+    #[test]
+    fn connecting_to_nobody_is_refused() -> io::Result<()> {
+        let (mut net, a, b) = world(5, NetConfig::default());
+        let c = net.connect(a, at(&net, b, 81))?;
+        settle(&mut net);
+        assert_eq!(changed(&mut net), [c]);
+        let ready = net.readiness(c);
+        assert!(ready.error && ready.writable);
+        assert_eq!(
+            net.take_error(c)?.map(|e| e.kind()),
+            Some(ErrorKind::ConnectionRefused)
+        );
+        assert!(net.take_error(c)?.is_none());
+        assert_eq!(kind(net.peer_addr(c)), ErrorKind::NotConnected);
+        Ok(())
+    }
+
+    #[test]
+    fn a_partition_or_a_stopped_host_holds_connects_and_bytes_until_it_ends() -> io::Result<()> {
+        let (mut net, a, b) = world(
+            6,
+            NetConfig {
+                recv_buffer: 8192,
+                ..Default::default()
+            },
+        );
+        let listener = net.tcp_bind(b, "127.0.0.1:80".parse().unwrap())?;
+        net.listen(listener, 4)?;
+        net.partition(a, b);
+        let c = net.connect(a, at(&net, b, 80))?;
+        net.advance(10_000 * MS);
+        assert_eq!(kind(net.peer_addr(c)), ErrorKind::NotConnected);
+        net.heal(a, b);
+        settle(&mut net);
+        let (s, _) = net.accept(listener)?;
+        assert!(net.peer_addr(c).is_ok());
+
+        let data = bytes(6, 100_000);
+        let (mut sent, mut got, mut now) = (0, Vec::new(), net.now);
+        for round in 0..10_000 {
+            match round {
+                20 => net.partition(b, a),
+                40 => net.heal(a, b),
+                60 => net.stop_host(b),
+                80 => net.stop_host(a),
+                100 => net.start_host(b),
+                120 => net.start_host(a),
+                _ => {}
+            }
+            let cut = (20..40).contains(&round) || (60..120).contains(&round);
+            if sent < data.len() {
+                sent += net
+                    .send(c, &data[sent..(sent + 3000).min(data.len())])
+                    .unwrap_or(0);
+            }
+            now += MS;
+            net.advance(now);
+            let before = got.len();
+            drain(&mut net, s, &mut got, 700)?;
+            // While cut off, only what was already delivered can be read.
+            if cut && (22..40).contains(&round) {
+                assert_eq!(got.len(), before, "round {round}");
+            }
+            if got.len() == data.len() {
+                break;
+            }
+        }
+        assert!(got == data);
+        settle(&mut net);
+        drain(&mut net, s, &mut got, 700)?;
+        assert_eq!(got.len(), data.len());
+        Ok(())
+    }
+
+    #[test]
+    fn connecting_to_a_stopped_host_or_an_unknown_address_gets_no_answer() -> io::Result<()> {
+        let (mut net, a, b) = world(7, NetConfig::default());
+        let listener = net.tcp_bind(b, at(&net, b, 80))?;
+        net.listen(listener, 4)?;
+        net.stop_host(b);
+        let c = net.connect(a, at(&net, b, 80))?;
+        let lost = net.connect(a, "127.0.0.99:80".parse().unwrap())?;
+        net.advance(10_000 * MS);
+        assert!(changed(&mut net).is_empty());
+        net.start_host(b);
+        settle(&mut net);
+        assert!(net.peer_addr(c).is_ok());
+        assert_eq!(kind(net.peer_addr(lost)), ErrorKind::NotConnected);
+        assert!(net.take_error(lost)?.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn a_full_backlog_drops_the_syn_and_the_client_keeps_connecting() -> io::Result<()> {
+        let (mut net, a, b) = world(8, NetConfig::default());
+        let listener = net.tcp_bind(b, at(&net, b, 80))?;
+        net.listen(listener, 0)?;
+        let first = net.connect(a, at(&net, b, 80))?;
+        net.advance(10 * MS);
+        let second = net.connect(a, at(&net, b, 80))?;
+        net.advance(100 * MS);
+        assert!(net.peer_addr(first).is_ok());
+        assert_eq!(kind(net.peer_addr(second)), ErrorKind::NotConnected);
+        assert!(net.take_error(second)?.is_none());
+        assert!(net.trace.iter().any(|l| l.ends_with("dropped")));
+        net.accept(listener)?;
+        net.advance(1_200 * MS);
+        assert!(net.peer_addr(second).is_ok());
+        assert_eq!(net.accept(listener)?.1, net.local_addr(second)?);
+        assert_eq!(kind(net.accept(listener)), ErrorKind::WouldBlock);
+        Ok(())
+    }
+
+    /// Sends 2000 numbered datagrams, 100 µs apart: (lost, duplicated,
+    /// arrivals after a later one).
+    fn udp_run(faults: Faults) -> io::Result<(usize, usize, usize)> {
+        let (mut net, a, b) = world(
+            9,
+            NetConfig {
+                faults,
+                ..Default::default()
+            },
+        );
+        let tx = net.udp_bind(a, "0.0.0.0:0".parse().unwrap())?;
+        let rx = net.udp_bind(b, "0.0.0.0:53".parse().unwrap())?;
+        let mut seen = vec![0; 2000];
+        let (mut overtaken, mut last, mut buf) = (0, 0, [0; 8]);
+        for i in 0..2000u32 {
+            net.send_to(tx, &i.to_le_bytes(), at(&net, b, 53))?;
+            net.advance(net.now + MS / 10);
+            if i == 1999 {
+                settle(&mut net);
+            }
+            while let Ok((n, from)) = net.recv_from(rx, &mut buf) {
+                assert_eq!((n, from), (4, net.local_addr(tx)?));
+                let j = u32::from_le_bytes(buf[..4].try_into().unwrap());
+                seen[j as usize] += 1;
+                overtaken += usize::from(j < last);
+                last = j;
+            }
+        }
+        let lost = seen.iter().filter(|&&n| n == 0).count();
+        Ok((lost, seen.iter().filter(|&&n| n == 2).count(), overtaken))
+    }
+
+    #[test]
+    fn udp_faults_happen_at_about_their_rates_and_never_when_off() -> io::Result<()> {
+        assert_eq!(udp_run(Faults::default())?, (0, 0, 0));
+        let (lost, dup, _) = udp_run(Faults {
+            udp_loss: 0.1,
+            udp_duplicate: 0.1,
+            ..Default::default()
+        })?;
+        assert!((140..260).contains(&lost), "{lost}");
+        assert!((120..240).contains(&dup), "{dup}");
+        let (lost, dup, overtaken) = udp_run(Faults {
+            udp_reorder: 0.2,
+            ..Default::default()
+        })?;
+        assert_eq!((lost, dup), (0, 0));
+        assert!((150..400).contains(&overtaken), "{overtaken}");
+        Ok(())
+    }
+
+    #[test]
+    fn recv_from_truncates_and_what_nobody_can_take_is_dropped() -> io::Result<()> {
+        let (mut net, a, b) = world(
+            10,
+            NetConfig {
+                recv_buffer: 100,
+                ..Default::default()
+            },
+        );
+        let tx = net.udp_bind(a, at(&net, a, 0))?;
+        let rx = net.udp_bind(b, at(&net, b, 53))?;
+        assert_eq!(kind(net.udp_bind(b, at(&net, b, 53))), ErrorKind::AddrInUse);
+        for _ in 0..3 {
+            net.send_to(tx, &[1; 60], at(&net, b, 53))?;
+        }
+        net.send_to(tx, b"nobody", at(&net, b, 54))?;
+        settle(&mut net);
+        assert_eq!(changed(&mut net), [rx]);
+        let mut buf = [0; 10];
+        assert_eq!(net.recv_from(rx, &mut buf)?, (10, net.local_addr(tx)?));
+        // The queue held one 60-byte datagram; the others did not fit.
+        assert_eq!(kind(net.recv_from(rx, &mut buf)), ErrorKind::WouldBlock);
+        assert_eq!(net.recent(3).filter(|l| l.ends_with("dropped")).count(), 3);
+        // A connected socket sends to, and takes only from, its peer.
+        net.udp_connect(rx, net.local_addr(tx)?)?;
+        net.send(rx, b"pong")?;
+        settle(&mut net);
+        assert_eq!(net.recv(tx, &mut buf)?, 4);
+        Ok(())
+    }
+
+    #[test]
+    fn binding_checks_addresses_and_hands_out_ephemeral_ports_in_order() -> io::Result<()> {
+        let (mut net, a, b) = world(11, NetConfig::default());
+        assert_eq!(net.lookup("server"), Some("127.0.0.3".parse().unwrap()));
+        assert_eq!(kind(net.add_host("server")), ErrorKind::AlreadyExists);
+        let l = net.tcp_bind(a, "0.0.0.0:80".parse().unwrap())?;
+        assert_eq!(net.local_addr(l)?, at(&net, a, 80));
+        assert_eq!(kind(net.tcp_bind(a, at(&net, a, 80))), ErrorKind::AddrInUse);
+        assert_eq!(
+            kind(net.tcp_bind(a, at(&net, b, 81))),
+            ErrorKind::AddrNotAvailable
+        );
+        let e1 = net.tcp_bind(a, at(&net, a, 0))?;
+        let e2 = net.tcp_bind(a, at(&net, a, 0))?;
+        assert_eq!(
+            (net.local_addr(e1)?.port(), net.local_addr(e2)?.port()),
+            (49152, 49153)
+        );
+        net.close(e1)?;
+        assert!(net.tcp_bind(a, at(&net, a, 49152)).is_ok());
+        Ok(())
+    }
+
+    /// A busy world with faults on; returns its trace hash.
+    fn workload(seed: u64) -> io::Result<u64> {
+        let mut config = NetConfig {
+            recv_buffer: 2048,
+            ..Default::default()
+        };
+        config.faults = Faults {
+            reset: 0.01,
+            udp_loss: 0.1,
+            udp_duplicate: 0.1,
+            udp_reorder: 0.1,
+        };
+        let (mut net, a, b) = world(seed, config);
+        let (c, s) = pair(&mut net, a, b)?;
+        let u = net.udp_bind(a, at(&net, a, 0))?;
+        let data = bytes(seed, 20_000);
+        let mut got = Vec::new();
+        for i in 0..200 {
+            let _ = net.send(c, &data[i * 100..i * 100 + 100]);
+            net.send_to(u, b"ping", at(&net, b, 53))?;
+            net.advance(net.now + MS);
+            let _ = drain(&mut net, s, &mut got, 300);
+        }
+        settle(&mut net);
+        Ok(net.trace_hash())
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_trace_and_other_seeds_others() -> io::Result<()> {
+        assert_eq!(workload(1)?, workload(1)?);
+        let mut hashes: Vec<u64> = (0..8).map(workload).collect::<io::Result<_>>()?;
+        hashes.sort_unstable();
+        hashes.dedup();
+        assert_eq!(hashes.len(), 8);
+        Ok(())
+    }
+
+    #[test]
+    fn readiness_edges_are_reported_once_and_only_on_a_change() -> io::Result<()> {
+        let (mut net, a, b) = world(12, NetConfig::default());
+        let listener = net.tcp_bind(b, at(&net, b, 80))?;
+        net.listen(listener, 4)?;
+        let c = net.connect(a, at(&net, b, 80))?;
+        assert!(changed(&mut net).is_empty());
+        assert_eq!(net.readiness(c), Ready::default());
+        settle(&mut net);
+        assert_eq!(changed(&mut net), [listener, c]);
+        assert!(changed(&mut net).is_empty());
+        let (s, _) = net.accept(listener)?;
+        for _ in 0..5 {
+            net.send(c, &[1; 3000])?;
+        }
+        settle(&mut net);
+        assert_eq!(changed(&mut net), [s, c]);
+        assert!(net.readiness(s).readable && !net.readiness(s).read_closed);
+        net.advance(net.now + 1000 * MS);
+        assert!(changed(&mut net).is_empty());
+        net.shutdown(c, Shutdown::Write)?;
+        assert_eq!(changed(&mut net), [c]);
+        settle(&mut net);
+        assert_eq!(changed(&mut net), [s]);
+        assert!(net.readiness(s).read_closed);
+        Ok(())
+    }
+}
