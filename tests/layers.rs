@@ -36,7 +36,8 @@ const LAYERS: &str = "
     net/src/unix/sys.rs                        0
     net/src/unix/addr.rs                       0
     net/src/unix/ucred.rs                      0
-    net/src/sim/                               0  the simulated network's model
+    net/src/sim/                               0  the simulated network's model and world
+    net/src/sys.rs                             0  an OS socket or a simulated one
     net/src/impls.rs                           1  sockets and their halves, and the
     net/src/halves.rs                          1  methods they share (macros),
     net/src/outbox.rs                          1  and the outbox of stream sockets

@@ -132,8 +132,18 @@ pub(crate) fn no_addresses() -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, msg)
 }
 
-/// Resolves `host` on the blocking pool of the runtime running this task.
+/// Resolves `host` on the blocking pool of the runtime running this task,
+/// or, inside a simulation, among its hosts' names.
 async fn lookup(host: String, port: u16) -> io::Result<Addrs> {
+    if let Some(found) = crate::sim::lookup(&host) {
+        let ip = found.ok_or_else(|| {
+            let msg = format!("could not resolve {host:?}: no simulated host has that name");
+            io::Error::new(io::ErrorKind::NotFound, msg)
+        })?;
+        return Ok(Some(SocketAddr::new(ip, port))
+            .into_iter()
+            .chain(Vec::new()));
+    }
     let handle = Handle::try_current().ok_or_else(|| {
         io::Error::other(format!(
             "resolving {host:?} outside an ioloop runtime (it needs the blocking pool)"

@@ -23,6 +23,7 @@ mod outbox;
 // Nothing outside its tests calls it until the sockets are wired to it.
 #[allow(dead_code, unused_imports)]
 pub(crate) mod sim;
+mod sys;
 mod syscall;
 pub mod tcp;
 pub mod udp;

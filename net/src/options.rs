@@ -30,24 +30,58 @@ pub(crate) fn linger(linger: Option<Duration>) -> Option<Duration> {
     })
 }
 
-/// What an option is set on: a registered socket, or a socket2 `Socket`.
+/// What an option is set on: a registered socket, or a socket2 `Socket`;
+/// `None` for a simulated socket, which has no options: setting one does
+/// nothing, reading one is `Unsupported`.
 pub(crate) trait Sock {
-    fn sock(&self) -> SockRef<'_>;
+    fn sock(&self) -> Option<SockRef<'_>>;
 }
 
-impl<T: mio::event::Source> Sock for Registration<T>
-where
-    for<'a> SockRef<'a>: From<&'a T>,
-{
-    fn sock(&self) -> SockRef<'_> {
-        SockRef::from(self.get_ref())
+/// A socket that may be the OS's (`sys.rs`'s, or a Unix one, always).
+pub(crate) trait OsSocket {
+    /// The OS socket, for its options; `None` if simulated.
+    fn os_socket(&self) -> Option<SockRef<'_>>;
+}
+
+impl<T: mio::event::Source + OsSocket> Sock for Registration<T> {
+    fn sock(&self) -> Option<SockRef<'_>> {
+        self.get_ref().os_socket()
     }
 }
 
 impl Sock for socket2::Socket {
-    fn sock(&self) -> SockRef<'_> {
-        SockRef::from(self)
+    fn sock(&self) -> Option<SockRef<'_>> {
+        Some(SockRef::from(self))
     }
+}
+
+/// Unix sockets are never simulated.
+#[cfg(unix)]
+macro_rules! os_socket {
+    ($($T:ty),+) => {$(
+        impl OsSocket for $T {
+            fn os_socket(&self) -> Option<SockRef<'_>> {
+                Some(SockRef::from(self))
+            }
+        }
+    )+};
+}
+#[cfg(unix)]
+os_socket!(
+    mio::net::UnixStream,
+    mio::net::UnixListener,
+    mio::net::UnixDatagram
+);
+
+/// A simulated socket's setter: the value was checked (`$arg` ran); nothing
+/// is kept.
+pub(crate) fn checked<T>(_: T) -> io::Result<()> {
+    Ok(())
+}
+
+/// What reading an option of a simulated socket gives.
+pub(crate) fn no_options() -> io::Error {
+    crate::sim::not_simulated("a socket option")
 }
 
 /// Options' setters and getters, inside an `impl` of a type whose `io`
@@ -75,7 +109,11 @@ macro_rules! sockopt {
             "the OS's error from `setsockopt(2)`."
         )]
         pub fn $set(&self, $value: $ty) -> std::io::Result<()> {
-            $crate::options::Sock::sock(&self.io).$sock_set($arg)
+            match $crate::options::Sock::sock(&self.io) {
+                Some(sock) => sock.$sock_set($arg),
+                // Simulated: checked, and kept nowhere.
+                None => $crate::options::checked($arg),
+            }
         }
 
         $(#[cfg($cfg)])?
@@ -85,7 +123,8 @@ macro_rules! sockopt {
         ///
         /// The OS's error from `getsockopt(2)`.
         pub fn $get(&self) -> std::io::Result<$out> {
-            $crate::options::Sock::sock(&self.io).$sock_get()$(.map($map))?
+            let sock = $crate::options::Sock::sock(&self.io).ok_or_else($crate::options::no_options)?;
+            sock.$sock_get()$(.map($map))?
         }
     )+};
 

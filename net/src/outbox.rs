@@ -76,7 +76,7 @@ pub(crate) trait Stream: Source + Send + Sync + 'static {
     fn shutdown(&self, how: Shutdown) -> io::Result<()>;
 }
 
-impl Stream for mio::net::TcpStream {
+impl Stream for crate::sys::TcpStream {
     fn send(&self, buf: &[u8]) -> io::Result<usize> {
         syscall::send(self, buf)
     }
@@ -84,7 +84,7 @@ impl Stream for mio::net::TcpStream {
         syscall::send_vectored(self, bufs)
     }
     fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        mio::net::TcpStream::shutdown(self, how)
+        crate::sys::TcpStream::shutdown(self, how)
     }
 }
 
@@ -373,12 +373,9 @@ impl<S: Stream> Sock<S> {
 }
 
 /// Socket options are set on the registered stream.
-impl<S: Stream> options::Sock for Arc<Sock<S>>
-where
-    for<'a> SockRef<'a>: From<&'a S>,
-{
-    fn sock(&self) -> SockRef<'_> {
-        SockRef::from(self.get_ref())
+impl<S: Stream + options::OsSocket> options::Sock for Arc<Sock<S>> {
+    fn sock(&self) -> Option<SockRef<'_>> {
+        self.get_ref().os_socket()
     }
 }
 

@@ -17,6 +17,37 @@ use std::net::SocketAddr;
 
 pub(crate) use imp::*;
 
+use crate::sim::Socket;
+
+/// A socket the calls below take: the OS's, or one of `sys.rs`'s, which
+/// may stand for a simulated socket, whose calls go to the simulated
+/// network instead of the kernel. For an OS socket type the check folds
+/// away; for `sys.rs`'s it is one branch a call.
+pub(crate) trait Simulated {
+    /// The simulated socket this is, if it is one.
+    #[inline(always)]
+    fn simulated(&self) -> Option<&Socket> {
+        None
+    }
+}
+
+#[cfg(unix)]
+impl Simulated for mio::net::UnixStream {}
+#[cfg(unix)]
+impl Simulated for mio::net::UnixDatagram {}
+impl Simulated for mio::net::UdpSocket {}
+
+/// A simulated read into bytes not yet initialized: through a zeroed
+/// buffer of the same size (a simulation need not be fast).
+fn recv_uninit_simulated(sim: &Socket, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+    let mut bytes = vec![0; buf.len()];
+    let n = sim.recv(&mut bytes)?;
+    for (to, from) in buf.iter_mut().zip(&bytes[..n]) {
+        to.write(*from);
+    }
+    Ok(n)
+}
+
 /// The most slices one `sendmsg(2)` takes: `IOV_MAX`, 1,024 on Linux
 /// (`UIO_MAXIOV`) and on the BSDs and macOS. More is `EMSGSIZE`.
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -37,14 +68,18 @@ pub(crate) fn at_most_max_slices<'a, 'b>(bufs: &'a [IoSlice<'b>]) -> &'a [IoSlic
 mod imp {
     use std::os::fd::AsFd;
 
-    use mio::net::UdpSocket;
-
     use rustix::net::{RecvFlags, SendFlags};
+
+    use mio::net::UdpSocket;
 
     use super::*;
 
     /// `recv(2)` with no flags: bytes read, 0 at end of stream.
-    pub(crate) fn recv(socket: &impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
+    #[inline]
+    pub(crate) fn recv(socket: &(impl AsFd + Simulated), buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(sim) = socket.simulated() {
+            return sim.recv(buf);
+        }
         // The second count is the datagram's full length (for `MSG_TRUNC`);
         // on a stream it is the first.
         let (read, _) = rustix::net::recv(socket, buf, RecvFlags::empty())?;
@@ -53,24 +88,37 @@ mod imp {
 
     /// `send(2)` with `MSG_NOSIGNAL`: a peer that has gone is an error for the
     /// writer (`BrokenPipe`), never a `SIGPIPE` for the process.
-    pub(crate) fn send(socket: &impl AsFd, buf: &[u8]) -> io::Result<usize> {
+    #[inline]
+    pub(crate) fn send(socket: &(impl AsFd + Simulated), buf: &[u8]) -> io::Result<usize> {
+        if let Some(sim) = socket.simulated() {
+            return sim.send(buf);
+        }
         Ok(rustix::net::send(socket, buf, SendFlags::NOSIGNAL)?)
     }
 
     /// `recv(2)` into bytes not yet initialized (hyper's read buffers): the
     /// kernel only writes into them. Returns how many it wrote, from the start.
     pub(crate) fn recv_uninit(
-        socket: &impl AsFd,
+        socket: &(impl AsFd + Simulated),
         buf: &mut [MaybeUninit<u8>],
     ) -> io::Result<usize> {
+        if let Some(sim) = socket.simulated() {
+            return recv_uninit_simulated(sim, buf);
+        }
         let ((filled, _), _) = rustix::net::recv(socket, buf, RecvFlags::empty())?;
         Ok(filled.len())
     }
 
     /// `sendmsg(2)` from several buffers (the first `IOV_MAX` of them), with
     /// `MSG_NOSIGNAL` (`writev(2)` cannot take the flag).
-    pub(crate) fn send_vectored(socket: &impl AsFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    pub(crate) fn send_vectored(
+        socket: &(impl AsFd + Simulated),
+        bufs: &[IoSlice<'_>],
+    ) -> io::Result<usize> {
         let bufs = at_most_max_slices(bufs);
+        if let Some(sim) = socket.simulated() {
+            return sim.send_vectored(bufs);
+        }
         let mut no_control = rustix::net::SendAncillaryBuffer::default();
         let sent = rustix::net::sendmsg(socket, bufs, &mut no_control, SendFlags::NOSIGNAL)?;
         Ok(sent)
@@ -99,45 +147,63 @@ mod imp {
 /// Elsewhere: std, mio and socket2.
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 mod imp {
+    use std::io::{Read, Write};
+
+    use socket2::SockRef;
+
     use mio::net::UdpSocket;
 
     use super::*;
 
-    /// `recv` through std where there is no rustix.
-    pub(crate) fn recv<S>(socket: &S, buf: &mut [u8]) -> io::Result<usize>
+    /// `recv` through socket2 where there is no rustix.
+    pub(crate) fn recv<S: Simulated>(socket: &S, buf: &mut [u8]) -> io::Result<usize>
     where
-        for<'a> &'a S: io::Read,
+        for<'a> SockRef<'a>: From<&'a S>,
     {
-        io::Read::read(&mut &*socket, buf)
+        match socket.simulated() {
+            Some(sim) => sim.recv(buf),
+            None => (&*SockRef::from(socket)).read(buf),
+        }
     }
 
-    /// `send` through std, where there is no rustix. No `SIGPIPE` there
-    /// either: std's `write` passes `MSG_NOSIGNAL` where the OS has it, mio
-    /// sets `SO_NOSIGPIPE` on Apple's sockets, and Windows has no such signal.
-    /// Unix sockets send through `unix::sys::send`.
-    pub(crate) fn send<S>(socket: &S, buf: &[u8]) -> io::Result<usize>
+    /// `send` through socket2, where there is no rustix. No `SIGPIPE` there
+    /// either: mio sets `SO_NOSIGPIPE` on Apple's sockets, and Windows has
+    /// no such signal. Unix sockets send through `unix::sys::send`.
+    pub(crate) fn send<S: Simulated>(socket: &S, buf: &[u8]) -> io::Result<usize>
     where
-        for<'a> &'a S: io::Write,
+        for<'a> SockRef<'a>: From<&'a S>,
     {
-        io::Write::write(&mut &*socket, buf)
+        match socket.simulated() {
+            Some(sim) => sim.send(buf),
+            None => (&*SockRef::from(socket)).write(buf),
+        }
     }
 
     /// `recv_uninit` through socket2 where there is no rustix: any socket
     /// socket2 can borrow (TCP, and Unix streams).
-    pub(crate) fn recv_uninit<S>(socket: &S, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize>
+    pub(crate) fn recv_uninit<S: Simulated>(
+        socket: &S,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> io::Result<usize>
     where
-        for<'a> socket2::SockRef<'a>: From<&'a S>,
+        for<'a> SockRef<'a>: From<&'a S>,
     {
-        socket2::SockRef::from(socket).recv(buf)
+        match socket.simulated() {
+            Some(sim) => recv_uninit_simulated(sim, buf),
+            None => SockRef::from(socket).recv(buf),
+        }
     }
 
-    /// `send_vectored` through socket2 where there is no rustix (std's sockets
-    /// raise no `SIGPIPE` there).
-    pub(crate) fn send_vectored(
-        socket: &mio::net::TcpStream,
-        bufs: &[IoSlice<'_>],
-    ) -> io::Result<usize> {
-        socket2::SockRef::from(socket).send_vectored(at_most_max_slices(bufs))
+    /// `send_vectored` through socket2 where there is no rustix.
+    pub(crate) fn send_vectored<S: Simulated>(socket: &S, bufs: &[IoSlice<'_>]) -> io::Result<usize>
+    where
+        for<'a> SockRef<'a>: From<&'a S>,
+    {
+        let bufs = at_most_max_slices(bufs);
+        match socket.simulated() {
+            Some(sim) => sim.send_vectored(bufs),
+            None => SockRef::from(socket).send_vectored(bufs),
+        }
     }
 
     /// `recv_from` through mio (std) where there is no rustix.

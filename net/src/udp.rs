@@ -9,7 +9,7 @@ use ioloop_runtime::io::Registration;
 use socket2::SockRef;
 
 use crate::addr::{self, ToSocketAddrs};
-use crate::{impls, options, syscall};
+use crate::{impls, options, sys};
 
 /// A UDP socket registered with the reactor: unconnected, it sends to and
 /// receives from anyone; [`connect`](Self::connect)ed, it talks to one
@@ -34,14 +34,14 @@ use crate::{impls, options, syscall};
 /// ```
 #[doc(alias = "create_datagram_endpoint", alias = "DatagramTransport")]
 pub struct UdpSocket {
-    io: Registration<mio::net::UdpSocket>,
+    io: Registration<sys::UdpSocket>,
 }
 
 impls::datagram!(UdpSocket: SocketAddr;
-    recv: syscall::recv_datagram,
-    recv_from: syscall::recv_from,
-    peek_from: mio::net::UdpSocket::peek_from,
-    send: syscall::send_datagram);
+    recv: sys::UdpSocket::recv,
+    recv_from: sys::UdpSocket::recv_from,
+    peek_from: sys::UdpSocket::peek_from,
+    send: sys::UdpSocket::send);
 
 impl UdpSocket {
     /// Binds a UDP socket to the first address of `addr` that binds (a
@@ -53,7 +53,7 @@ impl UdpSocket {
     /// `InvalidInput` for a malformed address or an empty slice; an error
     /// if no ioloop runtime runs on this thread.
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<UdpSocket> {
-        let socket = addr::each_addr(&addr, |addr| ready(mio::net::UdpSocket::bind(addr))).await?;
+        let socket = addr::each_addr(&addr, |addr| ready(sys::UdpSocket::bind(addr))).await?;
         Registration::new(socket).map(|io| UdpSocket { io })
     }
 
@@ -61,7 +61,7 @@ impl UdpSocket {
     /// fails if it cannot be made non-blocking, or no runtime runs here.
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
         socket.set_nonblocking(true)?;
-        Registration::new(mio::net::UdpSocket::from_std(socket)).map(|io| UdpSocket { io })
+        Registration::new(sys::UdpSocket::from_std(socket)).map(|io| UdpSocket { io })
     }
 
     /// Sets the default peer (sending nothing), the first address of `addr`
@@ -90,9 +90,7 @@ impl UdpSocket {
             .await?
             .next()
             .ok_or_else(addr::no_addresses)?;
-        self.io
-            .write_io(|socket| syscall::send_to(socket, buf, target))
-            .await
+        self.io.write_io(|socket| socket.send_to(buf, target)).await
     }
 
     /// [`send_to`](Self::send_to) as a poll function, failing as it does.
@@ -103,7 +101,7 @@ impl UdpSocket {
         target: SocketAddr,
     ) -> Poll<io::Result<usize>> {
         self.io
-            .poll_write_io(cx, |socket| syscall::send_to(socket, buf, target))
+            .poll_write_io(cx, |socket| socket.send_to(buf, target))
     }
 
     /// [`send_to`](Self::send_to) without waiting.
@@ -112,12 +110,18 @@ impl UdpSocket {
     ///
     /// `WouldBlock` if the send buffer is full; the OS's error.
     pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
-        self.io
-            .try_write_io(|socket| syscall::send_to(socket, buf, target))
+        self.io.try_write_io(|socket| socket.send_to(buf, target))
     }
 }
 
 impls::debug_and_fd!(UdpSocket: local_addr);
+
+impl UdpSocket {
+    /// The OS socket, for an option; a simulated one has none.
+    fn sock(&self) -> io::Result<SockRef<'_>> {
+        self.io.get_ref().os().ok_or_else(options::no_options)
+    }
+}
 
 /// Socket options, through `socket2::SockRef`.
 impl UdpSocket {
@@ -161,7 +165,7 @@ impl UdpSocket {
     /// multicast, `AddrInUse` for a group already joined, `ENODEV` for an
     /// interface without a route to it).
     pub fn join_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).join_multicast_v4(&multiaddr, &interface)
+        self.sock()?.join_multicast_v4(&multiaddr, &interface)
     }
 
     /// Leaves a group [`join_multicast_v4`](Self::join_multicast_v4) joined.
@@ -170,19 +174,19 @@ impl UdpSocket {
     ///
     /// The OS's error (`AddrNotAvailable` for a group not joined).
     pub fn leave_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).leave_multicast_v4(&multiaddr, &interface)
+        self.sock()?.leave_multicast_v4(&multiaddr, &interface)
     }
 
     /// Joins the IPv6 multicast group `multiaddr` on the interface with
     /// index `interface` (0: the routing table's pick). Fails as
     /// [`join_multicast_v4`](Self::join_multicast_v4) does.
     pub fn join_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).join_multicast_v6(multiaddr, interface)
+        self.sock()?.join_multicast_v6(multiaddr, interface)
     }
 
     /// Leaves a group [`join_multicast_v6`](Self::join_multicast_v6)
     /// joined; fails as [`leave_multicast_v4`](Self::leave_multicast_v4).
     pub fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
-        SockRef::from(self.io.get_ref()).leave_multicast_v6(multiaddr, interface)
+        self.sock()?.leave_multicast_v6(multiaddr, interface)
     }
 }

@@ -11,7 +11,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 use super::accept;
 use super::stream::TcpStream;
 use crate::addr::{self, ToSocketAddrs};
-use crate::options;
+use crate::{options, sys};
 
 /// The listen backlog: std's and mio's 128 drops connections in a burst
 /// (the kernel caps it at `net.core.somaxconn`, 4096 on Linux since 5.4).
@@ -34,11 +34,11 @@ const BACKLOG: i32 = 1024;
 /// .unwrap();
 /// ```
 pub struct TcpListener {
-    io: Registration<mio::net::TcpListener>,
+    io: Registration<sys::TcpListener>,
 }
 
 accept::listener!(TcpListener {
-    io: mio::net::TcpListener,
+    io: sys::TcpListener,
     std: std::net::TcpListener,
     stream: TcpStream,
     addr: SocketAddr
@@ -62,12 +62,15 @@ impl TcpListener {
 
     /// A listener on `addr`: `SO_REUSEADDR`, the backlog of 1024.
     fn bind_one(addr: SocketAddr) -> io::Result<TcpListener> {
+        if let Some(simulated) = sys::TcpListener::simulated(addr) {
+            return Self::from_mio(simulated?);
+        }
         let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
         socket.set_reuse_address(true)?;
         socket.set_nonblocking(true)?;
         socket.bind(&addr.into())?;
         socket.listen(BACKLOG)?;
-        Self::from_mio(mio::net::TcpListener::from_std(socket.into()))
+        Self::from_mio(sys::TcpListener::from_std(socket.into()))
     }
 
     options::sockopt! {

@@ -37,7 +37,9 @@ pub struct TcpSocket {
 
 impl TcpSocket {
     /// A new IPv4 TCP socket; fails with the OS's error from `socket(2)`
-    /// (`EMFILE`, ...).
+    /// (`EMFILE`, ...), and with `Unsupported` inside a simulation, which
+    /// has no OS sockets (use `TcpListener::bind` and
+    /// `TcpStream::connect` there).
     pub fn new_v4() -> io::Result<TcpSocket> {
         TcpSocket::new(Domain::IPV4)
     }
@@ -49,6 +51,9 @@ impl TcpSocket {
     }
 
     fn new(domain: Domain) -> io::Result<TcpSocket> {
+        if crate::sim::running() {
+            return Err(crate::sim::not_simulated("TcpSocket"));
+        }
         // socket2 sets close-on-exec in `socket(2)` itself where the OS
         // takes the flag, so no concurrent `fork` + `exec` inherits it.
         let io = Socket::new(domain, Type::STREAM, Some(Protocol::TCP))?;
@@ -100,7 +105,7 @@ impl TcpSocket {
     /// on this thread.
     pub fn listen(self, backlog: u32) -> io::Result<TcpListener> {
         self.io.listen(i32::try_from(backlog).unwrap_or(i32::MAX))?;
-        TcpListener::from_mio(mio::net::TcpListener::from_std(self.io.into()))
+        TcpListener::from_mio(crate::sys::TcpListener::from_std(self.io.into()))
     }
 
     /// Connects to `addr`, as [`TcpStream::connect`] for one address;
@@ -117,7 +122,7 @@ impl TcpSocket {
             Err(err) if err.raw_os_error() == Some(libc::EINPROGRESS) => {}
             Err(err) => return Err(err),
         }
-        let stream = mio::net::TcpStream::from_std(self.io.into());
+        let stream = crate::sys::TcpStream::from_std(self.io.into());
         TcpStream::connected(stream).await
     }
 

@@ -12,7 +12,7 @@ use ioloop_runtime::io::Registration;
 
 use crate::addr::{self, ToSocketAddrs};
 use crate::outbox::Sock;
-use crate::{impls, options};
+use crate::{impls, options, sys};
 
 /// A TCP connection registered with the reactor: the lesson's `conn`.
 ///
@@ -38,11 +38,11 @@ use crate::{impls, options};
 /// .unwrap();
 /// ```
 pub struct TcpStream {
-    io: Arc<Sock<mio::net::TcpStream>>,
+    io: Arc<Sock<sys::TcpStream>>,
 }
 
 impls::stream!(TcpStream: SocketAddr;
-    short_reads_drain: true, peek: mio::net::TcpStream::peek);
+    short_reads_drain: true, peek: sys::TcpStream::peek);
 
 impl TcpStream {
     /// Opens a connection to `addr`, any [`ToSocketAddrs`] (a host name is
@@ -68,12 +68,12 @@ impl TcpStream {
 
     /// One connect attempt, to one address.
     async fn connect_one(addr: SocketAddr) -> io::Result<TcpStream> {
-        Self::connected(mio::net::TcpStream::connect(addr)?).await
+        Self::connected(sys::TcpStream::connect(addr)?).await
     }
 
     /// Registers a socket whose non-blocking `connect(2)` has begun (here
     /// or in `TcpSocket`) and waits for the connect to finish.
-    pub(crate) async fn connected(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
+    pub(crate) async fn connected(stream: sys::TcpStream) -> io::Result<TcpStream> {
         let stream = Self::from_mio(stream)?;
         poll_fn(|cx| stream.poll_connected(cx)).await?;
         Ok(stream)
@@ -114,10 +114,10 @@ impl TcpStream {
     /// on this thread.
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         stream.set_nonblocking(true)?;
-        Self::from_mio(mio::net::TcpStream::from_std(stream))
+        Self::from_mio(sys::TcpStream::from_std(stream))
     }
 
-    pub(crate) fn from_mio(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
+    pub(crate) fn from_mio(stream: sys::TcpStream) -> io::Result<TcpStream> {
         Registration::new(stream).map(|io| TcpStream { io: Sock::new(io) })
     }
 

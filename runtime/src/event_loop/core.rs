@@ -326,6 +326,7 @@ pub fn wake_after_poll(waker: Waker) -> bool {
 ///     .await;
 /// });
 /// ```
+#[inline]
 pub fn take_back_wake_after_poll(is_mine: impl FnOnce(&Waker) -> bool) -> bool {
     let state = STATE.with(Cell::get);
     if state != LEFT_ONE && state != LEFT_MORE {
@@ -456,7 +457,7 @@ struct Seeded {
 
 impl Seeded {
     /// Moves one of the first `left` jobs, chosen by the seed, to the
-    /// front of `queue`, and records which. Every order in which jobs can
+    /// front of `queue`, records which, and makes its tag current. Every order in which jobs can
     /// become ready (a timer, an I/O event, a waiter, a spawn) comes
     /// through the run queue, so this one choice covers them all.
     #[inline(never)]
@@ -464,11 +465,14 @@ impl Seeded {
         let left = left.min(queue.len());
         let chosen = self.rng.borrow_mut().below(left as u64) as usize;
         queue.swap(0, chosen);
-        let id = match queue.front() {
+        let (id, tag) = match queue.front() {
             None => return,
-            Some(Job::Main) => 0,
-            Some(Job::Task(task)) => task.key() as u64 + 1,
+            Some(Job::Main) => (0, 0),
+            Some(Job::Task(task)) => (task.key() as u64 + 1, self.tag_of(task.key())),
         };
+        // The job's tag is current while it runs (and until the next pick):
+        // what it spawns carries it.
+        backend::set_tag(tag);
         // FNV-1a over the job's number.
         let mut hash = self.trace.get();
         for byte in id.to_le_bytes() {
@@ -487,10 +491,9 @@ impl Seeded {
         tags[key] = backend::tag();
     }
 
-    /// Makes the tag of the task under `key` current; returns the one it
-    /// replaces.
-    fn enter_tag(&self, key: usize) -> u32 {
-        backend::set_tag(self.tags.borrow().get(key).copied().unwrap_or(0))
+    /// The tag of the task under `key`.
+    fn tag_of(&self, key: usize) -> u32 {
+        self.tags.borrow().get(key).copied().unwrap_or(0)
     }
 }
 
@@ -787,11 +790,7 @@ impl Core {
         let key = task.key();
         let local = task.is_local();
         self.shared.watch.start(key);
-        let tagged = self.seeded.as_ref().map(|seeded| seeded.enter_tag(key));
         let completed = polled(|| task.run());
-        if let Some(previous) = tagged {
-            backend::set_tag(previous);
-        }
         self.shared.watch.end();
         if completed {
             self.completed(key, local);

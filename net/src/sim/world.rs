@@ -1,0 +1,282 @@
+//! A simulation's world, on the thread that runs it: the network, which
+//! of its sockets has which reactor token, and the loop's seam
+//! ([`Seam`], the runtime's `Backend`). [`Socket`] is a simulated socket
+//! as `sys.rs`'s socket types hold one.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io::{self, IoSlice};
+use std::net::{Shutdown, SocketAddr};
+use std::sync::Arc;
+use std::task::Waker;
+use std::time::Duration;
+
+use ioloop_runtime::sim::{self, Backend, Ready};
+use mio::Token;
+use parking_lot::Mutex;
+
+use super::network::{HostId, Network, SockId};
+
+/// The world of the simulation running on this thread.
+pub(crate) struct World {
+    pub(crate) net: Network,
+    /// Host `i`'s id; its tasks carry the tag `i + 1`.
+    pub(crate) hosts: Vec<HostId>,
+    /// Each registered socket's token.
+    tokens: BTreeMap<SockId, Token>,
+    /// Kept between polls, so reporting readiness does not allocate.
+    changed: Vec<SockId>,
+    /// The loop found nothing left to do (`Backend::stuck`).
+    pub(crate) stuck: bool,
+    /// Woken when it does.
+    pub(crate) on_stuck: Option<Waker>,
+}
+
+impl World {
+    pub(crate) fn new(net: Network) -> Self {
+        World {
+            net,
+            hosts: Vec::new(),
+            tokens: BTreeMap::new(),
+            changed: Vec::new(),
+            stuck: false,
+            on_stuck: None,
+        }
+    }
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Arc<Mutex<World>>>> = const { RefCell::new(None) };
+}
+
+/// Makes `world` this thread's until the guard drops.
+pub(crate) fn enter(world: Arc<Mutex<World>>) -> impl Drop {
+    struct Leave(Option<Arc<Mutex<World>>>);
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            CURRENT.set(self.0.take());
+        }
+    }
+    Leave(CURRENT.replace(Some(world)))
+}
+
+/// The address of the simulated host named `name`: `None` if no
+/// simulation runs on this thread, `Some(None)` if no host has the name.
+pub(crate) fn lookup(name: &str) -> Option<Option<std::net::IpAddr>> {
+    with(|world| {
+        let localhost = (name == "localhost").then_some(std::net::Ipv4Addr::LOCALHOST.into());
+        world.net.lookup(name).or(localhost)
+    })
+}
+
+/// Whether a simulation runs on this thread.
+pub(crate) fn running() -> bool {
+    CURRENT.with_borrow(Option::is_some)
+}
+
+/// `f` on this thread's world; `None` if no simulation runs here.
+pub(crate) fn with<R>(f: impl FnOnce(&mut World) -> R) -> Option<R> {
+    CURRENT.with_borrow(|world| world.as_ref().map(|world| f(&mut world.lock())))
+}
+
+/// The loop's seam: the network's deliveries as readiness events.
+pub(crate) struct Seam(pub(crate) Arc<Mutex<World>>);
+
+impl Backend for Seam {
+    fn poll(&mut self, now: Duration, events: &mut Vec<(Token, Ready)>) {
+        let world = &mut *self.0.lock();
+        world
+            .net
+            .advance(u64::try_from(now.as_nanos()).unwrap_or(u64::MAX));
+        world.net.take_changed(&mut world.changed);
+        for id in world.changed.drain(..) {
+            let Some(&token) = world.tokens.get(&id) else {
+                continue;
+            };
+            let r = world.net.readiness(id);
+            let ready = Ready {
+                readable: r.readable,
+                writable: r.writable,
+                read_closed: r.read_closed,
+                write_closed: r.write_closed,
+                error: r.error,
+            };
+            events.push((token, ready));
+        }
+    }
+
+    fn next_deadline(&self) -> Option<Duration> {
+        self.0.lock().net.next_deadline().map(Duration::from_nanos)
+    }
+
+    fn stuck(&mut self) {
+        let waker = {
+            let mut world = self.0.lock();
+            world.stuck = true;
+            world.on_stuck.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+/// A simulated socket: its id in the network of the world on this thread.
+/// Closed in the network when dropped.
+#[derive(Debug)]
+pub struct Socket(SockId);
+
+/// What a simulated socket's calls return once its world is gone (the
+/// simulation ended, or the socket went to another thread).
+fn gone() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotConnected,
+        "ioloop: this simulated socket's simulation is not running on this thread",
+    )
+}
+
+/// The error of a call the simulated network does not model.
+pub(crate) fn not_simulated(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("ioloop: {what} is not simulated"),
+    )
+}
+
+/// The host whose task is running: the one a new socket belongs to.
+fn host(world: &World) -> io::Result<HostId> {
+    let tag = sim::tag() as usize;
+    world
+        .hosts
+        .get(tag.wrapping_sub(1))
+        .copied()
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                "ioloop: inside a simulation, sockets are opened by a host's tasks",
+            )
+        })
+}
+
+/// The listen backlog of a simulated listener, as `TcpListener::bind`'s.
+const BACKLOG: usize = 1024;
+
+impl Socket {
+    /// Runs `open` on this thread's world for the running host, if a
+    /// simulation runs here.
+    fn open(
+        open: impl FnOnce(&mut Network, HostId) -> io::Result<SockId>,
+    ) -> Option<io::Result<Socket>> {
+        with(|world| {
+            let host = host(world)?;
+            open(&mut world.net, host).map(Socket)
+        })
+    }
+
+    /// A connect begun to `to`.
+    pub(crate) fn connect(to: SocketAddr) -> Option<io::Result<Socket>> {
+        Self::open(|net, host| net.connect(host, to))
+    }
+
+    /// A TCP listener on `addr`.
+    pub(crate) fn listen(addr: SocketAddr) -> Option<io::Result<Socket>> {
+        Self::open(|net, host| {
+            let id = net.tcp_bind(host, addr)?;
+            net.listen(id, BACKLOG)?;
+            Ok(id)
+        })
+    }
+
+    /// A UDP socket bound to `addr`.
+    pub(crate) fn bind_udp(addr: SocketAddr) -> Option<io::Result<Socket>> {
+        Self::open(|net, host| net.udp_bind(host, addr))
+    }
+
+    /// `f` on the network, with this socket's id.
+    fn call<R>(&self, f: impl FnOnce(&mut Network, SockId) -> io::Result<R>) -> io::Result<R> {
+        with(|world| f(&mut world.net, self.0)).unwrap_or_else(|| Err(gone()))
+    }
+
+    pub(crate) fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.call(|net, id| net.recv(id, buf))
+    }
+
+    pub(crate) fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        self.call(|net, id| net.send(id, buf))
+    }
+
+    /// One `send` per buffer, until one takes less than it was given.
+    pub(crate) fn send_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        let mut sent = 0;
+        for buf in bufs.iter().filter(|buf| !buf.is_empty()) {
+            match self.send(buf) {
+                Ok(n) => {
+                    sent += n;
+                    if n < buf.len() {
+                        break;
+                    }
+                }
+                Err(err) if sent == 0 => return Err(err),
+                Err(_) => break,
+            }
+        }
+        Ok(sent)
+    }
+
+    pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.call(|net, id| net.shutdown(id, how))
+    }
+
+    pub(crate) fn accept(&self) -> io::Result<(Socket, SocketAddr)> {
+        self.call(|net, id| net.accept(id))
+            .map(|(id, addr)| (Socket(id), addr))
+    }
+
+    pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.call(|net, id| net.local_addr(id))
+    }
+
+    pub(crate) fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.call(|net, id| net.peer_addr(id))
+    }
+
+    pub(crate) fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.call(|net, id| net.take_error(id))
+    }
+
+    pub(crate) fn connect_udp(&self, to: SocketAddr) -> io::Result<()> {
+        self.call(|net, id| net.udp_connect(id, to))
+    }
+
+    pub(crate) fn send_to(&self, buf: &[u8], to: SocketAddr) -> io::Result<usize> {
+        self.call(|net, id| net.send_to(id, buf, to))
+    }
+
+    pub(crate) fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.call(|net, id| net.recv_from(id, buf))
+    }
+
+    /// Keeps the token the reactor gave this socket, for readiness.
+    pub(crate) fn register(&self, token: Token) -> io::Result<()> {
+        with(|world| world.tokens.insert(self.0, token))
+            .map(drop)
+            .ok_or_else(gone)
+    }
+
+    pub(crate) fn deregister(&self) -> io::Result<()> {
+        with(|world| world.tokens.remove(&self.0))
+            .map(drop)
+            .ok_or_else(gone)
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        with(|world| {
+            world.tokens.remove(&self.0);
+            // A socket the network already forgot (reset and reaped) is
+            // closed already.
+            let _ = world.net.close(self.0);
+        });
+    }
+}
