@@ -1387,6 +1387,153 @@ mod tests {
         Ok(())
     }
 
+    /// The bytes of every test stream repeat with this (prime) period.
+    const PERIOD: usize = 65_521;
+
+    /// Stream bytes `from..from + n` (for `n` up to `PERIOD`).
+    fn pattern(table: &[u8], from: usize, n: usize) -> &[u8] {
+        &table[from % PERIOD..][..n]
+    }
+
+    /// Reads into `buf` from `s`, checking the bytes against the pattern;
+    /// `Ok(true)` at end of stream.
+    fn read_checked(
+        net: &mut Network,
+        table: &[u8],
+        s: SockId,
+        got: &mut usize,
+        buf: &mut [u8],
+    ) -> io::Result<bool> {
+        let n = net.recv(s, buf)?;
+        assert!(buf[..n] == *pattern(table, *got, n));
+        *got += n;
+        Ok(n == 0)
+    }
+
+    #[test]
+    fn no_byte_is_lost_duplicated_or_reordered_whatever_the_faults() -> io::Result<()> {
+        struct Conn {
+            client: SockId,
+            server: Option<SockId>,
+            sent: usize,
+            got: usize,
+            broken: bool,
+            eof: bool,
+        }
+        let (table, mut buf) = (bytes(0, PERIOD).repeat(2), vec![0; 4096]);
+        for seed in 0..24 {
+            let mut config = NetConfig {
+                recv_buffer: 3000,
+                send_buffer: 5000,
+                ..Default::default()
+            };
+            config.faults.reset = 0.001;
+            let (mut net, a, b) = world(seed, config);
+            let listener = net.tcp_bind(b, at(&net, b, 80))?;
+            net.listen(listener, 2)?;
+            let mut rng = Rng::new(seed);
+            let (mut conns, mut cut) = (Vec::<Conn>::new(), false);
+            let accept = |net: &mut Network, conns: &mut Vec<Conn>| {
+                while let Ok((s, peer)) = net.accept(listener) {
+                    let conn = conns
+                        .iter_mut()
+                        .find(|c| net.local_addr(c.client).ok() == Some(peer));
+                    conn.expect("a client").server = Some(s);
+                }
+            };
+            for _ in 0..3000 {
+                let i = rng.below(conns.len() as u64) as usize;
+                match rng.below(10) {
+                    0 if conns.len() < 6 => {
+                        let client = net.connect(a, at(&net, b, 80))?;
+                        conns.push(Conn {
+                            client,
+                            server: None,
+                            sent: 0,
+                            got: 0,
+                            broken: false,
+                            eof: false,
+                        });
+                    }
+                    1..=3 if !conns.is_empty() => {
+                        let c = &mut conns[i];
+                        let bytes = pattern(&table, c.sent, rng.range(1..4000) as usize);
+                        match net.send(c.client, bytes) {
+                            Ok(n) => c.sent += n,
+                            Err(e) => c.broken |= e.kind() != ErrorKind::WouldBlock,
+                        }
+                    }
+                    4..=6 if !conns.is_empty() => {
+                        let c = &mut conns[i];
+                        if let Some(s) = c.server.filter(|_| !c.broken) {
+                            match read_checked(
+                                &mut net,
+                                &table,
+                                s,
+                                &mut c.got,
+                                &mut buf[..rng.range(1..4000) as usize],
+                            ) {
+                                Ok(eof) => {
+                                    assert!(!eof, "seed {seed}: an end of stream before close")
+                                }
+                                Err(e) => c.broken |= e.kind() != ErrorKind::WouldBlock,
+                            }
+                        }
+                    }
+                    7 => net.advance(net.now + rng.range(0..5 * MS)),
+                    8 if rng.chance(0.2) => {
+                        cut = !cut;
+                        match (cut, rng.chance(0.5)) {
+                            (true, true) => net.partition(a, b),
+                            (true, false) => net.stop_host(b),
+                            (false, _) => {
+                                net.heal(a, b);
+                                net.start_host(b);
+                            }
+                        }
+                    }
+                    9 => accept(&mut net, &mut conns),
+                    _ => {}
+                }
+            }
+            // Heal everything, close every client, and read every stream to its end.
+            net.heal(a, b);
+            net.start_host(b);
+            for c in &conns {
+                net.close(c.client)?;
+            }
+            loop {
+                accept(&mut net, &mut conns);
+                for c in conns.iter_mut().filter(|c| !c.broken && !c.eof) {
+                    let Some(s) = c.server else { continue };
+                    loop {
+                        match read_checked(&mut net, &table, s, &mut c.got, &mut buf) {
+                            Ok(false) => continue,
+                            Ok(true) => c.eof = true,
+                            Err(e) => c.broken |= e.kind() != ErrorKind::WouldBlock,
+                        }
+                        break;
+                    }
+                }
+                let Some(t) = net.next_deadline() else { break };
+                net.advance(t);
+            }
+            for c in conns.iter().filter(|c| !c.broken && c.server.is_some()) {
+                assert!(
+                    c.eof && c.got == c.sent,
+                    "seed {seed}: {} of {} bytes",
+                    c.got,
+                    c.sent
+                );
+            }
+            assert!(
+                conns.iter().any(|c| !c.broken && c.sent > 0),
+                "seed {seed}: nothing tested"
+            );
+        }
+        Ok(())
+    }
+
     /// Sends 2000 numbered datagrams, 100 µs apart: (lost, duplicated,
     /// arrivals after a later one).
     fn udp_run(faults: Faults) -> io::Result<(usize, usize, usize)> {
