@@ -184,12 +184,12 @@ impl Stream {
         self.epoch += 1;
     }
 
+    /// A reset: what we had to send is dropped, what we received stays.
     fn break_with(&mut self, err: Option<ErrorKind>) {
         self.rewind();
         self.state = State::Broken;
         self.err = err;
         self.out.clear();
-        self.input.clear();
     }
 }
 
@@ -463,7 +463,7 @@ impl Network {
             return Err(ErrorKind::InvalidInput.into());
         };
         let (id, local) = (queue.pop_front().ok_or(ErrorKind::WouldBlock)?, s.local);
-        let remote = self.stream(id).map_or(local, |s| s.remote);
+        let remote = self.conn(id).map_or(local, |(_, s)| s.remote);
         self.trace(format!("accept {} < {}", self.at(local), self.at(remote)));
         Ok((id, remote))
     }
@@ -509,14 +509,17 @@ impl Network {
             Kind::Udp(_) => return self.recv_from(sock, buf).map(|(n, _)| n),
             _ => return Err(ErrorKind::NotConnected.into()),
         };
-        if let Some(err) = s.err.take() {
-            return Err(err.into());
-        }
+        // Like Linux: bytes received before a reset stay readable, then
+        // the error is reported, then the end.
         if s.input.is_empty() {
-            return match s.state {
-                _ if s.peer_fin || s.read_shut => Ok(0),
-                State::Broken => Ok(0),
-                _ => Err(ErrorKind::WouldBlock.into()),
+            if let Some(err) = s.err.take() {
+                return Err(err.into());
+            }
+            let end = s.peer_fin || s.read_shut || s.state == State::Broken;
+            return if end {
+                Ok(0)
+            } else {
+                Err(ErrorKind::WouldBlock.into())
             };
         }
         let n = buf.len().min(s.input.len());
@@ -714,9 +717,11 @@ impl Network {
         }
     }
 
-    fn stream(&self, id: SockId) -> Option<&Stream> {
-        match &self.socks.get(&id)?.kind {
-            Kind::Stream(s) => Some(s),
+    /// A stream socket and its connection state.
+    fn conn(&self, id: SockId) -> Option<(&Sock, &Stream)> {
+        let sock = self.socks.get(&id)?;
+        match &sock.kind {
+            Kind::Stream(s) => Some((sock, s)),
             _ => None,
         }
     }
@@ -833,21 +838,16 @@ impl Network {
     /// while the receiver has room, then its FIN.
     fn pump(&mut self, id: SockId) {
         loop {
-            let Some(Sock {
-                kind: Kind::Stream(s),
-                local,
-                ..
-            }) = self.socks.get(&id)
-            else {
+            let Some((sock, s)) = self.conn(id) else {
                 return;
             };
-            if s.state == State::Broken || !self.open(local.ip(), s.remote.ip()) {
+            if s.state == State::Broken || !self.open(sock.local.ip(), s.remote.ip()) {
                 return;
             }
             let queued = s
                 .peer
-                .and_then(|p| self.stream(p))
-                .map_or(0, |p| p.input.len());
+                .and_then(|p| self.conn(p))
+                .map_or(0, |(_, p)| p.input.len());
             let room = self.config.recv_buffer.saturating_sub(queued + s.in_flight);
             let unsent = s.out.len() - s.in_flight;
             let seg = if !s.ctl_done && !s.ctl_out {
@@ -888,16 +888,10 @@ impl Network {
     }
 
     fn deliver(&mut self, from: SockId, epoch: u64, seg: Seg) {
-        let Some(Sock {
-            kind: Kind::Stream(s),
-            local,
-            closed,
-            ..
-        }) = self.socks.get(&from)
-        else {
+        let Some((sock, s)) = self.conn(from) else {
             return;
         };
-        let (src, dst, peer, sender_closed) = (*local, s.remote, s.peer, *closed);
+        let (src, dst, peer, sender_closed) = (sock.local, s.remote, s.peer, sock.closed);
         if s.epoch != epoch {
             return;
         }
@@ -911,7 +905,7 @@ impl Network {
             .and_then(|p| self.socks.get(&p))
             .is_some_and(|r| r.closed);
         let live = peer.filter(|&p| {
-            !receiver_closed && self.stream(p).is_some_and(|r| r.state != State::Broken)
+            !receiver_closed && self.conn(p).is_some_and(|(_, r)| r.state != State::Broken)
         });
         match (seg, live) {
             (Seg::Syn, _) => self.syn(from, src, dst),
@@ -1003,18 +997,15 @@ impl Network {
     }
 
     fn deliver_rst(&mut self, from: SocketAddr, to: SockId) {
-        let Some(sock) = self.socks.get(&to) else {
+        let Some((sock, s)) = self.conn(to).filter(|(_, s)| s.state != State::Broken) else {
             return;
         };
         let (local, closed) = (sock.local, sock.closed);
-        let Some(s) = self.stream_mut(to).filter(|s| s.state != State::Broken) else {
-            return;
-        };
-        let refused = s.state == State::Connecting;
-        let err = if refused {
-            ErrorKind::ConnectionRefused
-        } else {
-            ErrorKind::ConnectionReset
+        // Linux's errors: refused while connecting, EPIPE after the peer's FIN.
+        let err = match s.state {
+            State::Connecting => ErrorKind::ConnectionRefused,
+            _ if s.peer_fin => ErrorKind::BrokenPipe,
+            _ => ErrorKind::ConnectionReset,
         };
         if !self.open(from.ip(), local.ip()) {
             return self.held_rsts.push((from, to));
@@ -1029,16 +1020,11 @@ impl Network {
 
     /// Breaks `id`'s connection now and sends its peer a reset.
     fn abort(&mut self, id: SockId, err: Option<ErrorKind>) {
-        let Some(Sock {
-            kind: Kind::Stream(s),
-            local,
-            closed,
-            ..
-        }) = self.socks.get(&id)
-        else {
+        let Some((sock, s)) = self.conn(id) else {
             return;
         };
-        let (local, closed, peer, broken) = (*local, *closed, s.peer, s.state == State::Broken);
+        let (local, closed, peer, broken) =
+            (sock.local, sock.closed, s.peer, s.state == State::Broken);
         if !broken {
             self.stream_mut(id).expect("a stream").break_with(err);
             self.trace(format!("reset {}", self.at(local)));
@@ -1228,15 +1214,21 @@ mod tests {
         let (mut net, a, b) = world(3, NetConfig::default());
         let (c, s) = pair(&mut net, a, b)?;
         net.send(c, b"unread")?;
+        net.send(s, b"last")?;
         settle(&mut net);
+        changed(&mut net);
         net.close(s)?;
         settle(&mut net);
         assert!(net.readiness(c).error && net.readiness(c).read_closed);
         assert_eq!(changed(&mut net), [c]);
-        // Linux: the reset once, then a broken pipe, and reads see the end.
-        assert_eq!(kind(net.send(c, b"x")), ErrorKind::ConnectionReset);
+        // Linux: bytes that came before the reset, the reset once, then the
+        // end for reads and a broken pipe for writes.
+        let mut buf = [0; 8];
+        assert_eq!(net.recv(c, &mut buf)?, 4);
+        assert_eq!(&buf[..4], b"last");
+        assert_eq!(kind(net.recv(c, &mut buf)), ErrorKind::ConnectionReset);
+        assert_eq!(net.recv(c, &mut buf)?, 0);
         assert_eq!(kind(net.send(c, b"x")), ErrorKind::BrokenPipe);
-        assert_eq!(net.recv(c, &mut [0; 8])?, 0);
         assert!(
             net.trace
                 .iter()
@@ -1257,7 +1249,9 @@ mod tests {
         assert_eq!(kind(net.recv(s, &mut [0; 8])), ErrorKind::WouldBlock);
         net.heal(a, b);
         settle(&mut net);
-        assert_eq!(kind(net.recv(s, &mut [0; 8])), ErrorKind::ConnectionReset);
+        // A write is the first to see it, then writes see a broken pipe.
+        assert_eq!(kind(net.send(s, b"x")), ErrorKind::ConnectionReset);
+        assert_eq!(kind(net.send(s, b"x")), ErrorKind::BrokenPipe);
         assert_eq!(net.recv(s, &mut [0; 8])?, 0);
 
         let mut config = NetConfig::default();
