@@ -22,7 +22,7 @@ use ioloop_runtime::sim::Rng;
 
 /// The first host's address; the next ones count up from it.
 const FIRST_HOST: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
-/// Ports handed out for port 0, per host, as Linux's default range.
+/// Ports handed out for port 0, per host: the IANA dynamic range.
 const EPHEMERAL: Range<u16> = 49152..u16::MAX;
 /// Linux's first SYN retransmission timeout (1 s), doubled on each retry.
 const SYN_RTO: u64 = 1_000_000_000;
