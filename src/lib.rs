@@ -83,9 +83,13 @@ pub mod net {
     pub use ioloop_net::{ToSocketAddrs, lookup_host};
 }
 
-/// Deterministic simulation: a seeded source of chance and the record of
-/// a seeded runtime's schedule (see [`Builder::seed`]).
+/// Deterministic simulation: [`Sim`](sim::Sim) runs a server and its
+/// clients in one seeded world over a simulated network, on a virtual
+/// clock, and a failure names the seed that replays it; the seams below it
+/// are a seeded runtime ([`Builder::seed`]) and the loop's
+/// [`Backend`](sim::Backend).
 pub mod sim {
+    pub use ioloop_net::sim::*;
     pub use ioloop_runtime::sim::*;
 }
 

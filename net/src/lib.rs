@@ -20,9 +20,7 @@ mod impls;
 pub mod io;
 mod options;
 mod outbox;
-// Nothing outside its tests calls it until the sockets are wired to it.
-#[allow(dead_code, unused_imports)]
-pub(crate) mod sim;
+pub mod sim;
 mod sys;
 mod syscall;
 pub mod tcp;

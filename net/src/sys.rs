@@ -285,3 +285,18 @@ macro_rules! os_socket {
     )+};
 }
 os_socket!(TcpStream, TcpListener, UdpSocket);
+
+#[cfg(test)]
+mod tests {
+    /// A socket type's field is one of these: a simulated socket must not
+    /// make every OS socket bigger than mio's and a tag (the registration
+    /// that holds it stays 16 bytes).
+    #[test]
+    fn an_os_or_simulated_socket_is_two_words_at_most() {
+        assert!(
+            std::mem::size_of::<super::TcpStream>()
+                <= 8 + std::mem::size_of::<mio::net::TcpStream>()
+        );
+        assert_eq!(std::mem::size_of::<super::Socket>(), 4);
+    }
+}

@@ -28,8 +28,14 @@ pub(crate) struct World {
     changed: Vec<SockId>,
     /// The loop found nothing left to do (`Backend::stuck`).
     pub(crate) stuck: bool,
-    /// Woken when it does.
+    /// The virtual time by which the run must be over, in nanoseconds
+    /// since it began, and whether it has passed.
+    pub(crate) deadline: Option<u64>,
+    pub(crate) expired: bool,
+    /// Woken when the loop is stuck or the deadline passes.
     pub(crate) on_stuck: Option<Waker>,
+    /// The virtual time of the latest poll, in nanoseconds since the start.
+    pub(crate) now: u64,
 }
 
 impl World {
@@ -40,7 +46,10 @@ impl World {
             tokens: BTreeMap::new(),
             changed: Vec::new(),
             stuck: false,
+            deadline: None,
+            expired: false,
             on_stuck: None,
+            now: 0,
         }
     }
 }
@@ -84,10 +93,16 @@ pub(crate) struct Seam(pub(crate) Arc<Mutex<World>>);
 
 impl Backend for Seam {
     fn poll(&mut self, now: Duration, events: &mut Vec<(Token, Ready)>) {
-        let world = &mut *self.0.lock();
-        world
-            .net
-            .advance(u64::try_from(now.as_nanos()).unwrap_or(u64::MAX));
+        let mut guard = self.0.lock();
+        let world = &mut *guard;
+        world.now = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
+        world.net.advance(world.now);
+        let expired = world.deadline.is_some_and(|deadline| world.now >= deadline);
+        let mut waker = None;
+        if expired && !world.expired {
+            world.expired = true;
+            waker = world.on_stuck.take();
+        }
         world.net.take_changed(&mut world.changed);
         for id in world.changed.drain(..) {
             let Some(&token) = world.tokens.get(&id) else {
@@ -102,6 +117,10 @@ impl Backend for Seam {
                 error: r.error,
             };
             events.push((token, ready));
+        }
+        drop(guard);
+        if let Some(waker) = waker {
+            waker.wake();
         }
     }
 

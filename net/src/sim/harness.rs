@@ -1,0 +1,431 @@
+//! [`Sim`]: a server and its clients in one seeded world, on a virtual
+//! clock, over the simulated network; a failure reports its seed, and the
+//! same seed replays it.
+
+use std::fmt;
+use std::future::{Future, poll_fn};
+use std::io;
+use std::ops::Range;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use ioloop_runtime::sim::{self as rt_sim, Rng};
+use ioloop_runtime::task::JoinHandle;
+use ioloop_runtime::time::sleep;
+use ioloop_runtime::{Builder, spawn_local};
+use parking_lot::Mutex;
+
+use super::network::{self, HostId, NetConfig, Network};
+use super::world::{self, Seam, World};
+
+/// The variable naming the one seed to run, to replay a failure: see
+/// [`run_seeds`].
+pub const SEED_VAR: &str = "IOLOOP_SIM_SEED";
+
+/// A host's async fn, boxed until the run starts it.
+type Run = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = io::Result<()>>>>>;
+
+/// The faults a simulation injects, all off by default
+/// ([`Faults::all`] turns each on at a rate that breaks something in most
+/// runs without stopping every one).
+#[derive(Clone, Debug, Default)]
+pub struct Faults {
+    /// The chance that a delivered TCP segment resets its connection.
+    pub reset: f64,
+    /// The chance that a UDP datagram is lost.
+    pub udp_loss: f64,
+    /// The chance that a UDP datagram arrives twice.
+    pub udp_duplicate: f64,
+    /// The chance that a UDP datagram may overtake those sent before it.
+    pub udp_reorder: f64,
+    /// Now and then cut the path between two hosts, and heal it later
+    /// (TCP bytes are held meanwhile, UDP lost).
+    pub partitions: bool,
+    /// Now and then stop a server host (it answers nothing), and start
+    /// it again later.
+    pub stops: bool,
+}
+
+impl Faults {
+    /// Every fault on.
+    pub fn all() -> Faults {
+        Faults {
+            reset: 0.002,
+            udp_loss: 0.05,
+            udp_duplicate: 0.05,
+            udp_reorder: 0.1,
+            partitions: true,
+            stops: true,
+        }
+    }
+}
+
+/// Partitions and stops a run injects at most: then the world is left to
+/// settle, so a run that hangs is told from one still recovering.
+const CHAOS_ROUNDS: u32 = 6;
+
+struct Host {
+    name: String,
+    client: bool,
+    run: Run,
+}
+
+/// A simulated world: named hosts, each running an async fn, on one
+/// thread, with a seeded scheduler ([`Builder::seed`]), a virtual clock,
+/// and a network where every `ioloop::net` socket the hosts open lives.
+/// The seed decides the order of ready tasks, latencies, how writes are
+/// split into reads, and the faults asked for.
+///
+/// [`run`](Self::run) runs until every client returns, and fails, naming
+/// the seed, if one fails or panics, a host fails, nothing is left to do
+/// before they finish (a deadlock), or the virtual deadline passes.
+///
+/// # Examples
+///
+/// ```
+/// use ioloop::io::{AsyncReadExt, AsyncWriteExt};
+/// use ioloop::net::{TcpListener, TcpStream};
+/// use ioloop::sim::Sim;
+///
+/// let report = Sim::new(7)
+///     .host("server", || async {
+///         let listener = TcpListener::bind("0.0.0.0:7").await?;
+///         loop {
+///             let (mut stream, _) = listener.accept().await?;
+///             ioloop::spawn_local(async move {
+///                 let mut buf = [0; 5];
+///                 stream.read_exact(&mut buf).await?;
+///                 stream.write_all(&buf).await
+///             });
+///         }
+///     })
+///     .client("client", || async {
+///         let mut stream = TcpStream::connect("server:7").await?;
+///         stream.write_all(b"hello").await?;
+///         let mut buf = [0; 5];
+///         stream.read_exact(&mut buf).await?;
+///         assert_eq!(&buf, b"hello");
+///         Ok(())
+///     })
+///     .run()
+///     .unwrap();
+/// assert_eq!(report.seed, 7);
+/// ```
+pub struct Sim {
+    seed: u64,
+    config: NetConfig,
+    partitions: bool,
+    stops: bool,
+    deadline: Duration,
+    hosts: Vec<Host>,
+}
+
+impl Sim {
+    /// A world whose every choice is drawn from `seed`.
+    pub fn new(seed: u64) -> Sim {
+        Sim {
+            seed,
+            config: NetConfig::default(),
+            partitions: false,
+            stops: false,
+            deadline: Duration::from_secs(600),
+            hosts: Vec::new(),
+        }
+    }
+
+    /// The faults to inject (none by default).
+    pub fn faults(&mut self, faults: Faults) -> &mut Self {
+        self.config.faults = network::Faults {
+            reset: faults.reset,
+            udp_loss: faults.udp_loss,
+            udp_duplicate: faults.udp_duplicate,
+            udp_reorder: faults.udp_reorder,
+        };
+        self.partitions = faults.partitions;
+        self.stops = faults.stops;
+        self
+    }
+
+    /// The one-way latency of a segment or datagram, drawn in `range`
+    /// (default 50 µs to 2 ms).
+    pub fn latency(&mut self, range: Range<Duration>) -> &mut Self {
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        self.config.latency = nanos(range.start)..nanos(range.end).max(nanos(range.start) + 1);
+        self
+    }
+
+    /// How long, in virtual time, the clients have to finish (default
+    /// ten minutes).
+    pub fn deadline(&mut self, deadline: Duration) -> &mut Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// Adds a host named `name` (addresses are 127.0.0.2, .3, ... in the
+    /// order hosts are added, and `name` resolves to it) running `run`: a
+    /// server, which need not return, but must not fail.
+    pub fn host<F, Fut>(&mut self, name: &str, run: F) -> &mut Self
+    where
+        F: FnOnce() -> Fut + 'static,
+        Fut: Future<Output = io::Result<()>> + 'static,
+    {
+        self.add(name, false, run)
+    }
+
+    /// Adds a client host: the run ends once every client has returned
+    /// `Ok`.
+    pub fn client<F, Fut>(&mut self, name: &str, run: F) -> &mut Self
+    where
+        F: FnOnce() -> Fut + 'static,
+        Fut: Future<Output = io::Result<()>> + 'static,
+    {
+        self.add(name, true, run)
+    }
+
+    fn add<F, Fut>(&mut self, name: &str, client: bool, run: F) -> &mut Self
+    where
+        F: FnOnce() -> Fut + 'static,
+        Fut: Future<Output = io::Result<()>> + 'static,
+    {
+        let name = name.to_owned();
+        let run: Run = Box::new(move || Box::pin(run()));
+        self.hosts.push(Host { name, client, run });
+        self
+    }
+
+    /// Runs the world on this thread until every client has returned.
+    ///
+    /// # Errors
+    ///
+    /// A [`Failure`] naming the seed and the last events, if a client or
+    /// host fails or panics, the world deadlocks, or the deadline passes.
+    pub fn run(&mut self) -> Result<Report, Failure> {
+        let mut root = Rng::new(self.seed);
+        let net = Network::new(root.fork(), self.config.clone());
+        let chaos = Chaos {
+            rng: root.fork(),
+            partitions: self.partitions,
+            stops: self.stops,
+        };
+        let hosts = std::mem::take(&mut self.hosts);
+        let mut world = World::new(net);
+        world.deadline = Some(u64::try_from(self.deadline.as_nanos()).unwrap_or(u64::MAX));
+        for host in &hosts {
+            let id = world
+                .net
+                .add_host(&host.name)
+                .map_err(|err| self.failure(format!("host {:?}: {err}", host.name), None, 0))?;
+            world.hosts.push(id);
+        }
+        let world = Arc::new(Mutex::new(world));
+        // Entered before the runtime is built and left after it drops: the
+        // sockets its tasks leave are closed in the network.
+        let _entered = world::enter(world.clone());
+        let rt = Builder::new()
+            .seed(root.next_u64())
+            .slow_poll_threshold(None)
+            .build_simulated(Seam(world.clone()))
+            .map_err(|err| self.failure(format!("building the runtime: {err}"), None, 0))?;
+        let (outcome, schedule) = rt.block_on(async {
+            let outcome = drive(hosts, &world, chaos).await;
+            (outcome, rt_sim::schedule_hash().unwrap_or(0))
+        });
+        drop(rt);
+        let world = world.lock();
+        let mut hash = world.net.trace_hash();
+        for byte in schedule.to_le_bytes() {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        match outcome {
+            Ok(()) => Ok(Report {
+                seed: self.seed,
+                trace_hash: hash,
+                elapsed: Duration::from_nanos(world.now),
+            }),
+            Err(what) => Err(self.failure(what, Some(&world.net), hash)),
+        }
+    }
+
+    fn failure(&self, what: String, net: Option<&Network>, trace_hash: u64) -> Failure {
+        let recent = net.map_or_else(Vec::new, |net| net.recent(40).map(str::to_owned).collect());
+        Failure {
+            seed: self.seed,
+            what,
+            recent,
+            trace_hash,
+        }
+    }
+}
+
+/// What a run that succeeded reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// The seed it ran with.
+    pub seed: u64,
+    /// A hash of everything the run decided: the network's events and the
+    /// order tasks ran in. The same seed gives the same hash.
+    pub trace_hash: u64,
+    /// Virtual time from the start until the last client returned.
+    pub elapsed: Duration,
+}
+
+/// A run that failed: its seed, what went wrong, and the network's last
+/// events. Its `Display` says how to replay it.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// The seed that fails: run it again with [`SEED_VAR`] set to it.
+    pub seed: u64,
+    /// What went wrong.
+    pub what: String,
+    /// The network's last events, oldest first.
+    pub recent: Vec<String>,
+    /// The run's trace hash, up to the failure.
+    pub trace_hash: u64,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "simulation with seed {} failed: {}",
+            self.seed, self.what
+        )?;
+        writeln!(f, "replay it with {SEED_VAR}={}", self.seed)?;
+        writeln!(f, "the network's last events (virtual ns):")?;
+        for line in &self.recent {
+            writeln!(f, "  {line}")?;
+        }
+        write!(f, "trace {:016x}", self.trace_hash)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// Runs `make(seed)` for each seed in `seeds` (or only the one in the
+/// [`SEED_VAR`] environment variable, if it is set, to replay it), and
+/// returns how many ran, or the first failure.
+///
+/// # Errors
+///
+/// The first run's [`Failure`]; an unreadable [`SEED_VAR`] is one too.
+pub fn run_seeds(seeds: Range<u64>, mut make: impl FnMut(u64) -> Sim) -> Result<u64, Failure> {
+    if let Ok(var) = std::env::var(SEED_VAR) {
+        let seed = var.trim().parse().map_err(|err| Failure {
+            seed: 0,
+            what: format!("{SEED_VAR}={var:?}: {err}"),
+            recent: Vec::new(),
+            trace_hash: 0,
+        })?;
+        make(seed).run()?;
+        return Ok(1);
+    }
+    let count = seeds.end.saturating_sub(seeds.start);
+    for seed in seeds {
+        make(seed).run()?;
+    }
+    Ok(count)
+}
+
+/// The partitions and stops a run injects.
+struct Chaos {
+    rng: Rng,
+    partitions: bool,
+    stops: bool,
+}
+
+/// A host started: its name, whether it is a client, and its task until
+/// it returns.
+type Running = (String, bool, Option<JoinHandle<io::Result<()>>>);
+
+/// Starts the hosts, then waits for the clients; `Err` says what failed.
+async fn drive(hosts: Vec<Host>, world: &Arc<Mutex<World>>, chaos: Chaos) -> Result<(), String> {
+    let mut running: Vec<Running> = Vec::new();
+    let mut servers = Vec::new();
+    for (i, host) in hosts.into_iter().enumerate() {
+        let tag = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        let task = rt_sim::with_tag(tag, || spawn_local((host.run)()));
+        if !host.client {
+            servers.push(world.lock().hosts[i]);
+        }
+        running.push((host.name, host.client, Some(task)));
+    }
+    let _chaos = (chaos.partitions || chaos.stops)
+        .then(|| spawn_local(inject(chaos, world.clone(), servers)));
+    poll_fn(|cx| poll_hosts(&mut running, world, cx)).await
+}
+
+/// One look at the hosts and the world's state.
+fn poll_hosts(
+    running: &mut [Running],
+    world: &Arc<Mutex<World>>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<(), String>> {
+    for (name, client, slot) in running.iter_mut() {
+        let Some(task) = slot else { continue };
+        let Poll::Ready(done) = Pin::new(task).poll(cx) else {
+            continue;
+        };
+        *slot = None;
+        let role = if *client { "client" } else { "host" };
+        match done {
+            Ok(Ok(())) => log::debug!("{role} {name:?} returned"),
+            Ok(Err(err)) => return Poll::Ready(Err(format!("{role} {name:?} failed: {err}"))),
+            Err(err) => return Poll::Ready(Err(format!("{role} {name:?}: {err}"))),
+        }
+    }
+    if running
+        .iter()
+        .all(|(_, client, slot)| !client || slot.is_none())
+    {
+        return Poll::Ready(Ok(()));
+    }
+    let mut world = world.lock();
+    let unfinished = || {
+        let names: Vec<_> = running
+            .iter()
+            .filter(|(_, client, slot)| *client && slot.is_some())
+            .map(|(name, _, _)| name.as_str())
+            .collect();
+        names.join(", ")
+    };
+    if world.expired {
+        return Poll::Ready(Err(format!(
+            "the deadline passed with clients unfinished: {}",
+            unfinished()
+        )));
+    }
+    if world.stuck {
+        return Poll::Ready(Err(format!(
+            "deadlock: nothing left to run, no timer, nothing in flight, and clients unfinished: {}",
+            unfinished()
+        )));
+    }
+    world.on_stuck = Some(cx.waker().clone());
+    Poll::Pending
+}
+
+/// Injects up to [`CHAOS_ROUNDS`] partitions and stops, each healed
+/// after a while.
+async fn inject(mut chaos: Chaos, world: Arc<Mutex<World>>, servers: Vec<HostId>) {
+    let hosts = world.lock().hosts.clone();
+    for _ in 0..CHAOS_ROUNDS {
+        sleep(Duration::from_millis(chaos.rng.range(5..200))).await;
+        let stop =
+            chaos.stops && !servers.is_empty() && (!chaos.partitions || chaos.rng.chance(0.5));
+        let outage = Duration::from_millis(chaos.rng.range(10..400));
+        if stop {
+            let host = servers[chaos.rng.below(servers.len() as u64) as usize];
+            world.lock().net.stop_host(host);
+            sleep(outage).await;
+            world.lock().net.start_host(host);
+        } else if chaos.partitions && hosts.len() > 1 {
+            let a = chaos.rng.below(hosts.len() as u64) as usize;
+            let b = (a + 1 + chaos.rng.below(hosts.len() as u64 - 1) as usize) % hosts.len();
+            world.lock().net.partition(hosts[a], hosts[b]);
+            sleep(outage).await;
+            world.lock().net.heal(hosts[a], hosts[b]);
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! Deterministic simulation (issue 32): servers and clients in one seeded
+//! world over the simulated network. A failing test prints the seed; run
+//! it again with `IOLOOP_SIM_SEED=<seed>` to replay exactly that run.
+//!
+//! - `echo`: `line_echo`'s handler under many seeds, with and without
+//!   faults: every line's echo is exact, and nothing hangs.
+//! - `trace`: the same seed gives the same trace; others, others.
+//! - `world`: what the world does with sockets: names, UDP, refusals,
+//!   partitions, deadlocks, panics.
+
+#[path = "../../examples/sim_echo/client.rs"]
+mod clients;
+mod echo;
+mod trace;
+mod world;

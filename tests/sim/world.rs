@@ -1,0 +1,158 @@
+//! What the simulated world does: names, UDP, refusals, failures it
+//! reports, and what it refuses to simulate.
+
+use std::io;
+use std::time::Duration;
+
+use ioloop::io::{AsyncReadExt, AsyncWriteExt};
+use ioloop::net::{TcpListener, TcpSocket, TcpStream, UdpSocket, lookup_host};
+use ioloop::sim::{Faults, Sim};
+
+#[test]
+fn hosts_are_named_and_numbered_in_the_order_they_are_added() {
+    Sim::new(1)
+        .host("a", || async {
+            let listener = TcpListener::bind("0.0.0.0:80").await?;
+            assert_eq!(listener.local_addr()?, "127.0.0.2:80".parse().unwrap());
+            let (mut stream, peer) = listener.accept().await?;
+            assert_eq!(peer.ip().to_string(), "127.0.0.3");
+            stream.write_all(b"hi").await?;
+            std::future::pending().await
+        })
+        .client("b", || async {
+            let a: Vec<_> = lookup_host("a:80").await?.collect();
+            assert_eq!(a, ["127.0.0.2:80".parse().unwrap()]);
+            let mut stream = TcpStream::connect("a:80").await?;
+            assert_eq!(stream.local_addr()?.ip().to_string(), "127.0.0.3");
+            let mut buf = [0; 2];
+            stream.read_exact(&mut buf).await?;
+            assert_eq!(&buf, b"hi");
+            // No such host: an error, not a lookup of the real world's.
+            let err = lookup_host("nosuch:1").await.err().expect("no host");
+            assert_eq!(err.kind(), io::ErrorKind::NotFound);
+            Ok(())
+        })
+        .run()
+        .unwrap_or_else(|failure| panic!("{failure}"));
+}
+
+#[test]
+fn udp_datagrams_come_back_whole_and_a_connect_to_no_listener_is_refused() {
+    Sim::new(2)
+        .host("time", || async {
+            let socket = UdpSocket::bind("0.0.0.0:37").await?;
+            let mut buf = [0; 64];
+            loop {
+                let (n, from) = socket.recv_from(&mut buf).await?;
+                socket.send_to(&buf[..n], from).await?;
+            }
+        })
+        .client("asker", || async {
+            let socket = UdpSocket::bind("0.0.0.0:0").await?;
+            socket.send_to(b"what time is it?", "time:37").await?;
+            let mut buf = [0; 64];
+            let (n, from) = socket.recv_from(&mut buf).await?;
+            assert_eq!((&buf[..n], from.port()), (&b"what time is it?"[..], 37));
+            let err = TcpStream::connect("time:80").await.expect_err("refused");
+            assert_eq!(err.kind(), io::ErrorKind::ConnectionRefused);
+            // Options are accepted and kept nowhere; reading one says so.
+            socket.set_ttl(9)?;
+            assert_eq!(socket.ttl().unwrap_err().kind(), io::ErrorKind::Unsupported);
+            let err = TcpSocket::new_v4().expect_err("TcpSocket is not simulated");
+            assert_eq!(err.kind(), io::ErrorKind::Unsupported);
+            Ok(())
+        })
+        .run()
+        .unwrap_or_else(|failure| panic!("{failure}"));
+}
+
+#[test]
+fn a_client_waiting_on_nothing_is_a_deadlock_reported_with_its_seed() {
+    let failure = Sim::new(3)
+        .host("server", || async {
+            let listener = TcpListener::bind("0.0.0.0:1").await?;
+            // Accepts and never answers.
+            let _kept = listener.accept().await?;
+            std::future::pending().await
+        })
+        .client("client", || async {
+            let mut stream = TcpStream::connect("server:1").await?;
+            let mut buf = [0; 1];
+            stream.read_exact(&mut buf).await?;
+            Ok(())
+        })
+        .run()
+        .expect_err("a deadlock");
+    assert_eq!(failure.seed, 3);
+    assert!(failure.what.contains("deadlock"), "{failure}");
+    assert!(failure.what.contains("client"), "{failure}");
+    let shown = failure.to_string();
+    assert!(shown.contains("IOLOOP_SIM_SEED=3"), "{shown}");
+    assert!(
+        failure.recent.iter().any(|line| line.contains("accept")),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_client_still_busy_at_the_deadline_fails_and_one_that_panics_is_named() {
+    let failure = Sim::new(4)
+        .deadline(Duration::from_secs(10))
+        .client("ticker", || async {
+            loop {
+                ioloop::time::sleep(Duration::from_secs(1)).await;
+            }
+        })
+        .run()
+        .expect_err("the deadline");
+    assert!(failure.what.contains("deadline"), "{failure}");
+
+    let failure = Sim::new(5)
+        .client("crasher", || async { panic!("planted") })
+        .run()
+        .expect_err("a panic");
+    assert!(
+        failure.what.contains("crasher") && failure.what.contains("planted"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn partitions_hold_bytes_until_they_heal_and_lose_none() {
+    // Faults all on, one connection, many bytes both ways: whatever the
+    // partitions and stops did, the bytes arrive whole.
+    for seed in 0..20 {
+        let mut sim = Sim::new(seed);
+        sim.faults(Faults {
+            reset: 0.0,
+            ..Faults::all()
+        });
+        sim.host("server", || async {
+            let listener = TcpListener::bind("0.0.0.0:9").await?;
+            let (stream, _) = listener.accept().await?;
+            let (mut read, mut write) = stream.into_split();
+            ioloop::io::copy(&mut read, &mut write).await?;
+            Ok(())
+        })
+        .client("client", move || async move {
+            let stream = TcpStream::connect("server:9").await?;
+            let (mut read, mut write) = stream.into_split();
+            let sent: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+            let expected = sent.clone();
+            let writer = ioloop::spawn_local(async move {
+                write.write_all(&sent).await?;
+                write.close().await
+            });
+            let mut back = Vec::new();
+            read.read_to_end(&mut back).await?;
+            writer.await.unwrap()?;
+            assert!(
+                back == expected,
+                "seed {seed}: {} bytes back of 300,000",
+                back.len()
+            );
+            Ok(())
+        });
+        sim.run().unwrap_or_else(|failure| panic!("{failure}"));
+    }
+}
