@@ -59,7 +59,7 @@ fn main() {
         let name = format!("client{n}");
         sim.client(&name.clone(), move || async move {
             let client_seed = seed.wrapping_mul(7).wrapping_add(n);
-            let stats = client::line_client("server:7000", lines, client_seed).await?;
+            let stats = client::line_client("server:7000", lines, client_seed, !faults).await?;
             seen.borrow_mut().push((name, stats));
             Ok(())
         });

@@ -220,6 +220,14 @@ impl<S: Stream> Sock<S> {
                 self.io
                     .poll_write_stream(cx, len, |s| s.send(bytes.unsent()))
             )?;
+            #[cfg(feature = "planted-bugs")]
+            use ioloop_runtime::sim::{Planted, planted};
+            #[cfg(feature = "planted-bugs")]
+            let sent = if planted(Planted::ShortWrite) {
+                len
+            } else {
+                sent
+            };
             out.bytes.advance(sent);
         }
         if out.armed && !out.refused {

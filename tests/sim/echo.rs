@@ -11,8 +11,11 @@ use testkit::handler::{Config, serve};
 use crate::clients::line_client;
 
 /// A world of one `line_echo` server and three clients sending 8 lines
-/// each; the clients' reconnects are added to `reconnects`.
+/// each; the clients' reconnects are added to `reconnects`. With no
+/// faults, the clients are strict: a connection that breaks or goes
+/// silent fails the run.
 pub fn echo_world(seed: u64, faults: Faults, reconnects: Rc<RefCell<u32>>) -> Sim {
+    let strict = faults.reset == 0.0 && !faults.partitions && !faults.stops;
     let mut sim = Sim::new(seed);
     sim.faults(faults).host("server", || async {
         let listener = TcpListener::bind("0.0.0.0:7000").await?;
@@ -26,8 +29,13 @@ pub fn echo_world(seed: u64, faults: Faults, reconnects: Rc<RefCell<u32>>) -> Si
     for client in 0..3u64 {
         let reconnects = reconnects.clone();
         sim.client(&format!("client{client}"), move || async move {
-            let seen =
-                line_client("server:7000", 8, seed.wrapping_mul(7).wrapping_add(client)).await?;
+            let seen = line_client(
+                "server:7000",
+                8,
+                seed.wrapping_mul(7).wrapping_add(client),
+                strict,
+            )
+            .await?;
             *reconnects.borrow_mut() += seen.reconnects;
             Ok(())
         });

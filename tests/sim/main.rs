@@ -5,11 +5,16 @@
 //! - `echo`: `line_echo`'s handler under many seeds, with and without
 //!   faults: every line's echo is exact, and nothing hangs.
 //! - `trace`: the same seed gives the same trace; others, others.
+//! - `planted` (with the test-only feature `planted-bugs`): three bugs
+//!   planted in the library, each caught within 200 seeds, its seed
+//!   replaying the same failure.
 //! - `world`: what the world does with sockets: names, UDP, refusals,
 //!   partitions, deadlocks, panics.
 
 #[path = "../../examples/sim_echo/client.rs"]
 mod clients;
 mod echo;
+#[cfg(feature = "planted-bugs")]
+mod planted;
 mod trace;
 mod world;

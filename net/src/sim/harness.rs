@@ -76,7 +76,9 @@ struct Host {
 /// thread, with a seeded scheduler ([`Builder::seed`]), a virtual clock,
 /// and a network where every `ioloop::net` socket the hosts open lives.
 /// The seed decides the order of ready tasks, latencies, how writes are
-/// split into reads, and the faults asked for.
+/// split into reads, the sockets' buffer sizes (512 bytes to 64 KiB,
+/// unless [`buffers`](Self::buffers) sets them: small ones make short
+/// writes and waits for room common), and the faults asked for.
 ///
 /// [`run`](Self::run) runs until every client returns, and fails, naming
 /// the seed, if one fails or panics, a host fails, nothing is left to do
@@ -119,6 +121,7 @@ pub struct Sim {
     partitions: bool,
     stops: bool,
     deadline: Duration,
+    buffers: Option<(usize, usize)>,
     hosts: Vec<Host>,
 }
 
@@ -131,6 +134,7 @@ impl Sim {
             partitions: false,
             stops: false,
             deadline: Duration::from_secs(600),
+            buffers: None,
             hosts: Vec::new(),
         }
     }
@@ -153,6 +157,13 @@ impl Sim {
     pub fn latency(&mut self, range: Range<Duration>) -> &mut Self {
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         self.config.latency = nanos(range.start)..nanos(range.end).max(nanos(range.start) + 1);
+        self
+    }
+
+    /// Every TCP socket's send and receive buffer sizes, in bytes (by
+    /// default drawn from the seed, 512 bytes to 64 KiB each).
+    pub fn buffers(&mut self, send: usize, recv: usize) -> &mut Self {
+        self.buffers = Some((send.max(1), recv.max(1)));
         self
     }
 
@@ -203,7 +214,13 @@ impl Sim {
     /// host fails or panics, the world deadlocks, or the deadline passes.
     pub fn run(&mut self) -> Result<Report, Failure> {
         let mut root = Rng::new(self.seed);
-        let net = Network::new(root.fork(), self.config.clone());
+        let mut config = self.config.clone();
+        let mut sizes = root.fork();
+        (config.send_buffer, config.recv_buffer) = self.buffers.unwrap_or_else(|| {
+            let mut size = || 1 << sizes.range(9..17);
+            (size(), size())
+        });
+        let net = Network::new(root.fork(), config);
         let chaos = Chaos {
             rng: root.fork(),
             partitions: self.partitions,
