@@ -47,7 +47,8 @@ impl Args {
     }
 }
 
-fn fail(usage: &str, why: &str) -> ! {
+/// Prints `why` and the usage, and exits with status 2.
+pub fn fail(usage: &str, why: &str) -> ! {
     eprintln!("{why}\n\n{usage}");
     std::process::exit(2)
 }

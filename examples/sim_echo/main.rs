@@ -7,6 +7,9 @@
 //! ```sh
 //! cargo run --example sim_echo -- --seed 42
 //! cargo run --example sim_echo -- --seed 42 --faults off --clients 5 --lines 20
+//! cargo run --example sim_echo -- --seeds 1000      # seeds 0..1000, to the first failure
+//! # With a bug planted in the library (a test-only feature):
+//! cargo run --example sim_echo --features planted-bugs -- --plant short-write --faults off --seeds 100
 //! ```
 //!
 //! A failure (a wrong echo, a deadlock, a client still busy at the
@@ -28,19 +31,59 @@ use std::time::Duration;
 use ioloop::net::TcpListener;
 use ioloop::sim::{Faults, Sim};
 
-const USAGE: &str = "usage: sim_echo [--seed 1] [--clients 3] [--lines 8] [--faults on|off]";
+const USAGE: &str = "usage: sim_echo [--seed 1 | --seeds N] [--clients 3] [--lines 8] [--faults on|off] [--plant lost-wake|short-write|waiter-never-woken]";
 
 fn main() {
     let args = args::Args::parse(USAGE);
-    let seed: u64 = args.get("seed", 1);
     let clients: u64 = args.get("clients", 3);
     let lines: usize = args.get("lines", 8);
     let faults = args.get("faults", String::from("on")) == "on";
+    plant(&args.get("plant", String::new()));
+    let seeds: u64 = args.get("seeds", 0);
+    if seeds > 0 {
+        // Many seeds, to the first failure.
+        let world = |seed| world(seed, clients, lines, faults, &Rc::default());
+        match ioloop::sim::run_seeds(0..seeds, world) {
+            Ok(runs) => println!("{runs} seeds passed"),
+            Err(failure) => {
+                eprintln!("{failure}");
+                std::process::exit(1);
+            }
+        }
+        return;
+    }
+    let seed: u64 = args.get("seed", 1);
     println!(
         "sim_echo: seed {seed}, {clients} clients x {lines} lines, faults {}",
         if faults { "on" } else { "off" }
     );
     let seen = Rc::new(RefCell::new(Vec::new()));
+    match world(seed, clients, lines, faults, &seen).run() {
+        Ok(report) => {
+            let mut seen = seen.borrow_mut();
+            seen.sort_by(|a, b| a.0.cmp(&b.0));
+            for (name, stats) in seen.iter() {
+                println!(
+                    "{name}: {} lines echoed exactly, {} reconnects",
+                    stats.echoed, stats.reconnects
+                );
+            }
+            println!("virtual time {:.3} s", report.elapsed.as_secs_f64());
+            println!("trace {:016x}", report.trace_hash);
+        }
+        Err(failure) => {
+            eprintln!("{failure}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// What each client saw, by name.
+type Seen = Rc<RefCell<Vec<(String, client::Seen)>>>;
+
+/// The world of one seed: the server and `clients` clients of `lines`
+/// lines each, strict when no fault is on.
+fn world(seed: u64, clients: u64, lines: usize, faults: bool, seen: &Seen) -> Sim {
     let mut sim = Sim::new(seed);
     if faults {
         sim.faults(Faults::all());
@@ -64,22 +107,26 @@ fn main() {
             Ok(())
         });
     }
-    match sim.run() {
-        Ok(report) => {
-            let mut seen = seen.borrow_mut();
-            seen.sort_by(|a, b| a.0.cmp(&b.0));
-            for (name, stats) in seen.iter() {
-                println!(
-                    "{name}: {} lines echoed exactly, {} reconnects",
-                    stats.echoed, stats.reconnects
-                );
-            }
-            println!("virtual time {:.3} s", report.elapsed.as_secs_f64());
-            println!("trace {:016x}", report.trace_hash);
-        }
-        Err(failure) => {
-            eprintln!("{failure}");
-            std::process::exit(1);
-        }
+    sim
+}
+
+/// Turns on the bug `name` planted in the library (`--plant`), which needs
+/// the test-only feature `planted-bugs`.
+fn plant(name: &str) {
+    if name.is_empty() {
+        return;
     }
+    #[cfg(feature = "planted-bugs")]
+    {
+        use ioloop::sim::Planted;
+        let bug = match name {
+            "lost-wake" => Planted::LostWake,
+            "short-write" => Planted::ShortWrite,
+            "waiter-never-woken" => Planted::WaiterNeverWoken,
+            _ => args::fail(USAGE, &format!("no planted bug {name:?}")),
+        };
+        ioloop::sim::plant(Some(bug));
+    }
+    #[cfg(not(feature = "planted-bugs"))]
+    args::fail(USAGE, "--plant needs `--features planted-bugs`");
 }

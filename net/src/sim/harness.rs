@@ -123,6 +123,8 @@ pub struct Sim {
     deadline: Duration,
     buffers: Option<(usize, usize)>,
     hosts: Vec<Host>,
+    /// What `run` chose for the world, for a failure's report.
+    world: String,
 }
 
 impl Sim {
@@ -136,6 +138,7 @@ impl Sim {
             deadline: Duration::from_secs(600),
             buffers: None,
             hosts: Vec::new(),
+            world: String::new(),
         }
     }
 
@@ -220,6 +223,7 @@ impl Sim {
             let mut size = || 1 << sizes.range(9..17);
             (size(), size())
         });
+        self.world = describe(&config, self.partitions, self.stops);
         let net = Network::new(root.fork(), config);
         let chaos = Chaos {
             rng: root.fork(),
@@ -270,6 +274,7 @@ impl Sim {
         Failure {
             seed: self.seed,
             what,
+            world: self.world.clone(),
             recent,
             trace_hash,
         }
@@ -296,6 +301,8 @@ pub struct Failure {
     pub seed: u64,
     /// What went wrong.
     pub what: String,
+    /// What the seed chose for the world: buffer sizes, latency, faults.
+    pub world: String,
     /// The network's last events, oldest first.
     pub recent: Vec<String>,
     /// The run's trace hash, up to the failure.
@@ -310,6 +317,7 @@ impl fmt::Display for Failure {
             self.seed, self.what
         )?;
         writeln!(f, "replay it with {SEED_VAR}={}", self.seed)?;
+        writeln!(f, "the world: {}", self.world)?;
         writeln!(f, "the network's last events (virtual ns):")?;
         for line in &self.recent {
             writeln!(f, "  {line}")?;
@@ -332,6 +340,7 @@ pub fn run_seeds(seeds: Range<u64>, mut make: impl FnMut(u64) -> Sim) -> Result<
         let seed = var.trim().parse().map_err(|err| Failure {
             seed: 0,
             what: format!("{SEED_VAR}={var:?}: {err}"),
+            world: String::new(),
             recent: Vec::new(),
             trace_hash: 0,
         })?;
@@ -343,6 +352,37 @@ pub fn run_seeds(seeds: Range<u64>, mut make: impl FnMut(u64) -> Sim) -> Result<
         make(seed).run()?;
     }
     Ok(count)
+}
+
+/// The world a run chose, in a line.
+fn describe(config: &NetConfig, partitions: bool, stops: bool) -> String {
+    let micros = |nanos: u64| nanos / 1_000;
+    let f = &config.faults;
+    let mut faults = Vec::new();
+    for (name, chance) in [
+        ("resets", f.reset),
+        ("UDP loss", f.udp_loss),
+        ("UDP duplication", f.udp_duplicate),
+        ("UDP reordering", f.udp_reorder),
+    ] {
+        if chance > 0.0 {
+            faults.push(format!("{name} {chance}"));
+        }
+    }
+    faults.extend(partitions.then(|| "partitions".to_owned()));
+    faults.extend(stops.then(|| "host stops".to_owned()));
+    let faults = if faults.is_empty() {
+        "none".to_owned()
+    } else {
+        faults.join(", ")
+    };
+    format!(
+        "TCP send buffers {} B, receive buffers {} B; latency {}..{} µs; faults: {faults}",
+        config.send_buffer,
+        config.recv_buffer,
+        micros(config.latency.start),
+        micros(config.latency.end),
+    )
 }
 
 /// The partitions and stops a run injects.
