@@ -264,6 +264,7 @@ impl Sim {
                 seed: self.seed,
                 trace_hash: hash,
                 elapsed: Duration::from_nanos(world.now),
+                recent: world.net.recent(256).map(str::to_owned).collect(),
             }),
             Err(what) => Err(self.failure(what, Some(&world.net), hash)),
         }
@@ -291,6 +292,9 @@ pub struct Report {
     pub trace_hash: u64,
     /// Virtual time from the start until the last client returned.
     pub elapsed: Duration,
+    /// The network's last events (at most 256, oldest first), each
+    /// `<virtual ns> <what>`: the end of the event log `trace_hash` hashes.
+    pub recent: Vec<String>,
 }
 
 /// A run that failed: its seed, what went wrong, and the network's last
