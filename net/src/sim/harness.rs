@@ -209,7 +209,8 @@ impl Sim {
         self
     }
 
-    /// Runs the world on this thread until every client has returned.
+    /// Runs the world on this thread until every client has returned. The
+    /// hosts are started once: a second `run` has none.
     ///
     /// # Errors
     ///
@@ -234,10 +235,9 @@ impl Sim {
         let mut world = World::new(net);
         world.deadline = Some(u64::try_from(self.deadline.as_nanos()).unwrap_or(u64::MAX));
         for host in &hosts {
-            let id = world
-                .net
-                .add_host(&host.name)
-                .map_err(|err| self.failure(format!("host {:?}: {err}", host.name), None, 0))?;
+            let id = world.net.add_host(&host.name).map_err(|err| {
+                self.failure(format!("host {:?}: {err}", host.name), Vec::new(), 0)
+            })?;
             world.hosts.push(id);
         }
         let world = Arc::new(Mutex::new(world));
@@ -248,14 +248,19 @@ impl Sim {
             .seed(root.next_u64())
             .slow_poll_threshold(None)
             .build_simulated(Seam(world.clone()))
-            .map_err(|err| self.failure(format!("building the runtime: {err}"), None, 0))?;
+            .map_err(|err| self.failure(format!("building the runtime: {err}"), Vec::new(), 0))?;
         let (outcome, schedule) = rt.block_on(async {
             let outcome = drive(hosts, &world, chaos).await;
             (outcome, rt_sim::schedule_hash().unwrap_or(0))
         });
+        // Read before the runtime drops: its tasks' sockets close then, and
+        // their resets would bury the events that led to the end.
+        let (mut hash, recent, now) = {
+            let world = world.lock();
+            let recent = world.net.recent(256).map(str::to_owned).collect::<Vec<_>>();
+            (world.net.trace_hash(), recent, world.now)
+        };
         drop(rt);
-        let world = world.lock();
-        let mut hash = world.net.trace_hash();
         for byte in schedule.to_le_bytes() {
             hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
         }
@@ -263,15 +268,15 @@ impl Sim {
             Ok(()) => Ok(Report {
                 seed: self.seed,
                 trace_hash: hash,
-                elapsed: Duration::from_nanos(world.now),
-                recent: world.net.recent(256).map(str::to_owned).collect(),
+                elapsed: Duration::from_nanos(now),
+                recent,
             }),
-            Err(what) => Err(self.failure(what, Some(&world.net), hash)),
+            Err(what) => Err(self.failure(what, recent, hash)),
         }
     }
 
-    fn failure(&self, what: String, net: Option<&Network>, trace_hash: u64) -> Failure {
-        let recent = net.map_or_else(Vec::new, |net| net.recent(40).map(str::to_owned).collect());
+    fn failure(&self, what: String, mut recent: Vec<String>, trace_hash: u64) -> Failure {
+        recent.drain(..recent.len().saturating_sub(40));
         Failure {
             seed: self.seed,
             what,
