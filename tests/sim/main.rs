@@ -4,6 +4,8 @@
 //!
 //! - `echo`: `line_echo`'s handler under many seeds, with and without
 //!   faults: every line's echo is exact, and nothing hangs.
+//! - `shutdown`: `line_echo` told to stop at a seeded moment, mid-stream:
+//!   exact echoes, and every client learns it stopped.
 //! - `trace`: the same seed gives the same trace; others, others.
 //! - `planted` (with the test-only feature `planted-bugs`): three bugs
 //!   planted in the library, each caught within 200 seeds, its seed
@@ -16,5 +18,6 @@ mod clients;
 mod echo;
 #[cfg(feature = "planted-bugs")]
 mod planted;
+mod shutdown;
 mod trace;
 mod world;
