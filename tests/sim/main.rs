@@ -4,6 +4,8 @@
 //!
 //! - `echo`: `line_echo`'s handler under many seeds, with and without
 //!   faults: every line's echo is exact, and nothing hangs.
+//! - `kv`: the key-value server likewise, its clients' SET, GET and DEL
+//!   replies checked against what each set.
 //! - `trace`: the same seed gives the same trace; others, others.
 //! - `world`: what the world does with sockets: names, UDP, refusals,
 //!   partitions, deadlocks, panics.
@@ -11,5 +13,15 @@
 #[path = "../../examples/sim_echo/client.rs"]
 mod clients;
 mod echo;
+mod kv;
+mod retry;
 mod trace;
 mod world;
+
+/// The seeds fault tests run: `IOLOOP_SIM_SEEDS` (1,000 in CI), or 200.
+pub fn seeds() -> u64 {
+    std::env::var("IOLOOP_SIM_SEEDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(200)
+}

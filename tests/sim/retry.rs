@@ -1,0 +1,102 @@
+//! What the `kv` and `hyper` clients share: random values, exact checks,
+//! and riding out a broken connection by making it again and retrying.
+
+use std::io;
+use std::time::Duration;
+
+use ioloop::sim::Rng;
+use ioloop::time::timeout;
+
+/// How long a client waits for a step (its connect included) before it
+/// takes the connection for lost, in virtual time: outages last under
+/// half a second, so only a lost byte or a hang lasts this long.
+const PATIENCE: Duration = Duration::from_secs(5);
+/// The most times a client reconnects before it gives up.
+const RECONNECTS: u32 = 100;
+
+/// What clients saw, summed over the clients (and runs) it is added to.
+#[derive(Debug, Default)]
+pub struct Seen {
+    /// Connections lost (reset, closed, or silent) and made again.
+    pub reconnects: u32,
+    /// Of those, the ones lost to silence past [`PATIENCE`].
+    pub silences: u32,
+}
+
+impl Seen {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &Seen) {
+        self.reconnects += other.reconnects;
+        self.silences += other.silences;
+    }
+}
+
+/// A value: mostly small, one in four larger than a segment (up to
+/// 20 KB, so many segments and reads), random bytes.
+pub fn value(rng: &mut Rng) -> Vec<u8> {
+    let len = if rng.chance(0.25) {
+        rng.range(1_460..20_000)
+    } else {
+        rng.below(200)
+    };
+    let mut value: Vec<u8> = (0..len.div_ceil(8))
+        .flat_map(|_| rng.next_u64().to_le_bytes())
+        .collect();
+    value.truncate(len as usize);
+    value
+}
+
+/// Checks `got` is `want`: a difference is a lost, duplicated or
+/// reordered byte, an `InvalidData` error that fails the client.
+pub fn check(what: &str, got: &[u8], want: &[u8]) -> io::Result<()> {
+    if got == want {
+        return Ok(());
+    }
+    let at = got.iter().zip(want).position(|(a, b)| a != b);
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "{what}: got {} bytes, want {}, first difference at {at:?} (got {:?})",
+            got.len(),
+            want.len(),
+            String::from_utf8_lossy(&got[..got.len().min(40)]),
+        ),
+    ))
+}
+
+/// Runs `step` on the connection in `conn` (it makes one when there is
+/// none) until it succeeds. An error, or silence past [`PATIENCE`], drops
+/// the connection and runs `step` again after a pause, telling it it is a
+/// retry; an `InvalidData` error (a failed [`check`]) is returned at once.
+pub async fn until_done<C>(
+    what: &str,
+    conn: &mut Option<C>,
+    seen: &mut Seen,
+    rng: &mut Rng,
+    mut step: impl AsyncFnMut(&mut Option<C>, bool) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut retried = false;
+    loop {
+        let err = match timeout(PATIENCE, step(conn, retried)).await {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(err)) if err.kind() == io::ErrorKind::InvalidData => {
+                return Err(io::Error::new(err.kind(), format!("{what}: {err}")));
+            }
+            Ok(Err(err)) => err,
+            Err(elapsed) => {
+                seen.silences += 1;
+                elapsed.into()
+            }
+        };
+        log::debug!("{what}: {err}; reconnecting");
+        *conn = None;
+        retried = true;
+        seen.reconnects += 1;
+        if seen.reconnects > RECONNECTS {
+            return Err(io::Error::other(format!(
+                "{what}: gave up after {RECONNECTS} reconnects"
+            )));
+        }
+        ioloop::time::sleep(Duration::from_millis(rng.range(1..200))).await;
+    }
+}
