@@ -6,6 +6,8 @@
 //!   faults: every line's echo is exact, and nothing hangs.
 //! - `kv`: the key-value server likewise, its clients' SET, GET and DEL
 //!   replies checked against what each set.
+//! - `hyper`: `compat::hyper::serve` likewise, an echo service under
+//!   hyper's own client, several requests per connection.
 //! - `trace`: the same seed gives the same trace; others, others.
 //! - `world`: what the world does with sockets: names, UDP, refusals,
 //!   partitions, deadlocks, panics.
@@ -13,6 +15,7 @@
 #[path = "../../examples/sim_echo/client.rs"]
 mod clients;
 mod echo;
+mod hyper;
 mod kv;
 mod retry;
 mod trace;
