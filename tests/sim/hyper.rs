@@ -126,7 +126,7 @@ pub fn hyper_world(seed: u64, faults: Faults, requests: usize, seen: Rc<RefCell<
 fn every_http_response_is_exact_without_faults_and_with_no_reconnect() {
     let seen = Rc::new(RefCell::new(Seen::default()));
     run_seeds(0..50, |seed| {
-        hyper_world(seed, Faults::default(), 10, seen.clone())
+        hyper_world(seed, Faults::default(), 8, seen.clone())
     })
     .unwrap_or_else(|failure| panic!("{failure}"));
     assert_eq!(
@@ -140,7 +140,7 @@ fn every_http_response_is_exact_without_faults_and_with_no_reconnect() {
 fn every_http_response_is_exact_under_faults_and_nothing_hangs() {
     let seen = Rc::new(RefCell::new(Seen::default()));
     let runs = run_seeds(0..seeds(), |seed| {
-        hyper_world(seed, Faults::all(), 10, seen.clone())
+        hyper_world(seed, Faults::all(), 8, seen.clone())
     })
     .unwrap_or_else(|failure| panic!("{failure}"));
     eprintln!("hyper: {runs} runs, {:?}", seen.borrow());

@@ -8,10 +8,12 @@ use std::io;
 use std::rc::Rc;
 use std::time::Duration;
 
+use futures_util::future::try_join;
 use ioloop::io::{StreamReader, StreamWriter};
 use ioloop::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use ioloop::net::{TcpListener, TcpStream};
 use ioloop::sim::{Faults, Rng, Sim, run_seeds};
+use ioloop::time::timeout;
 use testkit::kv_server::{Config, serve};
 use testkit::resp;
 
@@ -46,12 +48,23 @@ fn batch(rng: &mut Rng) -> Vec<Op> {
         .collect()
 }
 
-/// Appends the command `args` to `wire`, as clients send it.
-fn command(wire: &mut Vec<u8>, args: &[&[u8]]) {
-    resp::array(wire, args.len());
-    for arg in args {
-        resp::bulk(wire, arg);
+/// The batch `ops` of client `client`, as it goes on the wire.
+fn encode(client: u64, ops: &[Op]) -> Vec<u8> {
+    let mut wire = Vec::new();
+    for op in ops {
+        let (name, k, value) = match op {
+            Op::Set(k, value) => (&b"SET"[..], k, Some(value)),
+            Op::Get(k) => (&b"GET"[..], k, None),
+            Op::Del(k) => (&b"DEL"[..], k, None),
+        };
+        resp::array(&mut wire, 2 + usize::from(value.is_some()));
+        resp::bulk(&mut wire, name);
+        resp::bulk(&mut wire, format!("c{client}:k{k}").as_bytes());
+        if let Some(value) = value {
+            resp::bulk(&mut wire, value);
+        }
     }
+    wire
 }
 
 type Conn = (StreamReader<OwnedReadHalf>, StreamWriter<OwnedWriteHalf>);
@@ -68,6 +81,10 @@ async fn line(reader: &mut StreamReader<OwnedReadHalf>) -> io::Result<Vec<u8>> {
 /// Sends `wire` (the batch `ops`, encoded) and checks each reply against
 /// `model`, the values this client last set; `retried` says an attempt
 /// of this batch was lost, so a DEL may find its key already gone.
+///
+/// The replies are read while the batch goes out: `kv_server` reads no
+/// command while a large reply drains, so a client sending a large SET
+/// behind a large GET before reading any reply could wait forever.
 async fn exchange(
     conn: &mut Conn,
     wire: &[u8],
@@ -76,31 +93,36 @@ async fn exchange(
     retried: bool,
 ) -> io::Result<()> {
     let (reader, writer) = conn;
-    writer.write(wire);
-    writer.drain().await?;
-    for (i, op) in ops.iter().enumerate() {
-        let what = format!("reply {i} of the batch");
-        let got = line(reader).await?;
-        match op {
-            Op::Set(..) => check(&what, &got, b"+OK\r\n")?,
-            Op::Get(k) => match &model[*k] {
-                None => check(&what, &got, b"$-1\r\n")?,
-                Some(value) => {
-                    check(&what, &got, format!("${}\r\n", value.len()).as_bytes())?;
-                    let body = reader.read_exact(value.len() + 2).await?;
-                    check(&what, &body[..value.len()], value)?;
-                    check(&what, &body[value.len()..], b"\r\n")?;
-                }
-            },
-            Op::Del(k) => {
-                let want = format!(":{}\r\n", u8::from(model[*k].is_some()));
-                if !(retried && got == b":0\r\n") {
-                    check(&what, &got, want.as_bytes())?;
+    let send = async {
+        writer.write(wire);
+        writer.drain().await
+    };
+    let replies = async {
+        for (i, op) in ops.iter().enumerate() {
+            let what = format!("reply {i} of the batch");
+            let got = line(reader).await?;
+            match op {
+                Op::Set(..) => check(&what, &got, b"+OK\r\n")?,
+                Op::Get(k) => match &model[*k] {
+                    None => check(&what, &got, b"$-1\r\n")?,
+                    Some(value) => {
+                        check(&what, &got, format!("${}\r\n", value.len()).as_bytes())?;
+                        let body = reader.read_exact(value.len() + 2).await?;
+                        check(&what, &body[..value.len()], value)?;
+                        check(&what, &body[value.len()..], b"\r\n")?;
+                    }
+                },
+                Op::Del(k) => {
+                    let want = format!(":{}\r\n", u8::from(model[*k].is_some()));
+                    if !(retried && got == b":0\r\n") {
+                        check(&what, &got, want.as_bytes())?;
+                    }
                 }
             }
         }
-    }
-    Ok(())
+        Ok(())
+    };
+    try_join(send, replies).await.map(drop)
 }
 
 /// Runs `batches` batches of commands (and a last one reading every key)
@@ -108,7 +130,6 @@ async fn exchange(
 /// goes silent is made again and the batch sent again.
 pub async fn kv_client(server: &str, client: u64, batches: usize, seed: u64) -> io::Result<Seen> {
     let mut rng = Rng::new(seed);
-    let key = |k: usize| format!("c{client}:k{k}").into_bytes();
     let mut model: Vec<Option<Vec<u8>>> = vec![None; KEYS];
     let mut seen = Seen::default();
     let mut conn: Option<Conn> = None;
@@ -118,14 +139,7 @@ pub async fn kv_client(server: &str, client: u64, batches: usize, seed: u64) -> 
         } else {
             (0..KEYS).map(Op::Get).collect()
         };
-        let mut wire = Vec::new();
-        for op in &ops {
-            match op {
-                Op::Set(k, value) => command(&mut wire, &[b"SET", &key(*k), value]),
-                Op::Get(k) => command(&mut wire, &[b"GET", &key(*k)]),
-                Op::Del(k) => command(&mut wire, &[b"DEL", &key(*k)]),
-            }
-        }
+        let wire = encode(client, &ops);
         let what = format!("client {client}, batch {b}");
         let mut pause = Rng::new(rng.next_u64());
         until_done(
@@ -157,18 +171,21 @@ pub async fn kv_client(server: &str, client: u64, batches: usize, seed: u64) -> 
     Ok(seen)
 }
 
+/// The key-value server, on port 6379.
+async fn kv_host() -> io::Result<()> {
+    let listener = TcpListener::bind("0.0.0.0:6379").await?;
+    let config = Config {
+        max_connections: 250,
+        grace: Duration::from_secs(1),
+    };
+    serve(listener, config, std::future::pending()).await
+}
+
 /// A world of one key-value server and three clients running `batches`
 /// batches each; what they saw is added to `seen`.
 pub fn kv_world(seed: u64, faults: Faults, batches: usize, seen: Rc<RefCell<Seen>>) -> Sim {
     let mut sim = Sim::new(seed);
-    sim.faults(faults).host("server", || async {
-        let listener = TcpListener::bind("0.0.0.0:6379").await?;
-        let config = Config {
-            max_connections: 250,
-            grace: Duration::from_secs(1),
-        };
-        serve(listener, config, std::future::pending()).await
-    });
+    sim.faults(faults).host("server", kv_host);
     for client in 0..3u64 {
         let seen = seen.clone();
         let seed = seed.wrapping_mul(31).wrapping_add(client);
@@ -185,7 +202,7 @@ pub fn kv_world(seed: u64, faults: Faults, batches: usize, seen: Rc<RefCell<Seen
 fn every_kv_reply_is_exact_without_faults_and_with_no_reconnect() {
     let seen = Rc::new(RefCell::new(Seen::default()));
     run_seeds(0..50, |seed| {
-        kv_world(seed, Faults::default(), 10, seen.clone())
+        kv_world(seed, Faults::default(), 8, seen.clone())
     })
     .unwrap_or_else(|failure| panic!("{failure}"));
     assert_eq!(
@@ -199,7 +216,7 @@ fn every_kv_reply_is_exact_without_faults_and_with_no_reconnect() {
 fn every_kv_reply_is_exact_under_faults_and_nothing_hangs() {
     let seen = Rc::new(RefCell::new(Seen::default()));
     let runs = run_seeds(0..seeds(), |seed| {
-        kv_world(seed, Faults::all(), 10, seen.clone())
+        kv_world(seed, Faults::all(), 8, seen.clone())
     })
     .unwrap_or_else(|failure| panic!("{failure}"));
     eprintln!("kv: {runs} runs, {:?}", seen.borrow());
@@ -209,4 +226,28 @@ fn every_kv_reply_is_exact_under_faults_and_nothing_hangs() {
             "no fault broke anything in {runs} runs"
         );
     }
+}
+
+/// The client's own bug, found by a run with values up to 300 KB: it sent
+/// a whole batch before reading a reply, and `kv_server` reads nothing
+/// while a large reply drains, so with a large SET behind a large GET
+/// both sides waited on full buffers.
+#[test]
+fn kv_client_reads_replies_while_a_large_set_behind_a_large_get_goes_out() {
+    Sim::new(10)
+        .host("server", kv_host)
+        .client("client", || async {
+            let (read, write) = TcpStream::connect("server:6379").await?.into_split();
+            let mut conn = (StreamReader::new(read), StreamWriter::new(write));
+            let big = vec![b'v'; 200_000];
+            let set = [Op::Set(0, big.clone())];
+            exchange(&mut conn, &encode(0, &set), &set, &[None, None], false).await?;
+            let both = [Op::Get(0), Op::Set(1, big.clone())];
+            let model = [Some(big), None];
+            let wire = encode(0, &both);
+            let pipelined = exchange(&mut conn, &wire, &both, &model, false);
+            timeout(Duration::from_secs(5), pipelined).await?
+        })
+        .run()
+        .unwrap_or_else(|failure| panic!("{failure}"));
 }

@@ -31,13 +31,15 @@ impl Seen {
     }
 }
 
-/// A value: mostly small, one in four larger than a segment (up to
-/// 20 KB, so many segments and reads), random bytes.
+/// A value of random bytes: mostly small, one in four larger than a
+/// segment (up to 20 KB, so many segments and reads), and one in a
+/// hundred larger than a socket's buffers (64 KiB), so writers wait for
+/// room.
 pub fn value(rng: &mut Rng) -> Vec<u8> {
-    let len = if rng.chance(0.25) {
-        rng.range(1_460..20_000)
-    } else {
-        rng.below(200)
+    let len = match rng.below(100) {
+        0 => rng.range(64 * 1024..128 * 1024),
+        1..25 => rng.range(1_460..20_000),
+        _ => rng.below(200),
     };
     let mut value: Vec<u8> = (0..len.div_ceil(8))
         .flat_map(|_| rng.next_u64().to_le_bytes())

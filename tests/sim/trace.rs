@@ -43,9 +43,9 @@ fn the_kv_and_hyper_worlds_replay_the_same_trace_from_the_same_seed() {
     };
     let seen = Rc::new(RefCell::new(Seen::default()));
     for seed in [0, 1, 7] {
-        let kv = || kv_world(seed, Faults::all(), 10, seen.clone());
+        let kv = || kv_world(seed, Faults::all(), 8, seen.clone());
         assert_eq!(hash(&mut kv()), hash(&mut kv()), "kv, seed {seed}");
-        let http = || hyper_world(seed, Faults::all(), 10, seen.clone());
+        let http = || hyper_world(seed, Faults::all(), 8, seen.clone());
         assert_eq!(hash(&mut http()), hash(&mut http()), "hyper, seed {seed}");
     }
 }
