@@ -9,6 +9,7 @@ use ioloop::sim::{Faults, Sim, run_seeds};
 use testkit::handler::{Config, serve};
 
 use crate::clients::line_client;
+use crate::seeds;
 
 /// A world of one `line_echo` server and three clients sending 8 lines
 /// each; the clients' reconnects are added to `reconnects`. With no
@@ -61,11 +62,7 @@ fn every_line_is_echoed_exactly_without_faults_and_with_no_reconnect() {
 #[test]
 fn every_line_is_echoed_exactly_under_faults_and_nothing_hangs() {
     let reconnects = Rc::new(RefCell::new(0));
-    let seeds = std::env::var("IOLOOP_SIM_SEEDS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(200);
-    let runs = run_seeds(0..seeds, |seed| {
+    let runs = run_seeds(0..seeds(), |seed| {
         echo_world(seed, Faults::all(), reconnects.clone())
     })
     .unwrap_or_else(|failure| panic!("{failure}"));

@@ -4,6 +4,10 @@
 //!
 //! - `echo`: `line_echo`'s handler under many seeds, with and without
 //!   faults: every line's echo is exact, and nothing hangs.
+//! - `kv`: the key-value server likewise, its clients' SET, GET and DEL
+//!   replies checked against what each set.
+//! - `hyper`: `compat::hyper::serve` likewise, an echo service under
+//!   hyper's own client, several requests per connection.
 //! - `shutdown`: `line_echo` told to stop at a seeded moment, mid-stream:
 //!   exact echoes, and every client learns it stopped.
 //! - `trace`: the same seed gives the same trace; others, others.
@@ -16,8 +20,19 @@
 #[path = "../../examples/sim_echo/client.rs"]
 mod clients;
 mod echo;
+mod hyper;
+mod kv;
 #[cfg(feature = "planted-bugs")]
 mod planted;
+mod retry;
 mod shutdown;
 mod trace;
 mod world;
+
+/// The seeds fault tests run: `IOLOOP_SIM_SEEDS` (1,000 in CI), or 200.
+pub fn seeds() -> u64 {
+    std::env::var("IOLOOP_SIM_SEEDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(200)
+}

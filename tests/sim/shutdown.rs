@@ -86,9 +86,5 @@ fn world(seed: u64) -> Sim {
 
 #[test]
 fn a_server_stopped_mid_conversation_answers_exactly_and_leaves_no_client_waiting() {
-    let seeds = std::env::var("IOLOOP_SIM_SEEDS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(200);
-    run_seeds(0..seeds, world).unwrap_or_else(|failure| panic!("{failure}"));
+    run_seeds(0..crate::seeds(), world).unwrap_or_else(|failure| panic!("{failure}"));
 }
