@@ -8,6 +8,14 @@
 //! the next bytes can race the stop notice and a subscriber's messages in
 //! `select!` and lose nothing. Replies go out through a [`StreamWriter`]:
 //! `write`, then `drain` once no whole command is left to answer.
+//!
+//! While a reply drains, the connection reads no more commands: a client
+//! that pipelines a large `SET` behind a large `GET` and reads nothing
+//! until it has written everything waits forever, both sides' buffers
+//! full (tests/sim/kv.rs found it in its own client). Redis reads on,
+//! since a normal client's output buffer is unbounded there; here the
+//! memory a slow reader can pin stays bounded. Clients that read while
+//! they write (redis-cli, redis-benchmark) never meet it.
 
 use std::future::Future;
 use std::io;
