@@ -16,11 +16,10 @@ use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use ioloop::compat::hyper::{HyperIo, serve};
 use ioloop::net::{TcpListener, TcpStream};
-use ioloop::sim::{Faults, Rng, Sim, run_seeds};
+use ioloop::sim::{Faults, Rng, Sim};
 use ioloop::task::JoinHandle;
 
-use crate::retry::{Seen, check, until_done, value};
-use crate::seeds;
+use crate::retry::{Seen, check, exact_under_faults, exact_without_faults, until_done, value};
 
 /// Answers the request's path, a newline, and its body.
 async fn echo(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, hyper::Error> {
@@ -122,32 +121,17 @@ pub fn hyper_world(seed: u64, faults: Faults, requests: usize, seen: Rc<RefCell<
     sim
 }
 
+/// The world with 8 requests a client.
+fn world(seed: u64, faults: Faults, seen: Rc<RefCell<Seen>>) -> Sim {
+    hyper_world(seed, faults, 8, seen)
+}
+
 #[test]
 fn every_http_response_is_exact_without_faults_and_with_no_reconnect() {
-    let seen = Rc::new(RefCell::new(Seen::default()));
-    run_seeds(0..50, |seed| {
-        hyper_world(seed, Faults::default(), 8, seen.clone())
-    })
-    .unwrap_or_else(|failure| panic!("{failure}"));
-    assert_eq!(
-        seen.borrow().reconnects,
-        0,
-        "a connection broke with no fault injected"
-    );
+    exact_without_faults(world);
 }
 
 #[test]
 fn every_http_response_is_exact_under_faults_and_nothing_hangs() {
-    let seen = Rc::new(RefCell::new(Seen::default()));
-    let runs = run_seeds(0..seeds(), |seed| {
-        hyper_world(seed, Faults::all(), 8, seen.clone())
-    })
-    .unwrap_or_else(|failure| panic!("{failure}"));
-    eprintln!("hyper: {runs} runs, {:?}", seen.borrow());
-    if runs > 20 {
-        assert!(
-            seen.borrow().reconnects > 0,
-            "no fault broke anything in {runs} runs"
-        );
-    }
+    exact_under_faults("hyper", world);
 }

@@ -12,13 +12,12 @@ use futures_util::future::try_join;
 use ioloop::io::{StreamReader, StreamWriter};
 use ioloop::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use ioloop::net::{TcpListener, TcpStream};
-use ioloop::sim::{Faults, Rng, Sim, run_seeds};
+use ioloop::sim::{Faults, Rng, Sim};
 use ioloop::time::timeout;
 use testkit::kv_server::{Config, serve};
 use testkit::resp;
 
-use crate::retry::{Seen, check, until_done, value};
-use crate::seeds;
+use crate::retry::{Seen, check, exact_under_faults, exact_without_faults, until_done, value};
 
 /// The keys each client owns (named after it: no other client's command
 /// touches them, so the client knows every value).
@@ -198,34 +197,19 @@ pub fn kv_world(seed: u64, faults: Faults, batches: usize, seen: Rc<RefCell<Seen
     sim
 }
 
+/// The world with 8 batches a client.
+fn world(seed: u64, faults: Faults, seen: Rc<RefCell<Seen>>) -> Sim {
+    kv_world(seed, faults, 8, seen)
+}
+
 #[test]
 fn every_kv_reply_is_exact_without_faults_and_with_no_reconnect() {
-    let seen = Rc::new(RefCell::new(Seen::default()));
-    run_seeds(0..50, |seed| {
-        kv_world(seed, Faults::default(), 8, seen.clone())
-    })
-    .unwrap_or_else(|failure| panic!("{failure}"));
-    assert_eq!(
-        seen.borrow().reconnects,
-        0,
-        "a connection broke with no fault injected"
-    );
+    exact_without_faults(world);
 }
 
 #[test]
 fn every_kv_reply_is_exact_under_faults_and_nothing_hangs() {
-    let seen = Rc::new(RefCell::new(Seen::default()));
-    let runs = run_seeds(0..seeds(), |seed| {
-        kv_world(seed, Faults::all(), 8, seen.clone())
-    })
-    .unwrap_or_else(|failure| panic!("{failure}"));
-    eprintln!("kv: {runs} runs, {:?}", seen.borrow());
-    if runs > 20 {
-        assert!(
-            seen.borrow().reconnects > 0,
-            "no fault broke anything in {runs} runs"
-        );
-    }
+    exact_under_faults("kv", world);
 }
 
 /// The client's own bug, found by a run with values up to 300 KB: it sent

@@ -1,10 +1,12 @@
 //! What the `kv` and `hyper` clients share: random values, exact checks,
 //! and riding out a broken connection by making it again and retrying.
 
+use std::cell::RefCell;
 use std::io;
+use std::rc::Rc;
 use std::time::Duration;
 
-use ioloop::sim::Rng;
+use ioloop::sim::{Faults, Rng, Sim, run_seeds};
 use ioloop::time::timeout;
 
 /// How long, in virtual time, a step (its connect included) may take. The
@@ -99,5 +101,34 @@ pub async fn until_done<C>(
             )));
         }
         ioloop::time::sleep(Duration::from_millis(rng.range(1..200))).await;
+    }
+}
+
+/// A world of one server and its clients for a seed, the faults to inject,
+/// and where the clients add what they saw.
+pub type World = fn(u64, Faults, Rc<RefCell<Seen>>) -> Sim;
+
+/// Runs `world` over 50 seeds with no fault: every run passes, and no
+/// client ever made a connection again.
+pub fn exact_without_faults(world: World) {
+    let seen = Rc::new(RefCell::new(Seen::default()));
+    run_seeds(0..50, |seed| world(seed, Faults::default(), seen.clone()))
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    let reconnects = seen.borrow().reconnects;
+    assert_eq!(reconnects, 0, "a connection broke with no fault injected");
+}
+
+/// Runs `world` over [`seeds`](crate::seeds) seeds with every fault on:
+/// every run passes, and the faults were felt (some connection broke).
+pub fn exact_under_faults(name: &str, world: World) {
+    let seen = Rc::new(RefCell::new(Seen::default()));
+    let runs = run_seeds(0..crate::seeds(), |seed| {
+        world(seed, Faults::all(), seen.clone())
+    })
+    .unwrap_or_else(|failure| panic!("{failure}"));
+    eprintln!("{name}: {runs} runs, {:?}", seen.borrow());
+    if runs > 20 {
+        let reconnects = seen.borrow().reconnects;
+        assert!(reconnects > 0, "no fault broke anything in {runs} runs");
     }
 }
