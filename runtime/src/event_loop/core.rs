@@ -460,9 +460,10 @@ struct Seeded {
 
 impl Seeded {
     /// Moves one of the first `left` jobs, chosen by the seed, to the
-    /// front of `queue`, records which, and makes its tag current. Every order in which jobs can
-    /// become ready (a timer, an I/O event, a waiter, a spawn) comes
-    /// through the run queue, so this one choice covers them all.
+    /// front of `queue`, records which, and makes its tag current. Every
+    /// order in which jobs can become ready (a timer, an I/O event, a
+    /// waiter, a spawn) comes through the run queue, so this one choice
+    /// covers them all.
     #[inline(never)]
     fn pick(&self, queue: &mut VecDeque<Job>, left: usize) {
         let left = left.min(queue.len());
