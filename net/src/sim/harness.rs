@@ -6,6 +6,7 @@ use std::fmt;
 use std::future::{Future, poll_fn};
 use std::io;
 use std::ops::Range;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -215,7 +216,8 @@ impl Sim {
     /// # Errors
     ///
     /// A [`Failure`] naming the seed and the last events, if a client or
-    /// host fails or panics, the world deadlocks, or the deadline passes.
+    /// host fails or panics, the runtime itself panics, the world
+    /// deadlocks, or the deadline passes.
     pub fn run(&mut self) -> Result<Report, Failure> {
         let mut root = Rng::new(self.seed);
         let mut config = self.config.clone();
@@ -249,9 +251,21 @@ impl Sim {
             .slow_poll_threshold(None)
             .build_simulated(Seam(world.clone()))
             .map_err(|err| self.failure(format!("building the runtime: {err}"), Vec::new(), 0))?;
-        let (outcome, schedule) = rt.block_on(async {
-            let outcome = drive(hosts, &world, chaos).await;
-            (outcome, rt_sim::schedule_hash().unwrap_or(0))
+        // A panic of the loop itself (a task's is its `JoinError`) is a
+        // failure of this seed too.
+        let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            rt.block_on(async {
+                let outcome = drive(hosts, &world, chaos).await;
+                (outcome, rt_sim::schedule_hash().unwrap_or(0))
+            })
+        }));
+        let (outcome, schedule) = run.unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            (Err(format!("the runtime panicked: {message}")), 0)
         });
         // Read before the runtime drops: its tasks' sockets close then, and
         // their resets would bury the events that led to the end.
