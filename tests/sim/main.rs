@@ -4,6 +4,7 @@
 //!
 //! - `echo`: `line_echo`'s handler under many seeds, with and without
 //!   faults: every line's echo is exact, and nothing hangs.
+//! - `callbacks`: the callback layer's `line_echo` likewise.
 //! - `kv`: the key-value server likewise, its clients' SET, GET and DEL
 //!   replies checked against what each set.
 //! - `hyper`: `compat::hyper::serve` likewise, an echo service under
@@ -17,6 +18,7 @@
 //! - `world`: what the world does with sockets: names, UDP, refusals,
 //!   partitions, deadlocks, panics.
 
+mod callbacks;
 #[path = "../../examples/sim_echo/client.rs"]
 mod clients;
 mod echo;
