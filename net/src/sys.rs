@@ -15,7 +15,7 @@ use mio::{Interest, Registry, Token};
 use socket2::SockRef;
 
 use crate::sim::{Socket, not_simulated};
-use crate::syscall::{self, Simulated};
+use crate::syscall::{self, Simulated, Target};
 
 /// What a simulated socket answers where the OS's would give its
 /// descriptor: it has none.
@@ -71,10 +71,10 @@ macro_rules! either {
 
         impl Simulated for $T {
             #[inline(always)]
-            fn simulated(&self) -> Option<&Socket> {
+            fn target(&self) -> Target<'_> {
                 match self {
-                    $T::Os(_) => None,
-                    $T::Sim(sim) => Some(sim),
+                    $T::Os(os) => Target::Os(os.as_fd()),
+                    $T::Sim(sim) => Target::Sim(sim),
                 }
             }
         }

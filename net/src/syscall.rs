@@ -14,28 +14,43 @@
 use std::io::{self, IoSlice};
 use std::mem::MaybeUninit;
 use std::net::SocketAddr;
+use std::os::fd::{AsFd, BorrowedFd};
 
 pub(crate) use imp::*;
 
 use crate::sim::Socket;
 
-/// A socket the calls below take: the OS's, or one of `sys.rs`'s, which
-/// may stand for a simulated socket, whose calls go to the simulated
-/// network instead of the kernel. For an OS socket type the check folds
-/// away; for `sys.rs`'s it is one branch a call.
-pub(crate) trait Simulated {
-    /// The simulated socket this is, if it is one.
-    #[inline(always)]
-    fn simulated(&self) -> Option<&Socket> {
-        None
-    }
+/// Where a call goes: the kernel, through the descriptor of an OS socket,
+/// or the simulated network.
+pub(crate) enum Target<'a> {
+    Os(BorrowedFd<'a>),
+    Sim(&'a Socket),
 }
 
-#[cfg(unix)]
-impl Simulated for mio::net::UnixStream {}
-#[cfg(unix)]
-impl Simulated for mio::net::UnixDatagram {}
-impl Simulated for mio::net::UdpSocket {}
+/// A socket the calls below take: the OS's, or one of `sys.rs`'s, which
+/// may stand for a simulated socket. One `match` a call decides where it
+/// goes and yields the descriptor; for an OS socket type it folds away.
+pub(crate) trait Simulated {
+    /// Where this socket's calls go.
+    fn target(&self) -> Target<'_>;
+}
+
+/// Unix sockets, and the UDP calls' own socket, are always the OS's.
+macro_rules! os_only {
+    ($($T:ty),+) => {$(
+        impl Simulated for $T {
+            #[inline(always)]
+            fn target(&self) -> Target<'_> {
+                Target::Os(self.as_fd())
+            }
+        }
+    )+};
+}
+os_only!(
+    mio::net::UnixStream,
+    mio::net::UnixDatagram,
+    mio::net::UdpSocket
+);
 
 /// A simulated read into bytes not yet initialized: through a zeroed
 /// buffer of the same size (a simulation need not be fast).
@@ -66,8 +81,6 @@ pub(crate) fn at_most_max_slices<'a, 'b>(bufs: &'a [IoSlice<'b>]) -> &'a [IoSlic
 /// Linux and Android: rustix, the syscall itself.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod imp {
-    use std::os::fd::AsFd;
-
     use rustix::net::{RecvFlags, SendFlags};
 
     use mio::net::UdpSocket;
@@ -76,52 +89,62 @@ mod imp {
 
     /// `recv(2)` with no flags: bytes read, 0 at end of stream.
     #[inline]
-    pub(crate) fn recv(socket: &(impl AsFd + Simulated), buf: &mut [u8]) -> io::Result<usize> {
-        if let Some(sim) = socket.simulated() {
-            return sim.recv(buf);
+    pub(crate) fn recv(socket: &impl Simulated, buf: &mut [u8]) -> io::Result<usize> {
+        match socket.target() {
+            Target::Os(fd) => {
+                // The second count is the datagram's full length (for
+                // `MSG_TRUNC`); on a stream it is the first.
+                let (read, _) = rustix::net::recv(fd, buf, RecvFlags::empty())?;
+                Ok(read)
+            }
+            Target::Sim(sim) => sim.recv(buf),
         }
-        // The second count is the datagram's full length (for `MSG_TRUNC`);
-        // on a stream it is the first.
-        let (read, _) = rustix::net::recv(socket, buf, RecvFlags::empty())?;
-        Ok(read)
     }
 
     /// `send(2)` with `MSG_NOSIGNAL`: a peer that has gone is an error for the
     /// writer (`BrokenPipe`), never a `SIGPIPE` for the process.
     #[inline]
-    pub(crate) fn send(socket: &(impl AsFd + Simulated), buf: &[u8]) -> io::Result<usize> {
-        if let Some(sim) = socket.simulated() {
-            return sim.send(buf);
+    pub(crate) fn send(socket: &impl Simulated, buf: &[u8]) -> io::Result<usize> {
+        match socket.target() {
+            Target::Os(fd) => Ok(rustix::net::send(fd, buf, SendFlags::NOSIGNAL)?),
+            Target::Sim(sim) => sim.send(buf),
         }
-        Ok(rustix::net::send(socket, buf, SendFlags::NOSIGNAL)?)
     }
 
     /// `recv(2)` into bytes not yet initialized (hyper's read buffers): the
     /// kernel only writes into them. Returns how many it wrote, from the start.
     pub(crate) fn recv_uninit(
-        socket: &(impl AsFd + Simulated),
+        socket: &impl Simulated,
         buf: &mut [MaybeUninit<u8>],
     ) -> io::Result<usize> {
-        if let Some(sim) = socket.simulated() {
-            return recv_uninit_simulated(sim, buf);
+        match socket.target() {
+            Target::Os(fd) => {
+                let ((filled, _), _) = rustix::net::recv(fd, buf, RecvFlags::empty())?;
+                Ok(filled.len())
+            }
+            Target::Sim(sim) => recv_uninit_simulated(sim, buf),
         }
-        let ((filled, _), _) = rustix::net::recv(socket, buf, RecvFlags::empty())?;
-        Ok(filled.len())
     }
 
     /// `sendmsg(2)` from several buffers (the first `IOV_MAX` of them), with
     /// `MSG_NOSIGNAL` (`writev(2)` cannot take the flag).
     pub(crate) fn send_vectored(
-        socket: &(impl AsFd + Simulated),
+        socket: &impl Simulated,
         bufs: &[IoSlice<'_>],
     ) -> io::Result<usize> {
         let bufs = at_most_max_slices(bufs);
-        if let Some(sim) = socket.simulated() {
-            return sim.send_vectored(bufs);
+        match socket.target() {
+            Target::Os(fd) => {
+                let mut no_control = rustix::net::SendAncillaryBuffer::default();
+                Ok(rustix::net::sendmsg(
+                    fd,
+                    bufs,
+                    &mut no_control,
+                    SendFlags::NOSIGNAL,
+                )?)
+            }
+            Target::Sim(sim) => sim.send_vectored(bufs),
         }
-        let mut no_control = rustix::net::SendAncillaryBuffer::default();
-        let sent = rustix::net::sendmsg(socket, bufs, &mut no_control, SendFlags::NOSIGNAL)?;
-        Ok(sent)
     }
 
     /// `recvfrom(2)`: one datagram into `buf` (the rest of a longer one is
@@ -156,53 +179,44 @@ mod imp {
     use super::*;
 
     /// `recv` through socket2 where there is no rustix.
-    pub(crate) fn recv<S: Simulated>(socket: &S, buf: &mut [u8]) -> io::Result<usize>
-    where
-        for<'a> SockRef<'a>: From<&'a S>,
-    {
-        match socket.simulated() {
-            Some(sim) => sim.recv(buf),
-            None => (&*SockRef::from(socket)).read(buf),
+    pub(crate) fn recv(socket: &impl Simulated, buf: &mut [u8]) -> io::Result<usize> {
+        match socket.target() {
+            Target::Os(fd) => (&*SockRef::from(&fd)).read(buf),
+            Target::Sim(sim) => sim.recv(buf),
         }
     }
 
     /// `send` through socket2, where there is no rustix. No `SIGPIPE` there
     /// either: mio sets `SO_NOSIGPIPE` on Apple's sockets, and Windows has
     /// no such signal. Unix sockets send through `unix::sys::send`.
-    pub(crate) fn send<S: Simulated>(socket: &S, buf: &[u8]) -> io::Result<usize>
-    where
-        for<'a> SockRef<'a>: From<&'a S>,
-    {
-        match socket.simulated() {
-            Some(sim) => sim.send(buf),
-            None => (&*SockRef::from(socket)).write(buf),
+    pub(crate) fn send(socket: &impl Simulated, buf: &[u8]) -> io::Result<usize> {
+        match socket.target() {
+            Target::Os(fd) => (&*SockRef::from(&fd)).write(buf),
+            Target::Sim(sim) => sim.send(buf),
         }
     }
 
     /// `recv_uninit` through socket2 where there is no rustix: any socket
     /// socket2 can borrow (TCP, and Unix streams).
-    pub(crate) fn recv_uninit<S: Simulated>(
-        socket: &S,
+    pub(crate) fn recv_uninit(
+        socket: &impl Simulated,
         buf: &mut [MaybeUninit<u8>],
-    ) -> io::Result<usize>
-    where
-        for<'a> SockRef<'a>: From<&'a S>,
-    {
-        match socket.simulated() {
-            Some(sim) => recv_uninit_simulated(sim, buf),
-            None => SockRef::from(socket).recv(buf),
+    ) -> io::Result<usize> {
+        match socket.target() {
+            Target::Os(fd) => SockRef::from(&fd).recv(buf),
+            Target::Sim(sim) => recv_uninit_simulated(sim, buf),
         }
     }
 
     /// `send_vectored` through socket2 where there is no rustix.
-    pub(crate) fn send_vectored<S: Simulated>(socket: &S, bufs: &[IoSlice<'_>]) -> io::Result<usize>
-    where
-        for<'a> SockRef<'a>: From<&'a S>,
-    {
+    pub(crate) fn send_vectored(
+        socket: &impl Simulated,
+        bufs: &[IoSlice<'_>],
+    ) -> io::Result<usize> {
         let bufs = at_most_max_slices(bufs);
-        match socket.simulated() {
-            Some(sim) => sim.send_vectored(bufs),
-            None => SockRef::from(socket).send_vectored(bufs),
+        match socket.target() {
+            Target::Os(fd) => SockRef::from(&fd).send_vectored(bufs),
+            Target::Sim(sim) => sim.send_vectored(bufs),
         }
     }
 

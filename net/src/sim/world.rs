@@ -180,9 +180,13 @@ fn host(world: &World) -> io::Result<HostId> {
 /// The listen backlog of a simulated listener, as `TcpListener::bind`'s.
 const BACKLOG: usize = 1024;
 
+/// Every call is `#[cold]`: a simulated socket's path is kept out of the
+/// OS sockets' calls it shares a `match` with (`syscall.rs`), which would
+/// otherwise pay for it in registers.
 impl Socket {
     /// Runs `open` on this thread's world for the running host, if a
     /// simulation runs here.
+    #[cold]
     fn open(
         open: impl FnOnce(&mut Network, HostId) -> io::Result<SockId>,
     ) -> Option<io::Result<Socket>> {
@@ -193,11 +197,13 @@ impl Socket {
     }
 
     /// A connect begun to `to`.
+    #[cold]
     pub(crate) fn connect(to: SocketAddr) -> Option<io::Result<Socket>> {
         Self::open(|net, host| net.connect(host, to))
     }
 
     /// A TCP listener on `addr`.
+    #[cold]
     pub(crate) fn listen(addr: SocketAddr) -> Option<io::Result<Socket>> {
         Self::open(|net, host| {
             let id = net.tcp_bind(host, addr)?;
@@ -207,24 +213,29 @@ impl Socket {
     }
 
     /// A UDP socket bound to `addr`.
+    #[cold]
     pub(crate) fn bind_udp(addr: SocketAddr) -> Option<io::Result<Socket>> {
         Self::open(|net, host| net.udp_bind(host, addr))
     }
 
     /// `f` on the network, with this socket's id.
+    #[cold]
     fn call<R>(&self, f: impl FnOnce(&mut Network, SockId) -> io::Result<R>) -> io::Result<R> {
         with(|world| f(&mut world.net, self.0)).unwrap_or_else(|| Err(gone()))
     }
 
+    #[cold]
     pub(crate) fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.call(|net, id| net.recv(id, buf))
     }
 
+    #[cold]
     pub(crate) fn send(&self, buf: &[u8]) -> io::Result<usize> {
         self.call(|net, id| net.send(id, buf))
     }
 
     /// One `send` per buffer, until one takes less than it was given.
+    #[cold]
     pub(crate) fn send_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
         let mut sent = 0;
         for buf in bufs.iter().filter(|buf| !buf.is_empty()) {
@@ -242,46 +253,56 @@ impl Socket {
         Ok(sent)
     }
 
+    #[cold]
     pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         self.call(|net, id| net.shutdown(id, how))
     }
 
+    #[cold]
     pub(crate) fn accept(&self) -> io::Result<(Socket, SocketAddr)> {
         self.call(|net, id| net.accept(id))
             .map(|(id, addr)| (Socket(id), addr))
     }
 
+    #[cold]
     pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
         self.call(|net, id| net.local_addr(id))
     }
 
+    #[cold]
     pub(crate) fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.call(|net, id| net.peer_addr(id))
     }
 
+    #[cold]
     pub(crate) fn take_error(&self) -> io::Result<Option<io::Error>> {
         self.call(|net, id| net.take_error(id))
     }
 
+    #[cold]
     pub(crate) fn connect_udp(&self, to: SocketAddr) -> io::Result<()> {
         self.call(|net, id| net.udp_connect(id, to))
     }
 
+    #[cold]
     pub(crate) fn send_to(&self, buf: &[u8], to: SocketAddr) -> io::Result<usize> {
         self.call(|net, id| net.send_to(id, buf, to))
     }
 
+    #[cold]
     pub(crate) fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         self.call(|net, id| net.recv_from(id, buf))
     }
 
     /// Keeps the token the reactor gave this socket, for readiness.
+    #[cold]
     pub(crate) fn register(&self, token: Token) -> io::Result<()> {
         with(|world| world.tokens.insert(self.0, token))
             .map(drop)
             .ok_or_else(gone)
     }
 
+    #[cold]
     pub(crate) fn deregister(&self) -> io::Result<()> {
         with(|world| world.tokens.remove(&self.0))
             .map(drop)

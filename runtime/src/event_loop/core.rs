@@ -623,8 +623,9 @@ impl Core {
         let ready = self.run_queue.borrow().len().min(self.event_interval);
         self.shared.counters.jobs_run.bump(ready as u64);
         self.since_poll.set(self.since_poll.get() + ready);
+        let seeded = self.seeded.as_deref();
         for ran in 0..ready {
-            if let Some(seeded) = &self.seeded {
+            if let Some(seeded) = seeded {
                 seeded.pick(&mut self.run_queue.borrow_mut(), ready - ran);
             }
             let job = self.run_queue.borrow_mut().pop_front();
