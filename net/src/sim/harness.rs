@@ -275,9 +275,8 @@ impl Sim {
             (world.net.trace_hash(), recent, world.now)
         };
         drop(rt);
-        for byte in schedule.to_le_bytes() {
-            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        hash.add(&schedule.to_le_bytes());
+        let hash = hash.get();
         match outcome {
             Ok(()) => Ok(Report {
                 seed: self.seed,

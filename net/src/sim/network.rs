@@ -18,7 +18,7 @@ use std::io::{self, ErrorKind};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr};
 use std::ops::Range;
 
-use ioloop_runtime::sim::Rng;
+use ioloop_runtime::sim::{Rng, TraceHash};
 
 /// The first host's address; the next ones count up from it.
 const FIRST_HOST: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
@@ -79,20 +79,13 @@ pub(crate) struct HostId(usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct SockId(u32);
 
-/// A socket's readiness, as epoll reports it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Ready {
-    /// Bytes, a datagram, a connection, end of stream or an error to read.
-    pub readable: bool,
-    /// Room to send (or a send that would fail at once).
-    pub writable: bool,
-    /// The peer's FIN arrived, we shut reading, or the connection broke.
-    pub read_closed: bool,
-    /// We shut writing, or the connection broke.
-    pub write_closed: bool,
-    /// An error waits for `take_error` (or the next call).
-    pub error: bool,
-}
+/// A socket's readiness, as epoll reports it: the runtime's, which the
+/// loop's seam takes as it is. Readable: bytes, a datagram, a connection,
+/// end of stream or an error to read; writable: room to send (or a send
+/// that would fail at once); read closed: the peer's FIN arrived, we shut
+/// reading, or the connection broke; write closed: we shut writing, or
+/// the connection broke; error: one waits for `take_error`.
+pub(crate) use ioloop_runtime::sim::Ready;
 
 struct Host {
     name: String,
@@ -249,7 +242,7 @@ pub(crate) struct Network {
     seq: u64,
     changed: Vec<SockId>,
     trace: VecDeque<String>,
-    hash: u64,
+    hash: TraceHash,
 }
 
 fn no_socket() -> io::Error {
@@ -274,7 +267,7 @@ impl Network {
             seq: 0,
             changed: Vec::new(),
             trace: VecDeque::new(),
-            hash: 0xcbf2_9ce4_8422_2325,
+            hash: TraceHash::new(),
         }
     }
 
@@ -412,7 +405,7 @@ impl Network {
     }
 
     /// The running FNV-1a hash of every trace line so far.
-    pub(crate) fn trace_hash(&self) -> u64 {
+    pub(crate) fn trace_hash(&self) -> TraceHash {
         self.hash
     }
 
@@ -819,9 +812,8 @@ impl Network {
     fn trace(&mut self, what: String) {
         let line = format!("{} {what}", self.now);
         log::trace!("sim: {line}");
-        for &b in line.as_bytes().iter().chain(b"\n") {
-            self.hash = (self.hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
+        self.hash.add(line.as_bytes());
+        self.hash.add(b"\n");
         if self.trace.len() == TRACE_LINES {
             self.trace.pop_front();
         }
@@ -1661,7 +1653,7 @@ mod tests {
             let _ = drain(&mut net, s, &mut got, 300);
         }
         settle(&mut net);
-        Ok(net.trace_hash())
+        Ok(net.trace_hash().get())
     }
 
     #[test]

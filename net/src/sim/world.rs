@@ -108,15 +108,7 @@ impl Backend for Seam {
             let Some(&token) = world.tokens.get(&id) else {
                 continue;
             };
-            let r = world.net.readiness(id);
-            let ready = Ready {
-                readable: r.readable,
-                writable: r.writable,
-                read_closed: r.read_closed,
-                write_closed: r.write_closed,
-                error: r.error,
-            };
-            events.push((token, ready));
+            events.push((token, world.net.readiness(id)));
         }
         drop(guard);
         if let Some(waker) = waker {

@@ -48,7 +48,7 @@ use super::cell::{Schedule, Task, UNREGISTERED, wake_all};
 use super::reactor::Reactor;
 use super::timers::{self, Clock, ClockState, LoopClock, Timers};
 use crate::base::{self, Counters, JoinError, Watch, budget};
-use crate::sim::Rng;
+use crate::sim::{Rng, TraceHash};
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
 
 thread_local! {
@@ -453,7 +453,7 @@ pub(crate) struct Core {
 struct Seeded {
     rng: RefCell<Rng>,
     /// A hash of the order jobs ran in: two runs that chose alike match.
-    trace: Cell<u64>,
+    trace: Cell<TraceHash>,
     /// Each task's tag, by task-list key (`backend::tag`).
     tags: RefCell<Vec<u32>>,
 }
@@ -477,11 +477,8 @@ impl Seeded {
         // The job's tag is current while it runs (and until the next pick):
         // what it spawns carries it.
         backend::set_tag(tag);
-        // FNV-1a over the job's number.
         let mut hash = self.trace.get();
-        for byte in id.to_le_bytes() {
-            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        hash.add(&id.to_le_bytes());
         self.trace.set(hash);
     }
 
@@ -529,7 +526,7 @@ impl Core {
             seeded: seed.map(|seed| {
                 Box::new(Seeded {
                     rng: RefCell::new(Rng::new(seed)),
-                    trace: Cell::new(0xcbf2_9ce4_8422_2325),
+                    trace: Cell::new(TraceHash::new()),
                     tags: RefCell::new(Vec::new()),
                 })
             }),
@@ -539,7 +536,7 @@ impl Core {
     /// A seeded loop's hash of the order its jobs ran in so far; `None`
     /// if it has no seed.
     pub(crate) fn schedule_hash(&self) -> Option<u64> {
-        self.seeded.as_ref().map(|seeded| seeded.trace.get())
+        self.seeded.as_ref().map(|seeded| seeded.trace.get().get())
     }
 
     /// Queues a job on the loop thread; a task spawned and not yet in the
@@ -690,7 +687,7 @@ impl Core {
         self.publish_sizes();
         let next = self.next_deadline();
         let mut auto_advance = false;
-        let timeout = if self.clock.state().is_paused() {
+        let mut timeout = if self.clock.state().is_paused() {
             // A paused clock jumps to the next deadline rather than sleep
             // until it, if this zero-timeout poll finds nothing to do
             // (auto-advance, see `time/pause.rs`). Not while a blocking job
@@ -704,14 +701,17 @@ impl Core {
                 .map(|(deadline, now)| poll_timeout(deadline, now))
         };
         // Nothing to run, no timer, nothing due: a simulation may see a
-        // deadlock here, and wake a task to report it.
+        // deadlock here, and wake a task to report it, which then runs
+        // rather than the loop sleeping.
         if timeout.is_none()
             && let Some(sim) = &mut self.driver.borrow_mut().sim
         {
             sim.backend.stuck();
+            if !self.run_queue.borrow().is_empty() {
+                timeout = Some(Duration::ZERO);
+            }
         }
         let timeout = match timeout {
-            _ if !self.run_queue.borrow().is_empty() => Some(Duration::ZERO),
             Some(Duration::ZERO) => timeout,
             _ if self.shared.try_park() => timeout,
             _ => Some(Duration::ZERO),

@@ -10,7 +10,7 @@ mod rng;
 pub use planted::{Planted, plant, planted};
 
 pub use crate::event_loop::backend::{Backend, Ready};
-pub use rng::Rng;
+pub use rng::{Rng, TraceHash};
 
 use crate::event_loop::{backend, core};
 

@@ -1,4 +1,5 @@
-//! `Rng`: the simulation's one source of chance.
+//! `Rng`: the simulation's one source of chance; `TraceHash`: the hash
+//! its traces are kept in.
 
 use std::ops::Range;
 
@@ -72,6 +73,47 @@ impl Rng {
             let j = self.below(i as u64 + 1) as usize;
             items.swap(i, j);
         }
+    }
+}
+
+/// A 64-bit FNV-1a hash, fed piece by piece: how a simulation hashes what
+/// it did (the order a seeded loop ran its jobs in, the network's events),
+/// the same on every machine and in every version.
+///
+/// ```
+/// use ioloop_runtime::sim::TraceHash;
+///
+/// let mut a = TraceHash::new();
+/// a.add(b"connect");
+/// let mut b = TraceHash::new();
+/// b.add(b"connect");
+/// assert_eq!(a.get(), b.get());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceHash(u64);
+
+impl TraceHash {
+    /// The hash of nothing.
+    pub const fn new() -> Self {
+        TraceHash(0xcbf2_9ce4_8422_2325)
+    }
+
+    /// Folds `bytes` in.
+    pub fn add(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    /// The hash so far.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl Default for TraceHash {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
