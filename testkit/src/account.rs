@@ -188,22 +188,25 @@ impl Held {
             now.bytes - self.bytes,
             now.allocations - self.allocations,
         );
-        assert!(
-            now.fds <= self.fds,
-            "{what}: fds {} -> {}",
-            self.fds,
-            now.fds
-        );
         // A blocking thread exits on its own a moment after its last job,
-        // or after its runtime drops: waited for, on a safety net.
+        // or after its runtime drops: waited for, on a safety net. Until it
+        // has, the job it just ran may still hold its runtime's epoll and
+        // eventfd descriptors, so the descriptors are read after it.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while runtime_threads() > self.threads && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let now = Held {
             threads: runtime_threads(),
+            fds: open_fds(),
             ..now
         };
+        assert!(
+            now.fds <= self.fds,
+            "{what}: fds {} -> {}",
+            self.fds,
+            now.fds
+        );
         assert!(
             now.threads <= self.threads,
             "{what}: runtime threads {} -> {} {:?}",

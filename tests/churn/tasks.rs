@@ -23,10 +23,16 @@ const N: usize = 100_000;
 /// size is megabytes.
 const SLACK: isize = 64 * 1024;
 
-/// Lets the loop go idle (it gives back what a burst left behind then):
-/// a sleep parks it in the poller, with nothing else to run.
+/// Lets the loop go idle (it gives back what a burst left behind then).
+/// The wake comes from another thread, so the loop reaches its park
+/// decision with nothing to run whenever that thread gets to run. A 2 ms
+/// sleep did this until 2026-12-05, and failed on a loaded machine: when
+/// the sleep was already due at the park decision, its task was ready,
+/// the loop never went idle and kept 4 MB.
 async fn idle() {
-    ioloop::time::sleep(Duration::from_millis(2)).await;
+    let (done, wait) = async_channel::bounded::<()>(1);
+    std::thread::spawn(move || done.send_blocking(()));
+    wait.recv().await.unwrap();
 }
 
 /// Runs `burst` twice and checks, after each, that the heap is where it
