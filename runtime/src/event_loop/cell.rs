@@ -22,18 +22,18 @@
 //! another thread that found the task idle. After `COMPLETE`, the
 //! `JoinHandle` does, until it takes the output or goes; whichever of
 //! `COMPLETE` and `DETACHED` is set second drops an output nobody took.
-//! Taking and giving back `RUNNING` is one atomic operation each, where a
-//! lock was two (2026-12-02: three fewer read-modify-writes per spawned
-//! task, one fewer per poll). The `unsafe`, counted: 4 `unsafe impl`
-//! (`Send` and `Sync` for the cell and for `Task`), 8 `unsafe fn` and 25
-//! `unsafe` blocks: reaching the stage (`with_stage`, whose callers each
-//! say why they own it) and the join waker (under `JOIN_LOCK`), and
-//! pinning the future in place, which is what lets it live in the task's
-//! own allocation instead of a second `Box`; the task's allocation, its
-//! reference count and its wakers (`Task`, `TaskCell::WAKER`), as an
-//! `Arc` and `std::task::Wake` would do them with 16 bytes more a task;
-//! and handing the `JoinHandle` its output through a pointer of its type
-//! (`poll_join`).
+//! Taking and giving back `RUNNING` is one atomic operation each, where a lock
+//! was two (2026-12-02: three fewer read-modify-writes per spawned task, one
+//! fewer per poll). The `unsafe`, counted (tests/docs_figures holds this count
+//! to the code): 4 `unsafe impl` (`Send` and `Sync` for the cell and for
+//! `Task`), 9 `unsafe fn` (one declared by a trait, `Runnable::poll_join`) and
+//! 25 `unsafe` blocks: reaching the stage (`with_stage`, whose callers each say
+//! why they own it) and the join waker (under `JOIN_LOCK`), and pinning the
+//! future in place, which is what lets it live in the task's own allocation
+//! instead of a second `Box`; the task's allocation, its reference count and
+//! its wakers (`Task`, `TaskCell::WAKER`), as an `Arc` and `std::task::Wake`
+//! would do them with 16 bytes more a task; and handing the `JoinHandle` its
+//! output through a pointer of its type (`poll_join`).
 //!
 //! Wakers and destructors are user code. The loop calls them in many places
 //! (after I/O events, when timers fire, when a task completes); a panic in
