@@ -1,10 +1,12 @@
 //! The figures the docs quote, computed from the code and compared with
 //! the text (issue 40): code lines, `unsafe` blocks, functions and impls,
-//! the sizes of types, the files on an echoed line's path. A figure a doc
+//! the sizes of types, the files on an echoed line's path; and the latest
+//! benchmark run named alike in its table, chart and samples. A figure a doc
 //! quotes is a claim in the table below; the test fails naming the doc,
 //! the claim and the code's figure. `.ci/docs_figures.sh` runs it with the
 //! echo path measured; `.ci/docs_figures.sh --print` prints every figure.
 
+mod bench;
 mod claims;
 mod echo_path;
 mod sizes;
@@ -108,7 +110,7 @@ fn every_figure_the_docs_quote_is_the_codes() {
     let root = Path::new(ROOT);
     let mut figures = figures(root);
     let path = echo_path::files();
-    let mut wrong = vec![];
+    let mut wrong = bench::check(root);
     if let Some(files) = &path {
         echo_path::figures(files, &mut figures);
         wrong.extend(echo_path::check_table(root, files));
