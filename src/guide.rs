@@ -1,10 +1,11 @@
 //! The guide: ioloop for readers coming from asyncio, from tokio, or from
 //! the lessons' event loop, in chapters.
-//!
-//! Docs only: no code lives here. Each chapter is a module whose text is a
-//! file of `docs/guide/`; the two line echo handlers are included from
-//! `examples/`, which CI compiles, so the guide shows code that builds.
 #![doc = include_str!("../docs/guide/index.md")]
+
+// Docs only: no code lives here. Each chapter is a module whose text is a
+// file of `docs/guide/` (`index.md` is this page); the two line echo
+// handlers are included from `examples/`, which CI compiles, so the guide
+// shows code that builds.
 
 /// A chapter: its text, and the two links whose target needs a feature:
 /// `[..][hyper-serve]` and `[..][hyper-compat]` go to `ioloop::compat::hyper`'s
