@@ -6,7 +6,9 @@
 # (its own count, its wakers' vtable), its future pinned inside it, and
 # its future or output reached without a lock by the one owner the state
 # word names, so every test that spawns, wakes, aborts, panics in or shuts
-# down tasks runs through it; tests/rt/alloc.rs
+# down tasks runs through it; and in JoinHandle::poll
+# (runtime/src/task/join.rs), which takes the output through a pointer of
+# its type, so every test that awaits a handle does; tests/rt/alloc.rs
 # adds a GlobalAlloc of its own (the whole rt binary's allocator). The
 # hyper adapter's two (compat/src/hyper/io.rs) let the kernel fill hyper's
 # uninitialized read buffer; tests/compat drives them. Memcheck sees what

@@ -11,12 +11,27 @@
 //! assert_eq!(answer, 42);
 //! ```
 //!
-//! Everything here is re-exported from `ioloop-runtime` and `ioloop-net`,
-//! and, with the `macros` feature (on by default), [`macro@main`] and
-//! [`macro@test`] from `ioloop-macros`.
-//! Coming from asyncio, Tornado, Twisted or the `selectors` lessons? Start
-//! with the [`guide`]: every concept mapped to the item that plays its part,
-//! and one echoed line followed through the code.
+//! Everything here is re-exported: the runtime from `ioloop-runtime`, the
+//! sockets, streams and simulated network from `ioloop-net`, futures-io's
+//! extension traits (in [`io`]) from futures-util; with the `macros`
+//! feature (on by default), [`macro@main`] and [`macro@test`] from
+//! `ioloop-macros`; with the `hyper` feature, `compat::hyper` from
+//! `ioloop-compat`.
+//!
+//! The [`guide`] is in chapters. Start with the one for where you come
+//! from:
+//!
+//! - [Coming from asyncio](guide::from_asyncio): `asyncio.run`,
+//!   `create_task`, `readline`, `write` + `drain`, ... and what plays
+//!   each part here.
+//! - [Coming from tokio](guide::from_tokio): what moves over by name, what
+//!   of tokio runs here as it is, and what needs tokio's own runtime.
+//! - [From the lessons' event loop](guide::lessons): the `selectors`
+//!   lecture's `Reactor`, Tornado's IOLoop and Twisted's reactor, the
+//!   cookbook's thread pool, each concept explained and mapped.
+//!
+//! Then [Where ioloop differs](guide::differences), and [one echoed
+//! line](guide::echoed_line) followed through the code.
 
 #![forbid(unsafe_code)]
 // The front page and the guide link to the attributes, which are not here

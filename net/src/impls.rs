@@ -1,6 +1,8 @@
 //! What the socket types share, written once as macros. Each expands, for
 //! the type it is given, to methods or trait impls that use its `io` field
-//! (a `Registration` of the mio socket).
+//! (the socket's `Registration`, or for a stream the outbox, `Sock`, that
+//! holds it; the socket is mio's, or for TCP and UDP `sys.rs`'s enum of an
+//! OS socket or a simulated one).
 
 /// `readable`, `writable`, `poll_read_ready` and `poll_write_ready`, for
 /// every socket type.

@@ -1,6 +1,7 @@
-//! The core of [ioloop](https://docs.rs/ioloop): an executor, a reactor over
-//! mio, and a timer heap, in one single-threaded event loop. Most programs
-//! use it through the `ioloop` facade, which re-exports everything here.
+//! The core of ioloop: an executor, a reactor over mio, and a timer heap,
+//! in one single-threaded event loop. Most programs use it through the
+//! `ioloop` facade (the repository's root package; not published yet),
+//! which re-exports everything here.
 //!
 //! A [`Runtime`] is one loop, run by [`Runtime::block_on`] on the calling
 //! thread; each turn (a tick) runs the tasks that were ready, fires the

@@ -138,3 +138,34 @@ fn awaiting_finished_join_handles_spends_budget() {
         pending.abort();
     });
 }
+
+/// The budget counts ioloop's own work only (the guide's "Other crates'
+/// futures"): a loop over another crate's future that is always ready
+/// (here a channel that always holds a message) never yields, however
+/// long it runs, until it spends budget itself with `consume_budget`.
+#[test]
+fn a_loop_over_another_crates_always_ready_future_yields_only_through_consume_budget() {
+    ioloop::block_on(async {
+        let (tx, rx) = async_channel::unbounded();
+        for i in 0..10_000u32 {
+            tx.try_send(i).unwrap();
+        }
+        let ran = Arc::new(AtomicBool::new(false));
+        let r = ran.clone();
+        let other = ioloop::spawn(async move { r.store(true, Ordering::SeqCst) });
+        for i in 0..10_000u32 {
+            assert_eq!(rx.recv().await.unwrap(), i);
+            assert!(
+                !ran.load(Ordering::SeqCst),
+                "the loop yielded at message {i}"
+            );
+        }
+        let mut spent = 0;
+        while !ran.load(Ordering::SeqCst) {
+            ioloop::task::consume_budget().await;
+            spent += 1;
+            assert!(spent <= 129, "consume_budget never yielded");
+        }
+        other.await.unwrap();
+    });
+}

@@ -22,18 +22,18 @@
 //! another thread that found the task idle. After `COMPLETE`, the
 //! `JoinHandle` does, until it takes the output or goes; whichever of
 //! `COMPLETE` and `DETACHED` is set second drops an output nobody took.
-//! Taking and giving back `RUNNING` is one atomic operation each, where a
-//! lock was two (2026-12-02: three fewer read-modify-writes per spawned
-//! task, one fewer per poll). The `unsafe`, counted: 4 `unsafe impl`
-//! (`Send` and `Sync` for the cell and for `Task`), 8 `unsafe fn` and 25
-//! `unsafe` blocks: reaching the stage (`with_stage`, whose callers each
-//! say why they own it) and the join waker (under `JOIN_LOCK`), and
-//! pinning the future in place, which is what lets it live in the task's
-//! own allocation instead of a second `Box`; the task's allocation, its
-//! reference count and its wakers (`Task`, `TaskCell::WAKER`), as an
-//! `Arc` and `std::task::Wake` would do them with 16 bytes more a task;
-//! and handing the `JoinHandle` its output through a pointer of its type
-//! (`poll_join`).
+//! Taking and giving back `RUNNING` is one atomic operation each, where a lock
+//! was two (2026-12-02: three fewer read-modify-writes per spawned task, one
+//! fewer per poll). The `unsafe`, counted (tests/docs_figures holds this count
+//! to the code): 4 `unsafe impl` (`Send` and `Sync` for the cell and for
+//! `Task`), 9 `unsafe fn` (one declared by a trait, `Runnable::poll_join`) and
+//! 25 `unsafe` blocks: reaching the stage (`with_stage`, whose callers each say
+//! why they own it) and the join waker (under `JOIN_LOCK`), and pinning the
+//! future in place, which is what lets it live in the task's own allocation
+//! instead of a second `Box`; the task's allocation, its reference count and
+//! its wakers (`Task`, `TaskCell::WAKER`), as an `Arc` and `std::task::Wake`
+//! would do them with 16 bytes more a task; and handing the `JoinHandle` its
+//! output through a pointer of its type (`poll_join`).
 //!
 //! Wakers and destructors are user code. The loop calls them in many places
 //! (after I/O events, when timers fire, when a task completes); a panic in
@@ -88,8 +88,10 @@ const RUNNING: u64 = 1 << 6;
 /// The lock of `join_waker`: held for a few instructions at a time (no
 /// user code but a waker's `clone` and `will_wake`), by the `JoinHandle`,
 /// the task completing, or a dump. A bit of the state word rather than a
-/// mutex beside it keeps a task 8 bytes smaller, which is what fits the
-/// task of a small future in a 96-byte block instead of a 112-byte one.
+/// mutex beside it keeps a task 8 bytes smaller, which is what fitted the
+/// task of a small future in a 96-byte block instead of a 112-byte one
+/// (5e97e69, 2026-12-03; an 80-byte block since the task is allocated by
+/// hand, 5bb0de3).
 const JOIN_LOCK: u64 = 1 << 7;
 
 /// The state word holds the bits above in its low byte, the task's spawn
