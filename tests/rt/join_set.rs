@@ -371,3 +371,121 @@ fn try_join_next_takes_finished_results_without_waiting_or_budget() {
         assert!(set.try_join_next().is_none());
     });
 }
+
+/// How a test stops a set's tasks.
+#[derive(Clone, Copy, Debug)]
+enum Stop {
+    Shutdown,
+    AbortAll,
+    Drop,
+}
+
+/// Spawns 32 parked tasks into a set on a runtime seeded with `seed`,
+/// stops them with `stop`, and returns the order their futures were
+/// dropped in and the runtime's schedule hash.
+fn stopped_in_a_seeded_run(seed: u64, stop: Stop) -> (Vec<usize>, u64) {
+    /// Notes its task's number in the list when the task's future drops.
+    struct Noted(Arc<std::sync::Mutex<Vec<usize>>>, usize);
+    impl Drop for Noted {
+        fn drop(&mut self) {
+            self.0.lock().unwrap().push(self.1);
+        }
+    }
+    let rt = ioloop::Runtime::builder().seed(seed).build().unwrap();
+    rt.block_on(async move {
+        let dropped = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let polled = Arc::new(AtomicUsize::new(0));
+        let mut set = JoinSet::new();
+        for i in 0..32 {
+            let (noted, polled) = (Noted(dropped.clone(), i), polled.clone());
+            set.spawn(async move {
+                let _noted = noted;
+                polled.fetch_add(1, Ordering::SeqCst);
+                std::future::pending::<()>().await
+            });
+        }
+        until(|| polled.load(Ordering::SeqCst) == 32).await;
+        match stop {
+            Stop::Shutdown => timeout(SAFETY, set.shutdown()).await.unwrap(),
+            Stop::AbortAll => {
+                set.abort_all();
+                while let Some(result) = timeout(SAFETY, set.join_next()).await.unwrap() {
+                    assert!(result.unwrap_err().is_cancelled());
+                }
+            }
+            Stop::Drop => {
+                drop(set);
+                until(|| dropped.lock().unwrap().len() == 32).await;
+            }
+        }
+        let order = dropped.lock().unwrap().clone();
+        assert_eq!(order.len(), 32, "{stop:?}");
+        (
+            order,
+            ioloop::sim::schedule_hash().expect("a seeded runtime"),
+        )
+    })
+}
+
+/// Bug 3 of issue 40: a set kept its tasks in a `HashMap` with std's
+/// random state, so `shutdown`, `abort_all` and dropping the set aborted
+/// them in another order on every run, and a seed did not replay (the
+/// schedule hash differed in 9 runs of 9). The same seed now stops the
+/// tasks in the same order, with the same hash, every time.
+#[test]
+fn a_seeded_run_stops_a_sets_tasks_in_the_same_order_every_time() {
+    for stop in [Stop::Shutdown, Stop::AbortAll, Stop::Drop] {
+        for seed in [7, 0, 1, u64::MAX] {
+            let first = stopped_in_a_seeded_run(seed, stop);
+            for _ in 0..2 {
+                assert_eq!(
+                    stopped_in_a_seeded_run(seed, stop),
+                    first,
+                    "{stop:?}, seed {seed}"
+                );
+            }
+        }
+    }
+}
+
+/// Bug 4 of issue 40 (a hang): `try_join_next` polled the set with a
+/// no-op waker, which replaced the waker of a task waiting in
+/// `join_next`. A set shared by two tasks: one waits for the next result,
+/// the other finds none with `try_join_next`; the set's task, reading a
+/// real socket, then finishes. The waiting task must be woken.
+#[test]
+fn try_join_next_leaves_the_waiting_tasks_waker_in_place() -> std::io::Result<()> {
+    use ioloop::io::{AsyncReadExt, AsyncWriteExt};
+    use ioloop::net::{TcpListener, TcpStream};
+    util::within(SAFETY * 2, || {
+        ioloop::block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            let mut client = TcpStream::connect(listener.local_addr()?).await?;
+            let (mut server, _) = listener.accept().await?;
+            let set = Rc::new(RefCell::new(JoinSet::new()));
+            set.borrow_mut().spawn_local(async move {
+                let mut byte = [0u8; 1];
+                server.read_exact(&mut byte).await.map(|()| byte[0])
+            });
+            let polled = Rc::new(std::cell::Cell::new(false));
+            let waiter = {
+                let (set, polled) = (set.clone(), polled.clone());
+                ioloop::spawn_local(std::future::poll_fn(move |cx| {
+                    polled.set(true);
+                    set.borrow_mut().poll_join_next(cx)
+                }))
+            };
+            until(|| polled.get()).await;
+            // The other user: nothing has finished yet.
+            assert!(set.borrow_mut().try_join_next().is_none());
+            client.write_all(b"!").await?;
+            let joined = timeout(SAFETY, waiter)
+                .await
+                .expect("the task waiting in poll_join_next was never woken")
+                .unwrap();
+            assert_eq!(joined.unwrap().unwrap()?, b'!');
+            assert!(set.borrow().is_empty());
+            Ok(())
+        })
+    })
+}

@@ -23,6 +23,7 @@ mod callbacks;
 mod clients;
 mod echo;
 mod hyper;
+mod hyper_stop;
 mod kv;
 #[cfg(feature = "planted-bugs")]
 mod planted;

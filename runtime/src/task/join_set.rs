@@ -1,8 +1,9 @@
 //! `JoinSet`: a group of tasks whose results come back as they finish.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::{Future, poll_fn};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
@@ -10,7 +11,7 @@ use std::task::{Context, Poll, Waker};
 use parking_lot::Mutex;
 
 use super::join::{AbortHandle, JoinHandle};
-use crate::base::{JoinError, budget};
+use crate::base::{JoinError, budget, set_waker};
 
 /// A group of tasks, whose results [`join_next`](Self::join_next) hands
 /// back in the order they finish: asyncio's `TaskGroup` and `gather`,
@@ -18,6 +19,9 @@ use crate::base::{JoinError, budget};
 ///
 /// Dropping the set aborts every task still in it. A set that lives on
 /// gives back the memory a burst of tasks made it grow to as it drains.
+/// Its order (of [`abort_all`](Self::abort_all), or of the aborts when it
+/// drops) is the same on every run of a program, so a seeded run
+/// ([`Builder::seed`](crate::Builder::seed)) replays.
 ///
 /// # Examples
 ///
@@ -43,9 +47,41 @@ use crate::base::{JoinError, budget};
 #[doc(alias = "TaskGroup")]
 #[doc(alias = "gather")]
 pub struct JoinSet<T> {
-    tasks: HashMap<u64, JoinHandle<T>>,
+    tasks: Tasks<T>,
     done: Arc<Mutex<Done>>,
     next_id: u64,
+}
+
+/// The set's tasks, by id: a hash table for O(1) spawns and joins, with a
+/// fixed hash function, so that walking it (`abort_all`) goes in the same
+/// order on every run. With std's randomly seeded hasher, a seeded run
+/// stopping a set aborted its tasks in a different order each time and
+/// did not replay (bug 3 of issue 40). The library bans std's maps
+/// (clippy.toml) for that reason; this one is allowed, its hasher fixed.
+#[allow(clippy::disallowed_types)]
+type Tasks<T> = std::collections::HashMap<u64, JoinHandle<T>, BuildHasherDefault<IdHasher>>;
+
+/// Hashes a task's id (counted up from 0) by multiplying it by 2^64 / φ,
+/// an odd number: so the low `b` bits of the hash, which pick one of 2^b
+/// buckets, are a permutation of the id's, and 2^b consecutive ids never
+/// collide; and the high bits, which the table takes its tags from, are
+/// spread too. (A hash whose low bits all match makes every lookup a walk
+/// of the table.)
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write_u64(&mut self, id: u64) {
+        self.0 = id;
+    }
+
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("a JoinSet hashes only its u64 ids, with write_u64");
+    }
+
+    fn finish(&self) -> u64 {
+        self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
 }
 
 /// Below this room (in tasks) the set's tables never shrink.
@@ -98,7 +134,7 @@ impl<T> JoinSet<T> {
     /// An empty set.
     pub fn new() -> Self {
         JoinSet {
-            tasks: HashMap::new(),
+            tasks: Tasks::default(),
             done: Arc::default(),
             next_id: 0,
         }
@@ -186,10 +222,10 @@ impl<T> JoinSet<T> {
 
     /// Takes the result of a task that has finished, without waiting:
     /// `None` if none has (or the set is empty). Spends no budget, as
-    /// tokio's does not: it cannot yield.
+    /// tokio's does not: it cannot yield. Leaves the waker of a task
+    /// waiting in [`join_next`](Self::join_next) in place, as tokio's does.
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
-        let mut cx = Context::from_waker(Waker::noop());
-        match budget::without_limit(|| self.poll_join_next(&mut cx)) {
+        match budget::without_limit(|| self.next(None)) {
             Poll::Ready(result) => result,
             Poll::Pending => None,
         }
@@ -220,7 +256,20 @@ impl<T> JoinSet<T> {
     }
 
     /// Polls for the next task to finish; see [`join_next`](Self::join_next).
+    ///
+    /// The set keeps one waker, that of the latest call: of two tasks
+    /// waiting on one set, only the latest to poll is woken (as in tokio).
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        self.next(Some(cx))
+    }
+
+    /// The result of the next task to finish, or `None` once the set is
+    /// empty. `Pending` if none has finished: `cx`'s waker, if there is
+    /// one, is then woken when one does. `try_join_next` gives none, so
+    /// that it leaves the waker of a task waiting in `join_next` in place
+    /// (it stored a no-op waker over it, and that task hung: bug 4 of
+    /// issue 40).
+    fn next(&mut self, cx: Option<&mut Context<'_>>) -> Poll<Option<Result<T, JoinError>>> {
         if self.tasks.is_empty() {
             return Poll::Ready(None);
         }
@@ -229,7 +278,9 @@ impl<T> JoinSet<T> {
         let tasks = &self.tasks;
         let next = std::iter::from_fn(|| done.ids.pop_front()).find(|id| tasks.contains_key(id));
         let Some(id) = next else {
-            done.waker = Some(cx.waker().clone());
+            let old = cx.and_then(|cx| set_waker(&mut done.waker, cx.waker()));
+            drop(done);
+            drop(old);
             return Poll::Pending;
         };
         if let Some(room) = shrunk(done.ids.len(), done.ids.capacity()) {
@@ -243,8 +294,17 @@ impl<T> JoinSet<T> {
         // The task's future has ended; its output is stored right after,
         // so this is ready at once, unless the set is polled on another
         // thread than the loop's: the id then goes back to the front, and
-        // the handle wakes this task once the output is in.
-        let Poll::Ready(result) = Pin::new(handle).poll(cx) else {
+        // the handle wakes this task once the output is in. With no waker
+        // of its own (`try_join_next`), the handle is polled only once the
+        // output is in, so that its poll parks no waker.
+        let poll = match cx {
+            Some(cx) => Pin::new(handle).poll(cx),
+            None if handle.is_finished() => {
+                Pin::new(handle).poll(&mut Context::from_waker(Waker::noop()))
+            }
+            None => Poll::Pending,
+        };
+        let Poll::Ready(result) = poll else {
             self.done.lock().ids.push_front(id);
             return Poll::Pending;
         };
@@ -271,7 +331,7 @@ impl<T> JoinSet<T> {
         // Dropping a handle detaches its task. A new `Done`: the detached
         // tasks queue their ids on the old one as they end, and it goes
         // with the last of them.
-        self.tasks = HashMap::new();
+        self.tasks = Tasks::default();
         self.done = Arc::default();
     }
 
@@ -335,5 +395,27 @@ impl<T> Drop for JoinSet<T> {
 impl<T> fmt::Debug for JoinSet<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JoinSet").field("len", &self.len()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IdHasher;
+    use std::collections::BTreeSet;
+    use std::hash::{BuildHasher, BuildHasherDefault};
+
+    /// 2^12 consecutive ids, from anywhere: as many buckets of a table of
+    /// 2^12 (the low bits), and every one of the 128 tags (the top 7).
+    #[test]
+    fn consecutive_ids_take_distinct_buckets_and_every_tag() {
+        let hasher = BuildHasherDefault::<IdHasher>::default();
+        for start in [0u64, 1 << 20, u64::MAX - 4096] {
+            let hashes: Vec<u64> = (start..start + 4096)
+                .map(|id| hasher.hash_one(id))
+                .collect();
+            let buckets: BTreeSet<u64> = hashes.iter().map(|h| h & 4095).collect();
+            let tags: BTreeSet<u64> = hashes.iter().map(|h| h >> 57).collect();
+            assert_eq!((buckets.len(), tags.len()), (4096, 128), "from {start}");
+        }
     }
 }
