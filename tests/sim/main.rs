@@ -21,6 +21,7 @@
 mod callbacks;
 #[path = "../../examples/sim_echo/client.rs"]
 mod clients;
+mod dump;
 mod echo;
 mod hyper;
 mod hyper_stop;
