@@ -271,7 +271,7 @@ fn a_dump_on_a_paused_runtime_reads_the_runtimes_clock() {
                 "{text}"
             );
         }
-        sleeper
+        sleeper.abort_handle()
     });
     let dump = std::thread::scope(|s| s.spawn(|| rt.handle().dump()).join().unwrap());
     let task = spawned_at(&dump, sleeper_line)[0];
