@@ -489,3 +489,177 @@ fn try_join_next_leaves_the_waiting_tasks_waker_in_place() -> std::io::Result<()
         })
     })
 }
+
+/// What a set's tasks left behind: futures dropped, outputs dropped.
+#[derive(Default)]
+struct Dropped {
+    futures: AtomicUsize,
+    outputs: AtomicUsize,
+}
+
+impl Dropped {
+    fn counts(&self) -> (usize, usize) {
+        let load = |n: &AtomicUsize| n.load(Ordering::SeqCst);
+        (load(&self.futures), load(&self.outputs))
+    }
+}
+
+/// Held by a task's future: counts its drop.
+struct FutureGuard(Arc<Dropped>);
+
+impl Drop for FutureGuard {
+    fn drop(&mut self) {
+        self.0.futures.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A task's output: counts its drop.
+struct Output(Arc<Dropped>);
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        self.0.outputs.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Tasks in a set in every state: two pending; two finished and not
+/// joined (their outputs kept); one aborted and ended, not joined; one
+/// aborted and not yet run. Six futures in all, two outputs.
+async fn set_in_every_state(dropped: &Arc<Dropped>) -> JoinSet<Output> {
+    let mut set = JoinSet::new();
+    let task = |finish: bool| {
+        let (guard, output) = (FutureGuard(dropped.clone()), Output(dropped.clone()));
+        async move {
+            let _guard = guard;
+            if !finish {
+                std::future::pending::<()>().await;
+            }
+            output
+        }
+    };
+    for finish in [false, false, true, true] {
+        set.spawn(task(finish));
+    }
+    set.spawn(task(false)).abort();
+    // The two finished and the aborted one have ended; the rest wait.
+    until(|| dropped.counts() == (3, 1)).await;
+    set.spawn(task(false)).abort();
+    assert_eq!(set.len(), 6);
+    set
+}
+
+/// Each way a set in every state can go, on the loop: every future and
+/// every output dropped exactly once, and no task left.
+#[test]
+fn a_set_in_every_state_dropped_leaves_nothing() {
+    ioloop::block_on(async {
+        let dropped = Arc::new(Dropped::default());
+        drop(set_in_every_state(&dropped).await);
+        until(|| ioloop::Handle::current().metrics().live_tasks == 0).await;
+        // The outputs of the four unfinished went with their futures.
+        assert_eq!(dropped.counts(), (6, 6));
+    });
+}
+
+/// The same set dropped on another thread while the loop runs: the aborts
+/// reach the loop from there.
+#[test]
+fn a_set_in_every_state_dropped_on_another_thread_leaves_nothing() {
+    util::within(SAFETY * 2, || {
+        ioloop::block_on(async {
+            let dropped = Arc::new(Dropped::default());
+            let set = set_in_every_state(&dropped).await;
+            std::thread::spawn(move || drop(set)).join().unwrap();
+            until(|| ioloop::Handle::current().metrics().live_tasks == 0).await;
+            assert_eq!(dropped.counts(), (6, 6));
+        });
+    });
+}
+
+/// A set dropped by one of its own tasks: the task aborts itself with the
+/// others, yet runs its poll to the end; nothing is left.
+#[test]
+fn a_set_dropped_inside_one_of_its_own_tasks_leaves_nothing() {
+    util::within(SAFETY * 2, || {
+        ioloop::block_on(async {
+            let dropped = Arc::new(Dropped::default());
+            let slot = Rc::new(RefCell::new(None));
+            let mut set = set_in_every_state(&dropped).await;
+            let dropper = {
+                let (slot, guard) = (slot.clone(), FutureGuard(dropped.clone()));
+                let output = Output(dropped.clone());
+                set.spawn_local(async move {
+                    let _guard = guard;
+                    let set: Option<JoinSet<Output>> = slot.borrow_mut().take();
+                    drop(set);
+                    ioloop::yield_now().await;
+                    unreachable!("aborted by the set it dropped: {}", output.0.counts().0)
+                })
+            };
+            *slot.borrow_mut() = Some(set);
+            until(|| dropper.is_finished()).await;
+            until(|| ioloop::Handle::current().metrics().live_tasks == 0).await;
+            assert!(slot.borrow().is_none());
+            assert_eq!(dropped.counts(), (7, 7));
+        });
+    });
+}
+
+/// A runtime shut down, by `shutdown_timeout` or by a drop, while a task
+/// holds a set in every state: every future and output is dropped once.
+#[test]
+fn a_runtime_shut_down_with_a_set_alive_in_a_task_leaves_nothing() {
+    for by_drop in [false, true] {
+        let rt = ioloop::Runtime::new().unwrap();
+        let dropped = Arc::new(Dropped::default());
+        let built = util::signal();
+        let holder = {
+            let (dropped, built) = (dropped.clone(), built.clone());
+            rt.spawn(async move {
+                let _set = set_in_every_state(&dropped).await;
+                built.set();
+                std::future::pending::<()>().await
+            })
+        };
+        rt.block_on(timeout(SAFETY, built.wait())).unwrap();
+        if by_drop {
+            drop(rt);
+        } else {
+            let report = rt.shutdown_timeout(Duration::ZERO);
+            assert!(!report.finished, "{report:?}");
+        }
+        assert_eq!(dropped.counts(), (6, 6), "by drop: {by_drop}");
+        assert!(holder.is_finished());
+    }
+}
+
+/// A set that outlives its runtime: dropped on a plain thread, or joined
+/// on another runtime, it hands back what the first left (the finished
+/// outputs; the rest cancelled) and drops every output once.
+#[test]
+fn a_set_that_outlives_its_runtime_is_joined_or_dropped_elsewhere() {
+    for join in [false, true] {
+        let dropped = Arc::new(Dropped::default());
+        let rt = ioloop::Runtime::new().unwrap();
+        let mut set = rt.block_on(set_in_every_state(&dropped));
+        drop(rt);
+        assert_eq!(dropped.counts(), (6, 4), "join: {join}");
+        if join {
+            let (mut ok, mut cancelled) = (0, 0);
+            ioloop::block_on(async {
+                while let Some(result) = timeout(SAFETY, set.join_next()).await.unwrap() {
+                    match result {
+                        Ok(_output) => ok += 1,
+                        Err(err) => {
+                            assert!(err.is_cancelled());
+                            cancelled += 1;
+                        }
+                    }
+                }
+            });
+            assert_eq!((ok, cancelled), (2, 4));
+        }
+        drop(set);
+        assert_eq!(dropped.counts(), (6, 6), "join: {join}");
+    }
+}

@@ -1,9 +1,16 @@
 //! `JoinSet`: a group of tasks whose results come back as they finish.
+//!
+//! - `table`: the set's tasks by id, in a hash table with a fixed hasher,
+//!   and when the set's tables give memory back.
+//! - `waiters`: the tasks waiting on a set, each woken when one of its
+//!   tasks finishes.
+
+mod table;
+mod waiters;
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::{Future, poll_fn};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
@@ -11,7 +18,9 @@ use std::task::{Context, Poll, Waker};
 use parking_lot::Mutex;
 
 use super::join::{AbortHandle, JoinHandle};
-use crate::base::{JoinError, budget, set_waker};
+use crate::base::{JoinError, budget};
+use table::{Tasks, shrunk};
+use waiters::Waiters;
 
 /// A group of tasks, whose results [`join_next`](Self::join_next) hands
 /// back in the order they finish: asyncio's `TaskGroup` and `gather`,
@@ -52,60 +61,17 @@ pub struct JoinSet<T> {
     next_id: u64,
 }
 
-/// The set's tasks, by id: a hash table for O(1) spawns and joins, with a
-/// fixed hash function, so that walking it (`abort_all`) goes in the same
-/// order on every run. With std's randomly seeded hasher, a seeded run
-/// stopping a set aborted its tasks in a different order each time and
-/// did not replay (bug 3 of issue 40). The library bans std's maps
-/// (clippy.toml) for that reason; this one is allowed, its hasher fixed.
-#[allow(clippy::disallowed_types)]
-type Tasks<T> = std::collections::HashMap<u64, JoinHandle<T>, BuildHasherDefault<IdHasher>>;
-
-/// Hashes a task's id (counted up from 0) by multiplying it by 2^64 / φ,
-/// an odd number: so the low `b` bits of the hash, which pick one of 2^b
-/// buckets, are a permutation of the id's, and 2^b consecutive ids never
-/// collide; and the high bits, which the table takes its tags from, are
-/// spread too. (A hash whose low bits all match makes every lookup a walk
-/// of the table.)
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn write_u64(&mut self, id: u64) {
-        self.0 = id;
-    }
-
-    fn write(&mut self, _: &[u8]) {
-        unreachable!("a JoinSet hashes only its u64 ids, with write_u64");
-    }
-
-    fn finish(&self) -> u64 {
-        self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-    }
-}
-
-/// Below this room (in tasks) the set's tables never shrink.
-const SHRINK_MIN: usize = 64;
-
-/// The room to shrink a table holding `len` with room for `capacity` to:
-/// twice what it holds, once it holds a quarter of its room. A set that
-/// lives on (a server's connections) would otherwise keep a burst's size
-/// for good. Amortized O(1): half of the room must be freed again before
-/// the next shrink.
-fn shrunk(len: usize, capacity: usize) -> Option<usize> {
-    (capacity > SHRINK_MIN && len <= capacity / 4).then_some(len * 2)
-}
-
 /// The tasks that finished and are not joined yet, in order, and the
-/// waker of whoever waits in `join_next`.
+/// tasks waiting on the set.
 #[derive(Default)]
 struct Done {
     ids: VecDeque<u64>,
-    waker: Option<Waker>,
+    waiters: Waiters,
 }
 
 /// Dropped when its task's future ends, however it ends (output, panic,
-/// abort): queues the task's id and wakes the set.
+/// abort): queues the task's id and wakes the set's waiters, after
+/// letting go of the lock.
 struct Notify {
     id: u64,
     done: Arc<Mutex<Done>>,
@@ -113,14 +79,12 @@ struct Notify {
 
 impl Drop for Notify {
     fn drop(&mut self) {
-        let waker = {
+        let waiters = {
             let mut done = self.done.lock();
             done.ids.push_back(self.id);
-            done.waker.take()
+            std::mem::take(&mut done.waiters)
         };
-        if let Some(waker) = waker {
-            waker.wake();
-        }
+        waiters.wake();
     }
 }
 
@@ -257,8 +221,10 @@ impl<T> JoinSet<T> {
 
     /// Polls for the next task to finish; see [`join_next`](Self::join_next).
     ///
-    /// The set keeps one waker, that of the latest call: of two tasks
-    /// waiting on one set, only the latest to poll is woken (as in tokio).
+    /// Every task waiting on the set (sharing it behind a lock) is woken
+    /// when one of its tasks finishes, and when the set is emptied by
+    /// [`detach_all`](Self::detach_all); tokio's wakes only the latest to
+    /// poll, and the others may wait for good.
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
         self.next(Some(cx))
     }
@@ -278,9 +244,9 @@ impl<T> JoinSet<T> {
         let tasks = &self.tasks;
         let next = std::iter::from_fn(|| done.ids.pop_front()).find(|id| tasks.contains_key(id));
         let Some(id) = next else {
-            let old = cx.and_then(|cx| set_waker(&mut done.waker, cx.waker()));
-            drop(done);
-            drop(old);
+            if let Some(cx) = cx {
+                done.waiters.add(cx.waker());
+            }
             return Poll::Pending;
         };
         if let Some(room) = shrunk(done.ids.len(), done.ids.capacity()) {
@@ -330,9 +296,12 @@ impl<T> JoinSet<T> {
     pub fn detach_all(&mut self) {
         // Dropping a handle detaches its task. A new `Done`: the detached
         // tasks queue their ids on the old one as they end, and it goes
-        // with the last of them.
+        // with the last of them. Whoever waits on the set (sharing it
+        // with this caller) is woken, to find it empty.
         self.tasks = Tasks::default();
-        self.done = Arc::default();
+        let old = std::mem::take(&mut self.done);
+        let waiters = std::mem::take(&mut old.lock().waiters);
+        waiters.wake();
     }
 
     /// Aborts every task and waits until all have ended, dropping their
@@ -395,27 +364,5 @@ impl<T> Drop for JoinSet<T> {
 impl<T> fmt::Debug for JoinSet<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JoinSet").field("len", &self.len()).finish()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::IdHasher;
-    use std::collections::BTreeSet;
-    use std::hash::{BuildHasher, BuildHasherDefault};
-
-    /// 2^12 consecutive ids, from anywhere: as many buckets of a table of
-    /// 2^12 (the low bits), and every one of the 128 tags (the top 7).
-    #[test]
-    fn consecutive_ids_take_distinct_buckets_and_every_tag() {
-        let hasher = BuildHasherDefault::<IdHasher>::default();
-        for start in [0u64, 1 << 20, u64::MAX - 4096] {
-            let hashes: Vec<u64> = (start..start + 4096)
-                .map(|id| hasher.hash_one(id))
-                .collect();
-            let buckets: BTreeSet<u64> = hashes.iter().map(|h| h & 4095).collect();
-            let tags: BTreeSet<u64> = hashes.iter().map(|h| h >> 57).collect();
-            assert_eq!((buckets.len(), tags.len()), (4096, 128), "from {start}");
-        }
     }
 }
