@@ -460,3 +460,99 @@ fn a_runtime_used_from_another_thread_while_its_loop_waits() {
         assert_eq!(first.join().unwrap(), "first");
     });
 }
+
+/// Sends on `open` when woken, then blocks until `go` says: a waker that
+/// holds the loop in the moment it is woken.
+struct Window {
+    open: Mutex<std::sync::mpsc::Sender<()>>,
+    go: Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl std::task::Wake for Window {
+    fn wake(self: Arc<Self>) {
+        self.open.lock().unwrap().send(()).unwrap();
+        self.go.lock().unwrap().recv_timeout(SAFETY).unwrap();
+    }
+}
+
+/// Sends on its channel when woken.
+struct Woken(Mutex<std::sync::mpsc::Sender<()>>);
+
+impl std::task::Wake for Woken {
+    fn wake(self: Arc<Self>) {
+        let _ = self.0.lock().unwrap().send(());
+    }
+}
+
+/// A set behind a mutex, polled from a thread that is not the loop's, in
+/// the moment between its task's end being queued and its output being
+/// stored (held open by the first poller's own waker, which the loop
+/// wakes then): the second poll parks its waker on the task's handle.
+/// Another user's `try_join_next` there must leave that waker in place
+/// (it parked a no-op one over it), so the poller is woken once the
+/// output is in, and gets it.
+#[test]
+fn a_set_polled_off_the_loop_as_its_task_ends_is_woken_despite_try_join_next() {
+    util::within(SAFETY * 3, polled_off_the_loop_as_its_task_ends);
+}
+
+/// Sets its signal when dropped, so the loop's thread ends however the
+/// test does.
+struct SetOnDrop(Arc<Signal>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.set();
+    }
+}
+
+fn polled_off_the_loop_as_its_task_ends() {
+    use std::sync::mpsc::channel;
+    use std::task::{Context, Poll, Waker};
+    let rt = ioloop::Runtime::new().unwrap();
+    let set = Arc::new(Mutex::new(JoinSet::new()));
+    let (open_tx, open) = channel();
+    let (go, go_rx) = channel();
+    let window = Waker::from(Arc::new(Window {
+        open: Mutex::new(open_tx),
+        go: Mutex::new(go_rx),
+    }));
+    let (woken_tx, woken) = channel();
+    let poller = Waker::from(Arc::new(Woken(Mutex::new(woken_tx))));
+    let gate = util::signal();
+    {
+        let _entered = rt.enter();
+        let gate = gate.clone();
+        set.lock().unwrap().spawn(async move {
+            gate.wait().await;
+            5
+        });
+    }
+    let poll = |waker: &Waker| {
+        set.lock()
+            .unwrap()
+            .poll_join_next(&mut Context::from_waker(waker))
+    };
+    assert!(poll(&window).is_pending());
+    let done = util::signal();
+    std::thread::scope(|s| {
+        let _done = SetOnDrop(done.clone());
+        s.spawn(|| {
+            rt.block_on(async {
+                gate.set();
+                done.wait().await;
+            })
+        });
+        // The task has ended; the loop is inside `window`'s wake.
+        open.recv_timeout(SAFETY).expect("the task never ended");
+        assert!(poll(&poller).is_pending());
+        assert!(set.lock().unwrap().try_join_next().is_none());
+        go.send(()).unwrap();
+        woken
+            .recv_timeout(SAFETY)
+            .expect("the poller was never woken once the output was in");
+        let Poll::Ready(Some(Ok(5))) = poll(&poller) else {
+            panic!("the output was not there");
+        };
+    });
+}

@@ -51,7 +51,7 @@ pub(super) fn shrunk(len: usize, capacity: usize) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::IdHasher;
+    use super::{IdHasher, SHRINK_MIN, shrunk};
     use std::collections::BTreeSet;
     use std::hash::{BuildHasher, BuildHasherDefault};
 
@@ -68,5 +68,20 @@ mod tests {
             let tags: BTreeSet<u64> = hashes.iter().map(|h| h >> 57).collect();
             assert_eq!((buckets.len(), tags.len()), (4096, 128), "from {start}");
         }
+    }
+
+    /// At the edges: no shrink at `SHRINK_MIN` room, one just past it;
+    /// to twice what is held, once that is a quarter of the room or less.
+    #[test]
+    fn a_table_shrinks_past_its_minimum_once_a_quarter_full() {
+        assert_eq!(SHRINK_MIN, 64);
+        assert_eq!(shrunk(0, 63), None);
+        assert_eq!(shrunk(0, 64), None);
+        assert_eq!(shrunk(0, 65), Some(0));
+        assert_eq!(shrunk(16, 65), Some(32));
+        assert_eq!(shrunk(17, 65), None);
+        assert_eq!(shrunk(31, 128), Some(62));
+        assert_eq!(shrunk(32, 128), Some(64));
+        assert_eq!(shrunk(33, 128), None);
     }
 }
