@@ -80,7 +80,7 @@ fn a_dump_lists_every_task_of_a_small_server() {
         let sleeper = spawned_at(&dump, sleeper_line)[0];
         assert_eq!(sleeper.state, TaskState::Idle, "{text}");
         assert!(
-            matches!(sleeper.waits_on[..], [WaitReason::Timer { deadline }]
+            matches!(sleeper.waits_on[..], [WaitReason::Timer { deadline, .. }]
                 if deadline > std::time::Instant::now() + Duration::from_secs(3000)),
             "{text}"
         );
@@ -234,4 +234,47 @@ fn many_spawn_sites_each_keep_their_own_location() {
             "line {line}: {dump}"
         );
     }
+}
+
+/// Bug 9 of issue 40: on a paused runtime a dump measured a timer's
+/// virtual deadline, and a task's age, against the real clock, so a task
+/// sleeping 60 s showed "due in 60.000s" however far the clock had moved.
+/// Both are on the runtime's clock now: 5 s and then 50 s more later, the
+/// timer is due in 55 s, then 5 s, and the task is 5 s, then 55 s old;
+/// and a dump from another thread, off the loop, reads that clock too.
+#[test]
+fn a_dump_on_a_paused_runtime_reads_the_runtimes_clock() {
+    let rt = ioloop::Runtime::builder()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let sleeper_line = line!() + 3;
+    let sleeper = rt.block_on(async {
+        let start = ioloop::time::Instant::now();
+        let sleeper = ioloop::spawn(ioloop::time::sleep(Duration::from_secs(60)));
+        ioloop::yield_now().await; // the sleeper's first poll arms its timer
+        for (moved, left, age) in [(5, "55.000s", 5), (50, "5.000s", 55)] {
+            ioloop::time::advance(Duration::from_secs(moved)).await;
+            let dump = ioloop::Handle::current().dump();
+            let text = dump.to_string();
+            let task = spawned_at(&dump, sleeper_line)[0];
+            assert!(text.contains(&format!("a timer due in {left}")), "{text}");
+            assert_eq!(task.age, Duration::from_secs(age), "{text}");
+            let due = (start + Duration::from_secs(60)).into_std();
+            let due_in = Duration::from_secs(60 - age);
+            assert_eq!(
+                task.waits_on,
+                [WaitReason::Timer {
+                    deadline: due,
+                    due_in
+                }],
+                "{text}"
+            );
+        }
+        sleeper.abort_handle()
+    });
+    let dump = std::thread::scope(|s| s.spawn(|| rt.handle().dump()).join().unwrap());
+    let task = spawned_at(&dump, sleeper_line)[0];
+    assert_eq!(task.age, Duration::from_secs(55), "{dump}");
+    sleeper.abort();
 }

@@ -371,3 +371,295 @@ fn try_join_next_takes_finished_results_without_waiting_or_budget() {
         assert!(set.try_join_next().is_none());
     });
 }
+
+/// How a test stops a set's tasks.
+#[derive(Clone, Copy, Debug)]
+enum Stop {
+    Shutdown,
+    AbortAll,
+    Drop,
+}
+
+/// Spawns 32 parked tasks into a set on a runtime seeded with `seed`,
+/// stops them with `stop`, and returns the order their futures were
+/// dropped in and the runtime's schedule hash.
+fn stopped_in_a_seeded_run(seed: u64, stop: Stop) -> (Vec<usize>, u64) {
+    /// Notes its task's number in the list when the task's future drops.
+    struct Noted(Arc<std::sync::Mutex<Vec<usize>>>, usize);
+    impl Drop for Noted {
+        fn drop(&mut self) {
+            self.0.lock().unwrap().push(self.1);
+        }
+    }
+    let rt = ioloop::Runtime::builder().seed(seed).build().unwrap();
+    rt.block_on(async move {
+        let dropped = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let polled = Arc::new(AtomicUsize::new(0));
+        let mut set = JoinSet::new();
+        for i in 0..32 {
+            let (noted, polled) = (Noted(dropped.clone(), i), polled.clone());
+            set.spawn(async move {
+                let _noted = noted;
+                polled.fetch_add(1, Ordering::SeqCst);
+                std::future::pending::<()>().await
+            });
+        }
+        until(|| polled.load(Ordering::SeqCst) == 32).await;
+        match stop {
+            Stop::Shutdown => timeout(SAFETY, set.shutdown()).await.unwrap(),
+            Stop::AbortAll => {
+                set.abort_all();
+                while let Some(result) = timeout(SAFETY, set.join_next()).await.unwrap() {
+                    assert!(result.unwrap_err().is_cancelled());
+                }
+            }
+            Stop::Drop => {
+                drop(set);
+                until(|| dropped.lock().unwrap().len() == 32).await;
+            }
+        }
+        let order = dropped.lock().unwrap().clone();
+        assert_eq!(order.len(), 32, "{stop:?}");
+        (
+            order,
+            ioloop::sim::schedule_hash().expect("a seeded runtime"),
+        )
+    })
+}
+
+/// Bug 3 of issue 40: a set kept its tasks in a `HashMap` with std's
+/// random state, so `shutdown`, `abort_all` and dropping the set aborted
+/// them in another order on every run, and a seed did not replay (the
+/// schedule hash differed in 9 runs of 9). The same seed now stops the
+/// tasks in the same order, with the same hash, every time.
+#[test]
+fn a_seeded_run_stops_a_sets_tasks_in_the_same_order_every_time() {
+    for stop in [Stop::Shutdown, Stop::AbortAll, Stop::Drop] {
+        for seed in [7, 0, 1, u64::MAX] {
+            let first = stopped_in_a_seeded_run(seed, stop);
+            for _ in 0..2 {
+                assert_eq!(
+                    stopped_in_a_seeded_run(seed, stop),
+                    first,
+                    "{stop:?}, seed {seed}"
+                );
+            }
+        }
+    }
+}
+
+/// Bug 4 of issue 40 (a hang): `try_join_next` polled the set with a
+/// no-op waker, which replaced the waker of a task waiting in
+/// `join_next`. A set shared by two tasks: one waits for the next result,
+/// the other finds none with `try_join_next`; the set's task, reading a
+/// real socket, then finishes. The waiting task must be woken.
+#[test]
+fn try_join_next_leaves_the_waiting_tasks_waker_in_place() -> std::io::Result<()> {
+    use ioloop::io::{AsyncReadExt, AsyncWriteExt};
+    use ioloop::net::{TcpListener, TcpStream};
+    util::within(SAFETY * 2, || {
+        ioloop::block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            let mut client = TcpStream::connect(listener.local_addr()?).await?;
+            let (mut server, _) = listener.accept().await?;
+            let set = Rc::new(RefCell::new(JoinSet::new()));
+            set.borrow_mut().spawn_local(async move {
+                let mut byte = [0u8; 1];
+                server.read_exact(&mut byte).await.map(|()| byte[0])
+            });
+            let polled = Rc::new(std::cell::Cell::new(false));
+            let waiter = {
+                let (set, polled) = (set.clone(), polled.clone());
+                ioloop::spawn_local(std::future::poll_fn(move |cx| {
+                    polled.set(true);
+                    set.borrow_mut().poll_join_next(cx)
+                }))
+            };
+            until(|| polled.get()).await;
+            // The other user: nothing has finished yet.
+            assert!(set.borrow_mut().try_join_next().is_none());
+            client.write_all(b"!").await?;
+            let joined = timeout(SAFETY, waiter)
+                .await
+                .expect("the task waiting in poll_join_next was never woken")
+                .unwrap();
+            assert_eq!(joined.unwrap().unwrap()?, b'!');
+            assert!(set.borrow().is_empty());
+            Ok(())
+        })
+    })
+}
+
+/// What a set's tasks left behind: futures dropped, outputs dropped.
+#[derive(Default)]
+struct Dropped {
+    futures: AtomicUsize,
+    outputs: AtomicUsize,
+}
+
+impl Dropped {
+    fn counts(&self) -> (usize, usize) {
+        let load = |n: &AtomicUsize| n.load(Ordering::SeqCst);
+        (load(&self.futures), load(&self.outputs))
+    }
+}
+
+/// Held by a task's future: counts its drop.
+struct FutureGuard(Arc<Dropped>);
+
+impl Drop for FutureGuard {
+    fn drop(&mut self) {
+        self.0.futures.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A task's output: counts its drop.
+struct Output(Arc<Dropped>);
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        self.0.outputs.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Tasks in a set in every state: two pending; two finished and not
+/// joined (their outputs kept); one aborted and ended, not joined; one
+/// aborted and not yet run. Six futures in all, two outputs.
+async fn set_in_every_state(dropped: &Arc<Dropped>) -> JoinSet<Output> {
+    let mut set = JoinSet::new();
+    let task = |finish: bool| {
+        let (guard, output) = (FutureGuard(dropped.clone()), Output(dropped.clone()));
+        async move {
+            let _guard = guard;
+            if !finish {
+                std::future::pending::<()>().await;
+            }
+            output
+        }
+    };
+    for finish in [false, false, true, true] {
+        set.spawn(task(finish));
+    }
+    set.spawn(task(false)).abort();
+    // The two finished and the aborted one have ended; the rest wait.
+    until(|| dropped.counts() == (3, 1)).await;
+    set.spawn(task(false)).abort();
+    assert_eq!(set.len(), 6);
+    set
+}
+
+/// Each way a set in every state can go, on the loop: every future and
+/// every output dropped exactly once, and no task left.
+#[test]
+fn a_set_in_every_state_dropped_leaves_nothing() {
+    ioloop::block_on(async {
+        let dropped = Arc::new(Dropped::default());
+        drop(set_in_every_state(&dropped).await);
+        until(|| ioloop::Handle::current().metrics().live_tasks == 0).await;
+        // The outputs of the four unfinished went with their futures.
+        assert_eq!(dropped.counts(), (6, 6));
+    });
+}
+
+/// The same set dropped on another thread while the loop runs: the aborts
+/// reach the loop from there.
+#[test]
+fn a_set_in_every_state_dropped_on_another_thread_leaves_nothing() {
+    util::within(SAFETY * 2, || {
+        ioloop::block_on(async {
+            let dropped = Arc::new(Dropped::default());
+            let set = set_in_every_state(&dropped).await;
+            std::thread::spawn(move || drop(set)).join().unwrap();
+            until(|| ioloop::Handle::current().metrics().live_tasks == 0).await;
+            assert_eq!(dropped.counts(), (6, 6));
+        });
+    });
+}
+
+/// A set dropped by one of its own tasks: the task aborts itself with the
+/// others, yet runs its poll to the end; nothing is left.
+#[test]
+fn a_set_dropped_inside_one_of_its_own_tasks_leaves_nothing() {
+    util::within(SAFETY * 2, || {
+        ioloop::block_on(async {
+            let dropped = Arc::new(Dropped::default());
+            let slot = Rc::new(RefCell::new(None));
+            let mut set = set_in_every_state(&dropped).await;
+            let dropper = {
+                let (slot, guard) = (slot.clone(), FutureGuard(dropped.clone()));
+                let output = Output(dropped.clone());
+                set.spawn_local(async move {
+                    let _guard = guard;
+                    let set: Option<JoinSet<Output>> = slot.borrow_mut().take();
+                    drop(set);
+                    ioloop::yield_now().await;
+                    unreachable!("aborted by the set it dropped: {}", output.0.counts().0)
+                })
+            };
+            *slot.borrow_mut() = Some(set);
+            until(|| dropper.is_finished()).await;
+            until(|| ioloop::Handle::current().metrics().live_tasks == 0).await;
+            assert!(slot.borrow().is_none());
+            assert_eq!(dropped.counts(), (7, 7));
+        });
+    });
+}
+
+/// A runtime shut down, by `shutdown_timeout` or by a drop, while a task
+/// holds a set in every state: every future and output is dropped once.
+#[test]
+fn a_runtime_shut_down_with_a_set_alive_in_a_task_leaves_nothing() {
+    for by_drop in [false, true] {
+        let rt = ioloop::Runtime::new().unwrap();
+        let dropped = Arc::new(Dropped::default());
+        let built = util::signal();
+        let holder = {
+            let (dropped, built) = (dropped.clone(), built.clone());
+            rt.spawn(async move {
+                let _set = set_in_every_state(&dropped).await;
+                built.set();
+                std::future::pending::<()>().await
+            })
+        };
+        rt.block_on(timeout(SAFETY, built.wait())).unwrap();
+        if by_drop {
+            drop(rt);
+        } else {
+            let report = rt.shutdown_timeout(Duration::ZERO);
+            assert!(!report.finished, "{report:?}");
+        }
+        assert_eq!(dropped.counts(), (6, 6), "by drop: {by_drop}");
+        assert!(holder.is_finished());
+    }
+}
+
+/// A set that outlives its runtime: dropped on a plain thread, or joined
+/// on another runtime, it hands back what the first left (the finished
+/// outputs; the rest cancelled) and drops every output once.
+#[test]
+fn a_set_that_outlives_its_runtime_is_joined_or_dropped_elsewhere() {
+    for join in [false, true] {
+        let dropped = Arc::new(Dropped::default());
+        let rt = ioloop::Runtime::new().unwrap();
+        let mut set = rt.block_on(set_in_every_state(&dropped));
+        drop(rt);
+        assert_eq!(dropped.counts(), (6, 4), "join: {join}");
+        if join {
+            let (mut ok, mut cancelled) = (0, 0);
+            ioloop::block_on(async {
+                while let Some(result) = timeout(SAFETY, set.join_next()).await.unwrap() {
+                    match result {
+                        Ok(_output) => ok += 1,
+                        Err(err) => {
+                            assert!(err.is_cancelled());
+                            cancelled += 1;
+                        }
+                    }
+                }
+            });
+            assert_eq!((ok, cancelled), (2, 4));
+        }
+        drop(set);
+        assert_eq!(dropped.counts(), (6, 6), "join: {join}");
+    }
+}

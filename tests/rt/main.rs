@@ -19,6 +19,7 @@ mod join_set;
 mod order;
 mod panic;
 mod seed;
+mod shared;
 mod shutdown;
 mod sim_backend;
 mod spawn;

@@ -4,8 +4,9 @@
 //! Signals are process-wide and these tests run in parallel, so each
 //! raises a signal no other test in this binary raises or listens for:
 //! SIGINT (`ctrl_c`), SIGTERM (`terminate`), SIGVTALRM and SIGPROF
-//! (`wake`), and SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGURG and SIGALRM
-//! (`recv`). `line_echo` sends its SIGINT and SIGQUIT to a child process.
+//! (`wake`), and SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGURG, SIGALRM and
+//! SIGRTMIN+2 (`recv`). `line_echo` sends its SIGINT and SIGQUIT to a
+//! child process.
 
 mod ctrl_c;
 mod line_echo;

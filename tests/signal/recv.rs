@@ -157,3 +157,37 @@ fn listeners_can_be_moved_into_tasks_spawned_from_any_thread() {
     send_sync::<Signal>();
     send_sync::<SignalKind>();
 }
+
+/// One listener shared by two tasks: one waits in `poll_recv` while the
+/// other calls `kind`, polls it once itself (its waker parked beside the
+/// first's), and makes and drops a second listener for the same signal.
+/// The delivery still reaches the waiting task.
+#[test]
+fn a_listener_waited_on_while_another_task_uses_it() -> io::Result<()> {
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+    run(async || {
+        let kind = SignalKind::from_raw(libc::SIGRTMIN() + 2);
+        let shared = Rc::new(RefCell::new(Signal::new(kind)?));
+        let polled = Rc::new(Cell::new(false));
+        let waiter = {
+            let (shared, polled) = (shared.clone(), polled.clone());
+            ioloop::spawn_local(poll_fn(move |cx| {
+                polled.set(true);
+                shared.borrow_mut().poll_recv(cx)
+            }))
+        };
+        while !polled.get() {
+            ioloop::yield_now().await;
+        }
+        assert_eq!(shared.borrow().kind(), kind);
+        let mine = poll_once(pin!(poll_fn(|cx| shared.borrow_mut().poll_recv(cx)))).await;
+        assert!(mine.is_pending());
+        drop(Signal::new(kind)?);
+        raise(kind.as_raw())?;
+        timeout(LIMIT, waiter)
+            .await
+            .map_err(|_| io::Error::other("the waiting task was never woken"))?
+            .map_err(io::Error::other)?
+    })
+}

@@ -21,8 +21,10 @@
 mod callbacks;
 #[path = "../../examples/sim_echo/client.rs"]
 mod clients;
+mod dump;
 mod echo;
 mod hyper;
+mod hyper_stop;
 mod kv;
 #[cfg(feature = "planted-bugs")]
 mod planted;

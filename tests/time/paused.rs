@@ -533,3 +533,31 @@ fn shutdown_timeout_counts_its_grace_in_wall_time_on_a_paused_clock() {
     );
     assert!(wall.elapsed() >= GRACE, "{:?}", wall.elapsed());
 }
+
+/// The paused clock shared by two tasks: one sleeps 10 s while the other
+/// reads the clock, moves it 3 s (the sleeper sleeps on), resumes it and
+/// pauses it again, then moves it the rest of the way: the sleeper wakes
+/// then, not before: 10 s, and the real time the clock ran between
+/// `resume` and `pause`, after it began.
+#[test]
+fn a_sleep_waited_on_while_another_task_moves_resumes_and_pauses_the_clock() {
+    run_paused(|| async {
+        let start = Instant::now();
+        let sleeper = ioloop::spawn(async move {
+            sleep(Duration::from_secs(10)).await;
+            start.elapsed()
+        });
+        yield_now().await;
+        advance(Duration::from_secs(3)).await;
+        assert_eq!(Instant::now() - start, Duration::from_secs(3));
+        yield_now().await;
+        assert!(!sleeper.is_finished());
+        resume();
+        pause();
+        assert!(Instant::now() - start >= Duration::from_secs(3));
+        assert!(!sleeper.is_finished());
+        advance(Duration::from_secs(7)).await;
+        let slept = sleeper.await.unwrap();
+        assert!(slept >= Duration::from_secs(10), "{slept:?}");
+    });
+}

@@ -976,14 +976,16 @@ pub(crate) fn drop_quietly<T>(value: T) {
 /// 8-byte pointer. Read back only by a dump or the stall detector.
 mod sites {
     use std::cell::Cell;
-    use std::collections::HashMap;
+    use std::collections::BTreeMap;
     use std::panic::Location;
 
     use parking_lot::Mutex;
 
-    /// Every location seen, and each one's index in the first.
-    type Table = (Vec<&'static Location<'static>>, HashMap<usize, u32>);
-    static TABLE: Mutex<Option<Table>> = Mutex::new(None);
+    /// Every location seen, and each one's index in the first, by address.
+    /// Looked up only when a thread's cache misses: a tree is no slower
+    /// there than a hash table, and its order is fixed.
+    type Table = (Vec<&'static Location<'static>>, BTreeMap<usize, u32>);
+    static TABLE: Mutex<Table> = Mutex::new((Vec::new(), BTreeMap::new()));
 
     thread_local! {
         /// Locations this thread indexed lately, by their address: a spawn
@@ -1014,8 +1016,7 @@ mod sites {
 
     #[cold]
     fn enter(location: &'static Location<'static>, address: usize) -> u32 {
-        let mut table = TABLE.lock();
-        let (list, by_address) = table.get_or_insert_with(Default::default);
+        let (list, by_address) = &mut *TABLE.lock();
         *by_address.entry(address).or_insert_with(|| {
             list.push(location);
             u32::try_from(list.len() - 1).expect("fewer than 2^32 spawn sites")
@@ -1024,7 +1025,7 @@ mod sites {
 
     /// The location at `index`.
     pub(super) fn location(index: u32) -> &'static Location<'static> {
-        TABLE.lock().as_ref().expect("a task's site was entered").0[index as usize]
+        TABLE.lock().0[index as usize]
     }
 }
 

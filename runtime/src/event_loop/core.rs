@@ -46,7 +46,7 @@ use slab::Slab;
 use super::backend::{self, Simulated};
 use super::cell::{Schedule, Task, UNREGISTERED, wake_all};
 use super::reactor::Reactor;
-use super::timers::{self, Clock, ClockState, LoopClock, Timers};
+use super::timers::{Clock, ClockState, LoopClock, Timers};
 use crate::base::{self, Counters, JoinError, Watch, budget};
 use crate::sim::{Rng, TraceHash};
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
@@ -562,7 +562,8 @@ impl Core {
             return;
         }
         self.live.set(self.live.get() + 1);
-        let born = self.born.get().unwrap_or_else(timers::now);
+        // On the runtime's clock, which a dump reads ages on.
+        let born = self.born.get().unwrap_or_else(|| self.clock.state().now());
         self.born.set(Some(born));
         // The list is in `shared` so another thread can read it; its lock
         // is the loop's alone but for a dump, and never held across a poll.
@@ -1067,8 +1068,9 @@ pub(crate) struct Listed {
     pub(crate) task: Task,
     /// Unique in its runtime, never reused.
     pub(crate) id: u64,
-    /// When it entered the list, in timer ticks, as the loop read the clock
-    /// once per tick: within a tick of its spawn.
+    /// When it entered the list, in timer ticks on the runtime's clock
+    /// (virtual once paused), as the loop read it once per tick: within a
+    /// tick of its spawn.
     pub(crate) born: u64,
 }
 

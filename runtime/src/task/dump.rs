@@ -12,8 +12,13 @@
 //! the loop never holds across a poll), and which task is being polled.
 //! The timer heap belongs to the loop: timer waits are known only to a
 //! dump taken on the loop's own thread (from a task, say).
+//!
+//! Times (a task's age, a timer's time left) are read on the runtime's
+//! clock, which is virtual once it is paused, as in every simulation: the
+//! real clock there said a 60-second sleep was due in 60 s however far
+//! the virtual clock had moved (bug 9 of issue 40).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::panic::Location;
 use std::sync::Arc;
@@ -75,7 +80,7 @@ pub struct TaskDump {
     /// How many times it has been polled.
     pub polls: u64,
     /// Time since it entered the loop's task list (within a tick of its
-    /// spawn).
+    /// spawn), on the runtime's clock: virtual time on a paused runtime.
     pub age: Duration,
     /// What an idle task waits on, where the dump could tell: empty if it
     /// waits on something else (a channel, a lock, a waker wrapped by a
@@ -111,8 +116,12 @@ pub enum WaitReason {
     },
     /// A timer (`sleep`, `timeout`, `interval`).
     Timer {
-        /// When it fires.
+        /// When it fires, on the runtime's clock (see
+        /// [`time::Instant`](crate::time::Instant)).
         deadline: Instant,
+        /// How long it had left when the dump was taken, on the runtime's
+        /// clock; zero once it is due.
+        due_in: Duration,
     },
     /// Another task to finish (its `JoinHandle`).
     Join {
@@ -131,9 +140,10 @@ pub(crate) fn take(shared: &Arc<Shared>) -> Dump {
         .iter()
         .map(|(key, listed)| (key, listed.id, listed.born, listed.task.clone()))
         .collect();
-    let now = clock::now();
+    // The clock tasks were born on, and timers armed on.
+    let now = shared.clock.get().now();
     let mut dumps = Vec::with_capacity(listed.len());
-    let mut by_data = HashMap::with_capacity(listed.len());
+    let mut by_data = BTreeMap::new();
     for (key, id, born, task) in &listed {
         if task.is_complete() {
             // Done, and leaving the list at the start of the next tick.
@@ -184,7 +194,8 @@ pub(crate) fn take(shared: &Arc<Shared>) -> Dump {
         {
             timers.for_each_waiter(|at, data| {
                 let deadline = clock::instant(at);
-                waits(data, WaitReason::Timer { deadline });
+                let due_in = Duration::from_nanos(at.saturating_sub(now));
+                waits(data, WaitReason::Timer { deadline, due_in });
             });
         }
     });
@@ -238,10 +249,7 @@ impl fmt::Display for WaitReason {
         match self {
             WaitReason::Read { source } => write!(f, "reading I/O source {source}"),
             WaitReason::Write { source } => write!(f, "writing I/O source {source}"),
-            WaitReason::Timer { deadline } => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                write!(f, "a timer due in {left:.3?}")
-            }
+            WaitReason::Timer { due_in, .. } => write!(f, "a timer due in {due_in:.3?}"),
             WaitReason::Join { task } => write!(f, "task #{task} to finish"),
         }
     }

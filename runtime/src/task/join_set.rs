@@ -1,6 +1,14 @@
 //! `JoinSet`: a group of tasks whose results come back as they finish.
+//!
+//! - `table`: the set's tasks by id, in a hash table with a fixed hasher,
+//!   and when the set's tables give memory back.
+//! - `waiters`: the tasks waiting on a set, each woken when one of its
+//!   tasks finishes.
 
-use std::collections::{HashMap, VecDeque};
+mod table;
+mod waiters;
+
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
@@ -11,6 +19,8 @@ use parking_lot::Mutex;
 
 use super::join::{AbortHandle, JoinHandle};
 use crate::base::{JoinError, budget};
+use table::{Tasks, shrunk};
+use waiters::Waiters;
 
 /// A group of tasks, whose results [`join_next`](Self::join_next) hands
 /// back in the order they finish: asyncio's `TaskGroup` and `gather`,
@@ -18,6 +28,9 @@ use crate::base::{JoinError, budget};
 ///
 /// Dropping the set aborts every task still in it. A set that lives on
 /// gives back the memory a burst of tasks made it grow to as it drains.
+/// Its order (of [`abort_all`](Self::abort_all), or of the aborts when it
+/// drops) is the same on every run of a program, so a seeded run
+/// ([`Builder::seed`](crate::Builder::seed)) replays.
 ///
 /// # Examples
 ///
@@ -43,33 +56,22 @@ use crate::base::{JoinError, budget};
 #[doc(alias = "TaskGroup")]
 #[doc(alias = "gather")]
 pub struct JoinSet<T> {
-    tasks: HashMap<u64, JoinHandle<T>>,
+    tasks: Tasks<T>,
     done: Arc<Mutex<Done>>,
     next_id: u64,
 }
 
-/// Below this room (in tasks) the set's tables never shrink.
-const SHRINK_MIN: usize = 64;
-
-/// The room to shrink a table holding `len` with room for `capacity` to:
-/// twice what it holds, once it holds a quarter of its room. A set that
-/// lives on (a server's connections) would otherwise keep a burst's size
-/// for good. Amortized O(1): half of the room must be freed again before
-/// the next shrink.
-fn shrunk(len: usize, capacity: usize) -> Option<usize> {
-    (capacity > SHRINK_MIN && len <= capacity / 4).then_some(len * 2)
-}
-
 /// The tasks that finished and are not joined yet, in order, and the
-/// waker of whoever waits in `join_next`.
+/// tasks waiting on the set.
 #[derive(Default)]
 struct Done {
     ids: VecDeque<u64>,
-    waker: Option<Waker>,
+    waiters: Waiters,
 }
 
 /// Dropped when its task's future ends, however it ends (output, panic,
-/// abort): queues the task's id and wakes the set.
+/// abort): queues the task's id and wakes the set's waiters, after
+/// letting go of the lock.
 struct Notify {
     id: u64,
     done: Arc<Mutex<Done>>,
@@ -77,14 +79,12 @@ struct Notify {
 
 impl Drop for Notify {
     fn drop(&mut self) {
-        let waker = {
+        let waiters = {
             let mut done = self.done.lock();
             done.ids.push_back(self.id);
-            done.waker.take()
+            std::mem::take(&mut done.waiters)
         };
-        if let Some(waker) = waker {
-            waker.wake();
-        }
+        waiters.wake();
     }
 }
 
@@ -98,7 +98,7 @@ impl<T> JoinSet<T> {
     /// An empty set.
     pub fn new() -> Self {
         JoinSet {
-            tasks: HashMap::new(),
+            tasks: Tasks::default(),
             done: Arc::default(),
             next_id: 0,
         }
@@ -186,10 +186,10 @@ impl<T> JoinSet<T> {
 
     /// Takes the result of a task that has finished, without waiting:
     /// `None` if none has (or the set is empty). Spends no budget, as
-    /// tokio's does not: it cannot yield.
+    /// tokio's does not: it cannot yield. Leaves the waker of a task
+    /// waiting in [`join_next`](Self::join_next) in place, as tokio's does.
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
-        let mut cx = Context::from_waker(Waker::noop());
-        match budget::without_limit(|| self.poll_join_next(&mut cx)) {
+        match budget::without_limit(|| self.next(None)) {
             Poll::Ready(result) => result,
             Poll::Pending => None,
         }
@@ -220,7 +220,22 @@ impl<T> JoinSet<T> {
     }
 
     /// Polls for the next task to finish; see [`join_next`](Self::join_next).
+    ///
+    /// Every task waiting on the set (sharing it behind a lock) is woken
+    /// when one of its tasks finishes, and when the set is emptied by
+    /// [`detach_all`](Self::detach_all); tokio's wakes only the latest to
+    /// poll, and the others may wait for good.
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        self.next(Some(cx))
+    }
+
+    /// The result of the next task to finish, or `None` once the set is
+    /// empty. `Pending` if none has finished: `cx`'s waker, if there is
+    /// one, is then woken when one does. `try_join_next` gives none, so
+    /// that it leaves the waker of a task waiting in `join_next` in place
+    /// (it stored a no-op waker over it, and that task hung: bug 4 of
+    /// issue 40).
+    fn next(&mut self, cx: Option<&mut Context<'_>>) -> Poll<Option<Result<T, JoinError>>> {
         if self.tasks.is_empty() {
             return Poll::Ready(None);
         }
@@ -229,7 +244,9 @@ impl<T> JoinSet<T> {
         let tasks = &self.tasks;
         let next = std::iter::from_fn(|| done.ids.pop_front()).find(|id| tasks.contains_key(id));
         let Some(id) = next else {
-            done.waker = Some(cx.waker().clone());
+            if let Some(cx) = cx {
+                done.waiters.add(cx.waker());
+            }
             return Poll::Pending;
         };
         if let Some(room) = shrunk(done.ids.len(), done.ids.capacity()) {
@@ -243,8 +260,17 @@ impl<T> JoinSet<T> {
         // The task's future has ended; its output is stored right after,
         // so this is ready at once, unless the set is polled on another
         // thread than the loop's: the id then goes back to the front, and
-        // the handle wakes this task once the output is in.
-        let Poll::Ready(result) = Pin::new(handle).poll(cx) else {
+        // the handle wakes this task once the output is in. With no waker
+        // of its own (`try_join_next`), the handle is polled only once the
+        // output is in, so that its poll parks no waker.
+        let poll = match cx {
+            Some(cx) => Pin::new(handle).poll(cx),
+            None if handle.is_finished() => {
+                Pin::new(handle).poll(&mut Context::from_waker(Waker::noop()))
+            }
+            None => Poll::Pending,
+        };
+        let Poll::Ready(result) = poll else {
             self.done.lock().ids.push_front(id);
             return Poll::Pending;
         };
@@ -270,9 +296,12 @@ impl<T> JoinSet<T> {
     pub fn detach_all(&mut self) {
         // Dropping a handle detaches its task. A new `Done`: the detached
         // tasks queue their ids on the old one as they end, and it goes
-        // with the last of them.
-        self.tasks = HashMap::new();
-        self.done = Arc::default();
+        // with the last of them. Whoever waits on the set (sharing it
+        // with this caller) is woken, to find it empty.
+        self.tasks = Tasks::default();
+        let old = std::mem::take(&mut self.done);
+        let waiters = std::mem::take(&mut old.lock().waiters);
+        waiters.wake();
     }
 
     /// Aborts every task and waits until all have ended, dropping their
