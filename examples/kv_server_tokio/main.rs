@@ -10,6 +10,8 @@
 
 #[path = "../common/args.rs"]
 mod args;
+#[path = "../common/kv_pubsub.rs"]
+mod kv_pubsub;
 #[path = "../common/kv_store.rs"]
 mod kv_store;
 #[path = "../common/resp.rs"]
