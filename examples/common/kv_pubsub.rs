@@ -207,6 +207,8 @@ impl Mailbox {
 #[derive(Default)]
 pub struct Channels {
     map: HashMap<Arc<[u8]>, Vec<Arc<Mailbox>>>,
+    /// The table shrank since [`take_shrunk`](Channels::take_shrunk).
+    shrunk: bool,
 }
 
 impl Channels {
@@ -238,7 +240,12 @@ impl Channels {
     /// table keeps its largest size otherwise: 9,000 channels left would
     /// leave their slots).
     fn shrink(&mut self) {
-        crate::kv_store::shrink_sparse(&mut self.map);
+        self.shrunk |= crate::kv_store::shrink_sparse(&mut self.map);
+    }
+
+    /// Whether the table shrank since the last call: much was freed.
+    pub fn take_shrunk(&mut self) -> bool {
+        std::mem::take(&mut self.shrunk)
     }
 
     /// Queues `payload` for `channel`'s subscribers at `now`; returns how
