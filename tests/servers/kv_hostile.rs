@@ -347,5 +347,23 @@ fn kv_subscriptions_across_slices_are_answered_in_order() -> io::Result<()> {
         assert_eq!(publisher.call(&["PUBLISH", "c0000", "x"])?, Reply::Int(0));
         assert_eq!(c.call(&["GET", "x"])?, Reply::Bulk(None));
     }
+    // Some channels by name (one never heard), then the rest, then none.
+    let unsubscribed = |channel: Option<&str>, n| {
+        let channel = channel.map_or(Reply::Bulk(None), bulk);
+        Reply::Array(vec![bulk("unsubscribe"), channel, Reply::Int(n)])
+    };
+    c.send(&[b"SUBSCRIBE", b"a", b"b", b"c"])?;
+    for (i, name) in ["a", "b", "c"].iter().enumerate() {
+        assert_eq!(c.reply()?, subscribed(name, i as i64 + 1));
+    }
+    c.send(&[b"UNSUBSCRIBE", b"b", b"x"])?;
+    assert_eq!(c.reply()?, unsubscribed(Some("b"), 2));
+    assert_eq!(c.reply()?, unsubscribed(Some("x"), 2));
+    assert_eq!(publisher.call(&["PUBLISH", "a", "y"])?, Reply::Int(1));
+    assert_eq!(c.reply()?, message("a", "y"));
+    c.send(&[b"UNSUBSCRIBE"])?;
+    assert_eq!(c.reply()?, unsubscribed(Some("a"), 1));
+    assert_eq!(c.reply()?, unsubscribed(Some("c"), 0));
+    assert_eq!(c.call(&["UNSUBSCRIBE"])?, unsubscribed(None, 0));
     Ok(())
 }

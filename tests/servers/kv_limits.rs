@@ -358,3 +358,50 @@ fn kv_an_error_quoting_a_clients_bytes_stays_one_line() -> io::Result<()> {
     );
     Ok(())
 }
+
+/// More than a batch (64 KiB) waiting: taken in several batches, every
+/// message once, in order, and their bytes counted exactly.
+#[test]
+fn kv_a_mailbox_gives_what_waits_in_batches_in_order() {
+    let mailbox = Mailbox::new(PUBSUB_LIMIT);
+    let channel: Arc<[u8]> = (*b"c").into();
+    let (mut want, mut wake) = (Vec::new(), Vec::new());
+    for i in 0..3000 {
+        let payload = Arc::new(format!("{i:0>100}").into_bytes());
+        testkit::kv_pubsub::message(&mut want, &channel, &payload);
+        assert!(mailbox.push(&channel, &payload, Instant::now(), &mut wake));
+    }
+    let (mut got, mut batches, mut total) = (Vec::new(), 0, 0);
+    while let Poll::Ready(taken) =
+        mailbox.poll_take(&mut Context::from_waker(Waker::noop()), &mut got)
+    {
+        total += taken.expect("under the bound");
+        batches += 1;
+    }
+    assert!(batches > 1, "{batches} batches");
+    assert_eq!(total, want.len());
+    assert!(got == want, "the messages out of order or lost");
+}
+
+/// A `Subscriber` dropped (a connection's task dropped mid-await) leaves
+/// every channel it heard: a PUBLISH after it reaches nobody.
+#[test]
+fn kv_a_dropped_subscriber_leaves_its_channels() {
+    use testkit::kv_pubsub::Subscriber;
+    use testkit::kv_store::{Progress, Store};
+    let store = Store::default();
+    let mut subscriber = Subscriber::new(&store);
+    let mut args = vec![b"SUBSCRIBE".to_vec(), b"a".to_vec(), b"b".to_vec()];
+    let mut out = Vec::new();
+    assert!(subscriber.command(&mut args, &mut out, &mut Progress::default()));
+    let publish = |out: &mut Vec<u8>| {
+        out.clear();
+        let mut args = vec![b"PUBLISH".to_vec(), b"b".to_vec(), b"x".to_vec()];
+        store.execute(&mut args, out, false, &mut Progress::default());
+    };
+    publish(&mut out);
+    assert_eq!(out, b":1\r\n");
+    drop(subscriber);
+    publish(&mut out);
+    assert_eq!(out, b":0\r\n");
+}
