@@ -1,6 +1,7 @@
 //! A key-value server that speaks enough of the Redis protocol for
-//! `redis-cli` and `redis-benchmark`: GET, SET (with `EX` / `PX` expiry),
-//! DEL, PING, PUBLISH, SUBSCRIBE / UNSUBSCRIBE. A tokio server ported onto
+//! `redis-cli` and `redis-benchmark`: GET, SET (with Redis 7's options,
+//! `NX`, `XX`, `GET`, `KEEPTTL`, `EX` / `PX` / `EXAT` / `PXAT`), DEL,
+//! DBSIZE, PING, PUBLISH, SUBSCRIBE / UNSUBSCRIBE. A tokio server ported onto
 //! ioloop; `kv_server_tokio` is its twin.
 //!
 //! ```sh
@@ -14,13 +15,36 @@
 //! connection finish the command it is on, and exits 0 (`--grace` seconds
 //! at most, default 5).
 //!
+//! Against a hostile client it keeps Redis 7's limits and answers with
+//! Redis's error texts (tests/servers/kv_hostile.rs, kv_limits.rs, each
+//! limit at − 1, at, + 1):
+//!
+//! - a command of at most 1,048,576 arguments (Redis 6's bound; Redis 7
+//!   allows `i32::MAX`), a bulk string of at most 512 MiB, a header or
+//!   inline line of at most 64 KiB before its end: past one, a protocol
+//!   error and the connection closed; a long command costs work in
+//!   proportion to its length, and runs in slices of 1,024 keys or
+//!   channels with the loop serving others in between (a `DEL` stays
+//!   whole to other clients' commands on keys);
+//! - every number range-checked as Redis checks it (`SET`'s `EX`, `PX`,
+//!   `EXAT`, `PXAT`: "value is not an integer or out of range", "invalid
+//!   expire time in 'set' command");
+//! - a subscriber bounded by the bytes waiting for it, as Redis's
+//!   `client-output-buffer-limit pubsub 32mb 8mb 60`: disconnected once
+//!   32 MiB wait, or 8 MiB for over 60 s; never by a count of messages;
+//! - a client's state (its subscriptions, its buffers) freed when it goes,
+//!   however it goes.
+//!
 //! - `server.rs`: the accept loop, the limit, the stop, one task per
 //!   connection;
 //! - `../common/resp.rs`: the protocol; `../common/kv_store.rs`: the
-//!   commands and the store (both shared with the twin).
+//!   commands and the store; `../common/kv_pubsub.rs`: the channels and
+//!   the subscribers' mailboxes (all three shared with the twin).
 
 #[path = "../common/args.rs"]
 mod args;
+#[path = "../common/kv_pubsub.rs"]
+mod kv_pubsub;
 #[path = "../common/kv_store.rs"]
 mod kv_store;
 #[path = "../common/resp.rs"]

@@ -4,9 +4,10 @@
 //! includes this file).
 //!
 //! Each connection reads into a buffer of its own ([`read_buf`]) and
-//! parses whole commands out of it ([`resp::parse`]), so waiting for
-//! the next bytes can race the stop notice and a subscriber's messages in
-//! `select!` and lose nothing. Replies go out through a [`StreamWriter`]:
+//! parses whole commands out of it ([`resp::Parser`], which goes on from
+//! where it stopped, so a long command costs work in proportion to its
+//! length), so waiting for the next bytes can race the stop notice and a
+//! subscriber's messages in `select!` and lose nothing. Replies go out through a [`StreamWriter`]:
 //! `write`, then `drain` once no whole command is left to answer.
 //!
 //! While a reply drains, the connection reads no more commands: a client
@@ -26,9 +27,9 @@ use std::time::Duration;
 use ioloop::io::{StreamWriter, read_buf};
 use ioloop::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
-use tokio_stream::StreamExt;
 
-use crate::kv_store::{self, Outcome, Store};
+use crate::kv_pubsub::Subscriber;
+use crate::kv_store::{self, Outcome, Progress, Store};
 use crate::resp::{self, Parsed};
 
 /// The server's settings.
@@ -42,6 +43,9 @@ pub struct Config {
 
 /// The most a connection's input buffer keeps between commands.
 const MAX_KEPT: usize = 64 * 1024;
+/// The most bytes a connection reads and parses before the loop serves
+/// others: 64 KiB, about half a millisecond of parsing.
+const YIELD_EVERY: usize = 64 * 1024;
 /// How often expired keys nobody reads are swept.
 const SWEEP_EVERY: Duration = Duration::from_millis(100);
 /// A value larger than this is not copied into the reply: it is queued as
@@ -126,14 +130,21 @@ pub async fn connection(
     mut stopped: watch::Receiver<bool>,
     _permit: OwnedSemaphorePermit,
 ) {
-    if let Err(err) = converse(&stream, &store, &mut stopped).await {
+    // Leaves every channel when dropped, however the task ends.
+    let mut subscriber = Subscriber::new(&store);
+    if let Err(err) = converse(&stream, &store, &mut subscriber, &mut stopped).await {
         log::debug!("kv_server: connection ended: {err}");
+    }
+    // Its channels left a slice at a time, the loop serving others.
+    while subscriber.leave_slice() {
+        ioloop::yield_now().await;
     }
 }
 
 async fn converse(
     stream: &TcpStream,
     store: &Store,
+    subscriber: &mut Subscriber,
     stopped: &mut watch::Receiver<bool>,
 ) -> io::Result<()> {
     let mut writer = StreamWriter::new(stream);
@@ -141,43 +152,50 @@ async fn converse(
     // The writes of one poll leave together, in one `send`, however many
     // replies a pipelining client is owed: the writer gathers them.
     let (mut inbuf, mut out) = (Vec::new(), Vec::new());
-    let mut subscribed = kv_store::Subscriptions::new();
+    let mut parser = resp::Parser::new();
+    // Bytes read since the loop last served others.
+    let mut unyielded = 0;
+    // Message bytes written but not yet taken by the socket: still
+    // waiting, as the subscriber's bound counts them.
+    let mut delivering = 0;
     loop {
-        let mut args = match resp::parse(&inbuf) {
-            Parsed::Command(args, used) => {
-                inbuf.drain(..used);
-                // A large command (a big SET) leaves no large buffer behind.
-                if inbuf.capacity() > MAX_KEPT && inbuf.len() < MAX_KEPT {
-                    inbuf.shrink_to(MAX_KEPT);
-                }
-                args
-            }
+        let mut args = match parser.parse(&inbuf) {
+            Parsed::Command(args) => args,
             Parsed::Invalid(why) => {
                 resp::error(&mut out, &format!("ERR Protocol error: {why}"));
                 break;
             }
             Parsed::Incomplete => {
+                parser.consume(&mut inbuf);
+                // A large command (a big SET) leaves no large buffer behind.
+                if inbuf.capacity() > MAX_KEPT && inbuf.len() < MAX_KEPT {
+                    inbuf.shrink_to(MAX_KEPT);
+                }
                 // Every whole command is answered: wait for the socket to
                 // take the replies, then for more bytes, a message or the
                 // stop.
                 writer.write(&out);
                 out.clear();
                 writer.drain().await?;
+                subscriber.delivered(std::mem::take(&mut delivering));
                 if *stopped.borrow() {
                     break;
                 }
                 tokio::select! {
                     biased;
                     _ = stopped.changed() => break,
-                    read = read_buf(stream, &mut inbuf) => if read? == 0 {
-                        break;
+                    read = read_buf(stream, &mut inbuf) => match read? {
+                        0 => break,
+                        n => unyielded += n,
                     },
-                    Some((channel, message)) = subscribed.next(), if !subscribed.is_empty() => {
-                        let message = message.map_err(|lagged| io::Error::other(format!(
-                            "a subscriber fell behind ({lagged}): disconnected"
-                        )))?;
-                        kv_store::message(&mut out, &channel, &message);
-                    }
+                    taken = subscriber.messages(&mut out) => delivering = taken?,
+                }
+                // A client sending without pause would be read and parsed
+                // for a whole budget of reads (2 MB) before others get a
+                // turn: they get one every `YIELD_EVERY` bytes.
+                if unyielded >= YIELD_EVERY {
+                    unyielded = 0;
+                    ioloop::yield_now().await;
                 }
                 continue;
             }
@@ -189,11 +207,35 @@ async fn converse(
             resp::simple(&mut out, "OK");
             break;
         }
-        if !subscribed.is_empty() && kv_store::answered_while_subscribed(&mut out, &args) {
-            continue;
+        // A long command runs in slices, the loop serving others between
+        // them; one on keys holds the store's turn meanwhile, and never
+        // waits on this client while it does (replies are only queued).
+        let turn = match Store::on_keys(&args) {
+            true => Some(store.turn().await),
+            false => None,
+        };
+        let mut progress = Progress::default();
+        let outcome = loop {
+            match store.execute(
+                &mut args,
+                &mut out,
+                subscriber.is_subscribed(),
+                &mut progress,
+            ) {
+                Outcome::More => {}
+                Outcome::PubSub if !subscriber.command(&mut args, &mut out, &mut progress) => {}
+                outcome => break outcome,
+            }
+            writer.write(&out);
+            out.clear();
+            ioloop::yield_now().await;
+        };
+        drop(turn);
+        while kv_store::free_slice(&mut args) {
+            ioloop::yield_now().await;
         }
-        match store.execute(&mut args, &mut out) {
-            Outcome::Done => {}
+        match outcome {
+            Outcome::Done | Outcome::More | Outcome::PubSub => {}
             Outcome::Value(value) if value.len() <= VALUE_PIECE => {
                 out.extend_from_slice(&value);
                 out.extend_from_slice(b"\r\n");
@@ -208,7 +250,6 @@ async fn converse(
                 writer.drain().await?;
                 out.extend_from_slice(b"\r\n");
             }
-            Outcome::PubSub => kv_store::pub_sub(&args, store, &mut subscribed, &mut out),
         }
         writer.write(&out);
         out.clear();

@@ -1,5 +1,6 @@
-//! The tokio twin of `kv_server`: the same protocol and store
-//! (`../common/resp.rs`, `../common/kv_store.rs`), on tokio, written as a
+//! The tokio twin of `kv_server`: the same protocol, store and pub/sub
+//! (`../common/resp.rs`, `../common/kv_store.rs`, `../common/kv_pubsub.rs`,
+//! so the same limits and the same work: slices, yields, the output bound), on tokio, written as a
 //! tokio user would (a `BufWriter` flushed once no whole command is left
 //! to answer). What `benches/compare.sh`'s redis-benchmark rows measure
 //! `kv_server` against.
@@ -10,6 +11,8 @@
 
 #[path = "../common/args.rs"]
 mod args;
+#[path = "../common/kv_pubsub.rs"]
+mod kv_pubsub;
 #[path = "../common/kv_store.rs"]
 mod kv_store;
 #[path = "../common/resp.rs"]

@@ -11,9 +11,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
-use tokio_stream::StreamExt;
 
-use crate::kv_store::{self, Outcome, Store};
+use crate::kv_pubsub::Subscriber;
+use crate::kv_store::{self, Outcome, Progress, Store};
 use crate::resp::{self, Parsed};
 
 /// The server's settings.
@@ -28,6 +28,8 @@ pub struct Config {
 /// The most a connection's input buffer keeps between commands.
 const MAX_KEPT: usize = 64 * 1024;
 const SWEEP_EVERY: Duration = Duration::from_millis(100);
+/// As `kv_server`'s: the most bytes read before others get a turn.
+const YIELD_EVERY: usize = 64 * 1024;
 
 /// As `kv_server`'s `serve`.
 pub async fn serve(
@@ -93,51 +95,59 @@ async fn connection(
     _permit: OwnedSemaphorePermit,
 ) {
     let (reader, writer) = stream.into_split();
-    let _ = converse(reader, BufWriter::new(writer), &store, &mut stopped).await;
+    let mut subscriber = Subscriber::new(&store);
+    let writer = BufWriter::new(writer);
+    let _ = converse(reader, writer, &store, &mut subscriber, &mut stopped).await;
+    while subscriber.leave_slice() {
+        tokio::task::yield_now().await;
+    }
 }
 
 async fn converse(
     mut reader: OwnedReadHalf,
     mut writer: BufWriter<OwnedWriteHalf>,
     store: &Store,
+    subscriber: &mut Subscriber,
     stopped: &mut watch::Receiver<bool>,
 ) -> io::Result<()> {
     let (mut inbuf, mut out) = (Vec::new(), Vec::new());
-    let mut subscribed = kv_store::Subscriptions::new();
+    let mut parser = resp::Parser::new();
+    let (mut delivering, mut unyielded) = (0, 0);
     loop {
         out.clear();
-        let mut args = match resp::parse(&inbuf) {
-            Parsed::Command(args, used) => {
-                inbuf.drain(..used);
-                // A large command (a big SET) leaves no large buffer behind.
-                if inbuf.capacity() > MAX_KEPT && inbuf.len() < MAX_KEPT {
-                    inbuf.shrink_to(MAX_KEPT);
-                }
-                args
-            }
+        let mut args = match parser.parse(&inbuf) {
+            Parsed::Command(args) => args,
             Parsed::Invalid(why) => {
                 resp::error(&mut out, &format!("ERR Protocol error: {why}"));
                 writer.write_all(&out).await?;
                 break;
             }
             Parsed::Incomplete => {
+                parser.consume(&mut inbuf);
+                // A large command (a big SET) leaves no large buffer behind.
+                if inbuf.capacity() > MAX_KEPT && inbuf.len() < MAX_KEPT {
+                    inbuf.shrink_to(MAX_KEPT);
+                }
                 writer.flush().await?;
+                subscriber.delivered(std::mem::take(&mut delivering));
                 if *stopped.borrow() {
                     break;
                 }
                 tokio::select! {
                     biased;
                     _ = stopped.changed() => break,
-                    read = read_more(&mut reader, &mut inbuf) => if read? == 0 {
-                        break;
+                    read = read_more(&mut reader, &mut inbuf) => match read? {
+                        0 => break,
+                        n => unyielded += n,
                     },
-                    Some((channel, message)) = subscribed.next(), if !subscribed.is_empty() => {
-                        let message = message.map_err(|lagged| io::Error::other(format!(
-                            "a subscriber fell behind ({lagged}): disconnected"
-                        )))?;
-                        kv_store::message(&mut out, &channel, &message);
+                    taken = subscriber.messages(&mut out) => {
+                        delivering = taken?;
                         writer.write_all(&out).await?;
                     }
+                }
+                if unyielded >= YIELD_EVERY {
+                    unyielded = 0;
+                    tokio::task::yield_now().await;
                 }
                 continue;
             }
@@ -150,20 +160,38 @@ async fn converse(
             writer.write_all(&out).await?;
             break;
         }
-        if !subscribed.is_empty() && kv_store::answered_while_subscribed(&mut out, &args) {
+        let turn = match Store::on_keys(&args) {
+            true => Some(store.turn().await),
+            false => None,
+        };
+        let mut progress = Progress::default();
+        let outcome = loop {
+            match store.execute(
+                &mut args,
+                &mut out,
+                subscriber.is_subscribed(),
+                &mut progress,
+            ) {
+                Outcome::More => {}
+                Outcome::PubSub if !subscriber.command(&mut args, &mut out, &mut progress) => {}
+                outcome => break outcome,
+            }
+            // Only pub/sub commands, which hold no turn, have replies
+            // between slices: a wait on this client holds no one else.
             writer.write_all(&out).await?;
-            continue;
+            out.clear();
+            tokio::task::yield_now().await;
+        };
+        drop(turn);
+        while kv_store::free_slice(&mut args) {
+            tokio::task::yield_now().await;
         }
-        match store.execute(&mut args, &mut out) {
-            Outcome::Done => writer.write_all(&out).await?,
+        match outcome {
+            Outcome::Done | Outcome::More | Outcome::PubSub => writer.write_all(&out).await?,
             Outcome::Value(value) => {
                 writer.write_all(&out).await?;
                 writer.write_all(&value).await?;
                 writer.write_all(b"\r\n").await?;
-            }
-            Outcome::PubSub => {
-                kv_store::pub_sub(&args, store, &mut subscribed, &mut out);
-                writer.write_all(&out).await?;
             }
         }
     }

@@ -1,5 +1,5 @@
-//! Accounting for churn tests: live heap bytes and allocations, open file
-//! descriptors, threads and resident memory of the whole process.
+//! Accounting for churn tests: live heap bytes and allocations (and the
+//! allocations ever made), open file descriptors, threads and resident memory of the whole process.
 //!
 //! A churn test creates and drops one kind of thing many times and checks
 //! that what the process holds follows what is live, not what was ever
@@ -25,10 +25,12 @@ pub struct Counting;
 
 static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
 static LIVE_ALLOCATIONS: AtomicIsize = AtomicIsize::new(0);
+static ALLOCATIONS_MADE: AtomicIsize = AtomicIsize::new(0);
 
 fn grew(bytes: usize, allocations: isize) {
     LIVE_BYTES.fetch_add(bytes as isize, Ordering::Relaxed);
     LIVE_ALLOCATIONS.fetch_add(allocations, Ordering::Relaxed);
+    ALLOCATIONS_MADE.fetch_add(allocations, Ordering::Relaxed);
 }
 
 fn shrank(bytes: usize, allocations: isize) {
@@ -84,6 +86,13 @@ pub fn live_bytes() -> isize {
 /// Heap allocations live in the process now, as [`Counting`] counts them.
 pub fn live_allocations() -> isize {
     LIVE_ALLOCATIONS.load(Ordering::Relaxed)
+}
+
+/// Heap allocations made in the process so far, freed or not: the work
+/// a piece of code does in allocations, where [`live_allocations`] is what
+/// it keeps.
+pub fn allocations_made() -> isize {
+    ALLOCATIONS_MADE.load(Ordering::Relaxed)
 }
 
 /// File descriptors open in the process now (`/proc/self/fd`, less the one

@@ -12,6 +12,7 @@ pub mod io_reader;
 pub mod io_run;
 pub mod io_unix;
 pub mod io_writer;
+pub mod kv_run;
 pub mod line_client;
 pub mod log_capture;
 pub mod net_proc;
@@ -31,6 +32,9 @@ pub mod util;
 /// examples/line_echo/handler.rs: the line echo protocol on ioloop.
 #[path = "../../examples/line_echo/handler.rs"]
 pub mod handler;
+/// examples/common/kv_pubsub.rs: the key-value server's pub/sub.
+#[path = "../../examples/common/kv_pubsub.rs"]
+pub mod kv_pubsub;
 /// examples/kv_server/server.rs: the key-value server on ioloop.
 #[path = "../../examples/kv_server/server.rs"]
 pub mod kv_server;

@@ -13,6 +13,7 @@ static ALLOC: testkit::account::Counting = testkit::account::Counting;
 mod connections;
 mod guards;
 mod hyper;
+mod kv;
 mod outbox;
 mod owned_write;
 mod runtimes;

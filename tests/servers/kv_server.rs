@@ -4,188 +4,61 @@
 //! `IOLOOP_REQUIRE_REDIS_CLI=1` to make its absence a failure, as CI does).
 
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::process::Command;
-use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use testkit::kv_server::{self, Config};
+use testkit::kv_run::{Reply, SAFETY, Server, bulk, cli, encode, message, redis_cli, subscribed};
 use testkit::resp::{self, Parsed};
-use testkit::util::{self, within};
+use testkit::util::within;
 
-/// Safety net for blocking reads and waits; never what a test measures.
-const SAFETY: Duration = Duration::from_secs(30);
-
-/// A kv_server on its own thread and runtime; stopped (gracefully) on
-/// drop or by `stop`.
-struct Server {
-    addr: SocketAddr,
-    stop: Arc<util::parking::Signal>,
-    thread: Option<std::thread::JoinHandle<io::Result<()>>>,
-}
-
-impl Server {
-    fn start(max_connections: usize) -> Server {
-        let stop = util::signal();
-        let (tx, rx) = mpsc::channel();
-        let s = stop.clone();
-        let thread = std::thread::spawn(move || {
-            ioloop::block_on(async move {
-                let listener = ioloop::net::TcpListener::bind("127.0.0.1:0").await?;
-                tx.send(listener.local_addr()?).unwrap();
-                let config = Config {
-                    max_connections,
-                    grace: Duration::from_secs(10),
-                };
-                kv_server::serve(listener, config, s.wait()).await
-            })
-        });
-        let addr = rx.recv_timeout(SAFETY).expect("server started");
-        Server {
-            addr,
-            stop,
-            thread: Some(thread),
-        }
-    }
-
-    fn client(&self) -> io::Result<Client> {
-        Client::connect(self.addr)
-    }
-
-    /// Stops the server and waits for `serve` to return.
-    fn stop(mut self) -> io::Result<()> {
-        self.stop.set();
-        self.thread.take().unwrap().join().unwrap()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.set();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// A blocking RESP client with a safety-net timeout on every read.
-struct Client {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-}
-
-/// A reply, as the tests compare it.
-#[derive(Debug, PartialEq)]
-enum Reply {
-    Simple(String),
-    Error(String),
-    Int(i64),
-    Bulk(Option<Vec<u8>>),
-    Array(Vec<Reply>),
-}
-
-fn bulk(text: &str) -> Reply {
-    Reply::Bulk(Some(text.as_bytes().to_vec()))
-}
-
-impl Client {
-    fn connect(addr: SocketAddr) -> io::Result<Client> {
-        let stream = TcpStream::connect(addr)?;
-        stream.set_read_timeout(Some(SAFETY))?;
-        Ok(Client {
-            reader: BufReader::new(stream.try_clone()?),
-            writer: stream,
-        })
-    }
-
-    /// Sends one command as an array of bulk strings.
-    fn send(&mut self, args: &[&[u8]]) -> io::Result<()> {
-        self.writer.write_all(&encode(args))
-    }
-
-    fn call(&mut self, args: &[&str]) -> io::Result<Reply> {
-        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-        self.send(&args)?;
-        self.reply()
-    }
-
-    fn reply(&mut self) -> io::Result<Reply> {
-        let mut line = String::new();
-        if self.reader.read_line(&mut line)? == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        let line = line.trim_end();
-        let (kind, rest) = line.split_at(1);
-        Ok(match kind {
-            "+" => Reply::Simple(rest.into()),
-            "-" => Reply::Error(rest.into()),
-            ":" => Reply::Int(rest.parse().unwrap()),
-            "$" if rest == "-1" => Reply::Bulk(None),
-            "$" => {
-                let mut data = vec![0; rest.parse::<usize>().unwrap() + 2];
-                self.reader.read_exact(&mut data)?;
-                data.truncate(data.len() - 2);
-                Reply::Bulk(Some(data))
-            }
-            "*" => {
-                let n: usize = rest.parse().unwrap();
-                Reply::Array((0..n).map(|_| self.reply()).collect::<io::Result<_>>()?)
-            }
-            _ => panic!("not a reply: {line:?}"),
-        })
-    }
-
-    /// Whether the server has closed the connection: end of stream (or a
-    /// reset) once what it sent before is read, not a read timeout.
-    fn closed(&mut self) -> bool {
-        let mut rest = Vec::new();
-        match self.reader.read_to_end(&mut rest) {
-            Ok(_) => rest.is_empty(),
-            Err(e) => !matches!(
-                e.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-            ),
-        }
-    }
-}
-
-fn encode(args: &[&[u8]]) -> Vec<u8> {
-    let mut out = Vec::new();
-    resp::array(&mut out, args.len());
-    for arg in args {
-        resp::bulk(&mut out, arg);
-    }
-    out
+/// The first command of `buf`, as a new connection's parser reads it.
+fn parse_one(buf: &[u8]) -> Parsed {
+    resp::Parser::new().parse(buf)
 }
 
 #[test]
 fn kv_resp_parse_takes_a_command_only_when_whole_and_refuses_bad_lengths() {
     let wire = encode(&[b"GET", b"key"]);
     for cut in 0..wire.len() {
-        assert_eq!(
-            resp::parse(&wire[..cut]),
-            Parsed::Incomplete,
-            "cut at {cut}"
-        );
+        assert_eq!(parse_one(&wire[..cut]), Parsed::Incomplete, "cut at {cut}");
     }
     let want = vec![b"GET".to_vec(), b"key".to_vec()];
-    assert_eq!(resp::parse(&wire), Parsed::Command(want, wire.len()));
+    assert_eq!(parse_one(&wire), Parsed::Command(want.clone()));
+    // Fed a byte at a time, with what was parsed consumed before each
+    // read as a connection does: the same command, once, and nothing left.
+    let (mut parser, mut buf) = (resp::Parser::new(), Vec::new());
+    let mut commands = Vec::new();
+    for byte in wire.iter().chain(&wire) {
+        buf.push(*byte);
+        while let Parsed::Command(args) = parser.parse(&buf) {
+            commands.push(args);
+        }
+        parser.consume(&mut buf);
+    }
+    assert_eq!(commands, [want.clone(), want]);
+    assert!(buf.is_empty());
     for bad in [
         &b"*1\r\n$99999999999\r\n"[..],
         b"*1\r\n$-5\r\n",
         b"*99999999999\r\n",
         b"*x\r\n",
+        b"*+1\r\n",
+        b"*01\r\n",
+        b"*1\r\n$04\r\nPING\r\n",
+        b"*1\n",
+        b"*1\r\n$4\r\nPINGxx",
     ] {
-        assert!(matches!(resp::parse(bad), Parsed::Invalid(_)), "{bad:?}");
+        assert!(matches!(parse_one(bad), Parsed::Invalid(_)), "{bad:?}");
     }
     assert!(matches!(
-        resp::parse(&[b'x'; resp::MAX_LINE + 1]),
+        parse_one(&[b'x'; resp::MAX_LINE + 1]),
         Parsed::Invalid(_)
     ));
-    assert_eq!(
-        resp::parse(b"SET a  b\r\n"),
-        Parsed::Command(vec![b"SET".to_vec(), b"a".to_vec(), b"b".to_vec()], 10)
-    );
+    let set_a_b = vec![b"SET".to_vec(), b"a".to_vec(), b"b".to_vec()];
+    assert_eq!(parse_one(b"SET a  b\r\n"), Parsed::Command(set_a_b));
+    assert_eq!(parse_one(b"*0\r\n"), Parsed::Command(vec![]));
+    assert_eq!(parse_one(b"*-1\r\n"), Parsed::Command(vec![]));
 }
 
 #[test]
@@ -203,7 +76,7 @@ fn kv_get_set_del_ping_and_an_unknown_command_answer_as_redis_does() -> io::Resu
     assert_eq!(
         c.call(&["FLUSHALL", "ASYNC", "now"])?,
         Reply::Error(
-            "ERR unknown command 'FLUSHALL', with args beginning with: 'ASYNC' 'now'".into()
+            "ERR unknown command 'FLUSHALL', with args beginning with: 'ASYNC' 'now' ".into()
         )
     );
     assert_eq!(
@@ -215,7 +88,7 @@ fn kv_get_set_del_ping_and_an_unknown_command_answer_as_redis_does() -> io::Resu
         Reply::Error("ERR invalid expire time in 'set' command".into())
     );
     assert_eq!(
-        c.call(&["SET", "k", "v", "XX"])?,
+        c.call(&["SET", "k", "v", "ZZ"])?,
         Reply::Error("ERR syntax error".into())
     );
     // An inline command, as typed into nc.
@@ -280,14 +153,10 @@ fn kv_keys_expire_when_read_late_and_when_nobody_reads_them() -> io::Result<()> 
 fn kv_pub_sub_reaches_every_subscriber_across_clients() -> io::Result<()> {
     let server = Server::start(250);
     let (mut a, mut b, mut publisher) = (server.client()?, server.client()?, server.client()?);
-    let subscribed =
-        |channel: &str, n| Reply::Array(vec![bulk("subscribe"), bulk(channel), Reply::Int(n)]);
     assert_eq!(a.call(&["SUBSCRIBE", "news"])?, subscribed("news", 1));
     b.send(&[b"SUBSCRIBE", b"news", b"sport"])?;
     assert_eq!(b.reply()?, subscribed("news", 1));
     assert_eq!(b.reply()?, subscribed("sport", 2));
-    let message =
-        |channel: &str, text: &str| Reply::Array(vec![bulk("message"), bulk(channel), bulk(text)]);
     assert_eq!(
         publisher.call(&["PUBLISH", "news", "hello"])?,
         Reply::Int(2)
@@ -451,29 +320,6 @@ fn kv_a_stop_lets_replies_in_flight_finish_then_closes_every_connection() -> io:
         "still accepting after the stop"
     );
     Ok(())
-}
-
-/// `redis-cli` on the PATH, or `None` (then the caller skips, saying so,
-/// unless `IOLOOP_REQUIRE_REDIS_CLI` is set).
-fn redis_cli() -> Option<&'static str> {
-    let found = Command::new("redis-cli").arg("--version").output().is_ok();
-    if !found {
-        assert!(
-            std::env::var_os("IOLOOP_REQUIRE_REDIS_CLI").is_none(),
-            "redis-cli is not installed (apt-get install redis-tools)"
-        );
-        eprintln!("redis-cli not installed: skipped (apt-get install redis-tools)");
-    }
-    found.then_some("redis-cli")
-}
-
-fn cli(addr: SocketAddr, args: &[&str]) -> io::Result<String> {
-    let out = Command::new("redis-cli")
-        .args(["-h", "127.0.0.1", "-p", &addr.port().to_string()])
-        .args(args)
-        .output()?;
-    assert!(out.status.success(), "redis-cli {args:?}: {out:?}");
-    Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Whole servers, end to end over real sockets: the line echo server on
 //! ioloop, on the callback layer and on tokio, the callback layer itself,
-//! and the HTTP hello-world twins with their parser.
+//! the HTTP hello-world twins with their parser, and the key-value server
+//! against well-behaved and hostile clients.
 
 // examples/common/http.rs: at the crate root because the examples' HTTP
 // servers name it `crate::http`.
@@ -10,6 +11,8 @@ mod http;
 mod callbacks_layer;
 mod http_hello;
 mod http_parser;
+mod kv_hostile;
+mod kv_limits;
 mod kv_server;
 mod line_echo;
 mod line_echo_callbacks;
