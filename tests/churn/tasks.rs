@@ -24,15 +24,24 @@ const N: usize = 100_000;
 const SLACK: isize = 64 * 1024;
 
 /// Lets the loop go idle (it gives back what a burst left behind then).
-/// The wake comes from another thread, so the loop reaches its park
-/// decision with nothing to run whenever that thread gets to run. A 2 ms
-/// sleep did this until 2026-12-05, and failed on a loaded machine: when
-/// the sleep was already due at the park decision, its task was ready,
-/// the loop never went idle and kept 4 MB.
+/// The task waits for certain (it hands its waker to another thread
+/// before it says `Pending`), and the wake comes from that thread, into
+/// the injection queue, so the loop reaches its park decision with
+/// nothing to run. A 2 ms sleep did this until 2026-12-05 and failed on a
+/// loaded machine (the sleep already due at the park decision, its task
+/// ready, the loop never idle: 4 MB kept); so did a channel whose sender
+/// could send before the first poll.
 async fn idle() {
-    let (done, wait) = async_channel::bounded::<()>(1);
-    std::thread::spawn(move || done.send_blocking(()));
-    wait.recv().await.unwrap();
+    let mut handed = false;
+    std::future::poll_fn(|cx| {
+        if std::mem::replace(&mut handed, true) {
+            return std::task::Poll::Ready(());
+        }
+        let waker = cx.waker().clone();
+        std::thread::spawn(move || waker.wake());
+        std::task::Poll::Pending
+    })
+    .await;
 }
 
 /// Runs `burst` twice and checks, after each, that the heap is where it
