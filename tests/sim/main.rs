@@ -4,6 +4,8 @@
 //!
 //! - `echo`: `line_echo`'s handler under many seeds, with and without
 //!   faults: every line's echo is exact, and nothing hangs.
+//! - `blocking`: a host awaiting the blocking pool is waited for, not
+//!   a deadlock.
 //! - `callbacks`: the callback layer's `line_echo` likewise.
 //! - `kv`: the key-value server likewise, its clients' SET, GET and DEL
 //!   replies checked against what each set.
@@ -18,6 +20,7 @@
 //! - `world`: what the world does with sockets: names, UDP, refusals,
 //!   partitions, deadlocks, panics.
 
+mod blocking;
 mod callbacks;
 #[path = "../../examples/sim_echo/client.rs"]
 mod clients;
