@@ -7,6 +7,8 @@
 //! - `blocking`: a host awaiting the blocking pool is waited for, not
 //!   a deadlock.
 //! - `callbacks`: the callback layer's `line_echo` likewise.
+//! - `kernel`: the kernel is the reference: each scenario runs on real
+//!   sockets and in the simulation, and their transcripts must agree.
 //! - `kv`: the key-value server likewise, its clients' SET, GET and DEL
 //!   replies checked against what each set.
 //! - `hyper`: `compat::hyper::serve` likewise, an echo service under
@@ -17,6 +19,8 @@
 //! - `planted` (with the test-only feature `planted-bugs`): three bugs
 //!   planted in the library, each caught within 200 seeds, its seed
 //!   replaying the same failure.
+//! - `udp`: no datagram lost with faults off, whatever the seed's
+//!   buffers; the kernel's errors, kind and code.
 //! - `world`: what the world does with sockets: names, UDP, refusals,
 //!   partitions, deadlocks, panics.
 
@@ -26,12 +30,14 @@ mod callbacks;
 mod clients;
 mod echo;
 mod hyper;
+mod kernel;
 mod kv;
 #[cfg(feature = "planted-bugs")]
 mod planted;
 mod retry;
 mod shutdown;
 mod trace;
+mod udp;
 mod world;
 
 /// The seeds fault tests run: `IOLOOP_SIM_SEEDS` (1,000 in CI), or 200.
