@@ -2018,4 +2018,80 @@ mod tests {
         assert_eq!(raw(net.send(connected, &too_long)), Some(EMSGSIZE));
         Ok(())
     }
+
+    #[test]
+    fn refusals_come_back_one_round_trip_after_the_send() -> io::Result<()> {
+        // Latency is 50 µs to 2 ms each way: a refusal, TCP's or UDP's,
+        // is back within 4 ms of its send, however late in the run.
+        let (mut net, a, b) = world(17, NetConfig::default());
+        net.advance(1_000 * MS);
+        let c = net.connect(a, at(&net, b, 81))?;
+        let u = net.udp_bind(a, at(&net, a, 0))?;
+        net.udp_connect(u, at(&net, b, 82))?;
+        net.send(u, b"anyone?")?;
+        net.advance(net.now + 4 * MS);
+        assert_eq!(
+            raw(net.take_error(c)?.map_or(Ok(()), Err)),
+            Some(ECONNREFUSED)
+        );
+        assert_eq!(
+            raw(net.take_error(u)?.map_or(Ok(()), Err)),
+            Some(ECONNREFUSED)
+        );
+        assert!(net.take_error(u)?.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn a_udp_queue_makes_room_for_what_it_gives_back() -> io::Result<()> {
+        let (mut net, a, b) = world(18, NetConfig::default());
+        let tx = net.udp_bind(a, at(&net, a, 0))?;
+        let rx = net.udp_bind(b, at(&net, b, 53))?;
+        let mut send = |net: &mut Network, n: usize| -> io::Result<()> {
+            for _ in 0..n {
+                net.send_to(tx, &[1; 1_400], at(net, b, 53))?;
+            }
+            settle(net);
+            Ok(())
+        };
+        send(&mut net, 200)?;
+        let mut buf = [0; 2_000];
+        for _ in 0..46 {
+            net.recv_from(rx, &mut buf)?;
+        }
+        // Room for 46 again: 92 in all, as before.
+        send(&mut net, 200)?;
+        let mut left = 0;
+        while net.recv_from(rx, &mut buf).is_ok() {
+            left += 1;
+        }
+        assert_eq!(left, 92);
+        Ok(())
+    }
+
+    #[test]
+    fn a_connection_over_is_not_connected_and_is_forgotten_once_closed() -> io::Result<()> {
+        let (mut net, a, b) = world(19, NetConfig::default());
+        let (c, s) = pair(&mut net, a, b)?;
+        // Reset: shutting it down is `ENOTCONN`, as on the kernel.
+        net.reset(s);
+        settle(&mut net);
+        assert_eq!(raw(net.shutdown(c, Shutdown::Write)), Some(ENOTCONN));
+        assert_eq!(raw(net.shutdown(s, Shutdown::Read)), Some(ENOTCONN));
+
+        // A socket whose FIN went through, closed with bytes unread, is
+        // reset and then forgotten.
+        let (mut net, a, b) = world(20, NetConfig::default());
+        let (c, s) = pair(&mut net, a, b)?;
+        net.shutdown(c, Shutdown::Write)?;
+        net.send(s, b"unread")?;
+        settle(&mut net);
+        net.close(c)?;
+        settle(&mut net);
+        assert!(!net.socks.contains_key(&c));
+        // Its peer had its FIN: reads are the end, the reset a broken pipe.
+        assert_eq!(net.recv(s, &mut [0; 8])?, 0);
+        assert_eq!(raw(net.send(s, b"x")), Some(EPIPE));
+        Ok(())
+    }
 }
