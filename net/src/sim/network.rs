@@ -2047,7 +2047,7 @@ mod tests {
         let (mut net, a, b) = world(18, NetConfig::default());
         let tx = net.udp_bind(a, at(&net, a, 0))?;
         let rx = net.udp_bind(b, at(&net, b, 53))?;
-        let mut send = |net: &mut Network, n: usize| -> io::Result<()> {
+        let send = |net: &mut Network, n: usize| -> io::Result<()> {
             for _ in 0..n {
                 net.send_to(tx, &[1; 1_400], at(net, b, 53))?;
             }
