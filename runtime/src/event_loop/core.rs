@@ -689,10 +689,13 @@ impl Core {
         // A blocking job in flight is progress: its result may schedule
         // work, and its pool wakes the loop when it is done. Read before
         // the park below: a job that finished before the pool went quiet
-        // has handed in its wake by then, and the park sees it.
-        let quiet = self.shared.pool.is_quiet();
+        // has handed in its wake by then, and the park sees it. Only a
+        // paused or simulated loop asks (it takes the pool's lock).
+        let paused = self.clock.state().is_paused();
+        let simulated = self.driver.borrow().sim.is_some();
+        let quiet = (paused || simulated) && self.shared.pool.is_quiet();
         let mut auto_advance = false;
-        let timeout = if self.clock.state().is_paused() {
+        let timeout = if paused {
             // A paused clock jumps to the next deadline rather than sleep
             // until it, if this zero-timeout poll finds nothing to do
             // (auto-advance, see `time/pause.rs`). Not while a blocking job
