@@ -14,7 +14,7 @@ use mio::event::Source;
 use mio::{Interest, Registry, Token};
 use socket2::SockRef;
 
-use crate::sim::{Socket, not_simulated};
+use crate::sim::Socket;
 use crate::syscall::{self, Simulated, Target};
 
 /// What a simulated socket answers where the OS's would give its
@@ -143,11 +143,11 @@ impl TcpStream {
         }
     }
 
-    /// `MSG_PEEK`: not simulated.
+    /// `recv` with `MSG_PEEK`.
     pub(crate) fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             TcpStream::Os(os) => os.peek(buf),
-            TcpStream::Sim(_) => Err(not_simulated("peek")),
+            TcpStream::Sim(sim) => sim.peek(buf),
         }
     }
 }
@@ -266,11 +266,11 @@ impl UdpSocket {
         }
     }
 
-    /// `MSG_PEEK`: not simulated.
+    /// `recv_from` with `MSG_PEEK`.
     pub(crate) fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         match self {
             UdpSocket::Os(os) => os.peek_from(buf),
-            UdpSocket::Sim(_) => Err(not_simulated("peek_from")),
+            UdpSocket::Sim(sim) => sim.peek_from(buf),
         }
     }
 }

@@ -2,9 +2,16 @@
 //! world over the simulated network. A failing test prints the seed; run
 //! it again with `IOLOOP_SIM_SEED=<seed>` to replay exactly that run.
 //!
+//! - `dump`: a task dump inside a simulation reads the virtual clock.
 //! - `echo`: `line_echo`'s handler under many seeds, with and without
 //!   faults: every line's echo is exact, and nothing hangs.
+//! - `blocking`: a host awaiting the blocking pool is waited for, not
+//!   a deadlock.
 //! - `callbacks`: the callback layer's `line_echo` likewise.
+//! - `hyper_stop`: a hyper server stopped in its grace period replays
+//!   from its seed (its connections' `JoinSet` aborts in one order).
+//! - `kernel`: the kernel is the reference: each scenario runs on real
+//!   sockets and in the simulation, and their transcripts must agree.
 //! - `kv`: the key-value server likewise, its clients' SET, GET and DEL
 //!   replies checked against what each set.
 //! - `hyper`: `compat::hyper::serve` likewise, an echo service under
@@ -15,9 +22,12 @@
 //! - `planted` (with the test-only feature `planted-bugs`): three bugs
 //!   planted in the library, each caught within 200 seeds, its seed
 //!   replaying the same failure.
+//! - `udp`: no datagram lost with faults off, whatever the seed's
+//!   buffers; the kernel's errors, kind and code.
 //! - `world`: what the world does with sockets: names, UDP, refusals,
 //!   partitions, deadlocks, panics.
 
+mod blocking;
 mod callbacks;
 #[path = "../../examples/sim_echo/client.rs"]
 mod clients;
@@ -25,12 +35,14 @@ mod dump;
 mod echo;
 mod hyper;
 mod hyper_stop;
+mod kernel;
 mod kv;
 #[cfg(feature = "planted-bugs")]
 mod planted;
 mod retry;
 mod shutdown;
 mod trace;
+mod udp;
 mod world;
 
 /// The seeds fault tests run: `IOLOOP_SIM_SEEDS` (1,000 in CI), or 200.

@@ -77,7 +77,7 @@ struct Host {
 /// thread, with a seeded scheduler ([`Builder::seed`]), a virtual clock,
 /// and a network where every `ioloop::net` socket the hosts open lives.
 /// The seed decides the order of ready tasks, latencies, how writes are
-/// split into reads, the sockets' buffer sizes (512 bytes to 64 KiB,
+/// split into reads, the TCP sockets' buffer sizes (512 bytes to 64 KiB,
 /// unless [`buffers`](Self::buffers) sets them: small ones make short
 /// writes and waits for room common), and the faults asked for.
 ///

@@ -4,6 +4,7 @@
 //! world on the thread (`world.rs`), and a failure names the seed that
 //! replays it ([`run_seeds`], [`SEED_VAR`]).
 
+mod errno;
 mod harness;
 mod network;
 mod world;

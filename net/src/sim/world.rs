@@ -221,6 +221,12 @@ impl Socket {
         self.call(|net, id| net.recv(id, buf))
     }
 
+    /// `recv` with `MSG_PEEK`.
+    #[cold]
+    pub(crate) fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.call(|net, id| net.peek(id, buf))
+    }
+
     #[cold]
     pub(crate) fn send(&self, buf: &[u8]) -> io::Result<usize> {
         self.call(|net, id| net.send(id, buf))
@@ -284,6 +290,12 @@ impl Socket {
     #[cold]
     pub(crate) fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         self.call(|net, id| net.recv_from(id, buf))
+    }
+
+    /// `recv_from` with `MSG_PEEK`.
+    #[cold]
+    pub(crate) fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.call(|net, id| net.peek_from(id, buf))
     }
 
     /// Keeps the token the reactor gave this socket, for readiness.

@@ -72,8 +72,9 @@ pub trait Backend: Send {
     /// run moves its paused clock there, as it does to its next timer.
     fn next_deadline(&self) -> Option<Duration>;
 
-    /// The loop has no job ready, no timer armed, and nothing is due here:
-    /// unless another thread wakes it, it would wait forever. A harness
+    /// The loop has no job ready, no timer armed, no blocking job in
+    /// flight, nothing handed in from another thread, and nothing is due
+    /// here: unless another thread wakes it, it would wait forever. A harness
     /// wakes a task to report the deadlock; doing nothing lets the loop
     /// wait.
     fn stuck(&mut self);

@@ -687,24 +687,37 @@ impl Core {
         self.shrink_tables();
         self.publish_sizes();
         let next = self.next_deadline();
+        // A blocking job in flight is progress: its result may schedule
+        // work, and its pool wakes the loop when it is done. Read before
+        // the park below: a job that finished before the pool went quiet
+        // has handed in its wake by then, and the park sees it. Only a
+        // paused or simulated loop asks (it takes the pool's lock).
+        let paused = self.clock.state().is_paused();
+        let simulated = self.driver.borrow().sim.is_some();
+        let quiet = (paused || simulated) && self.shared.pool.is_quiet();
         let mut auto_advance = false;
-        let mut timeout = if self.clock.state().is_paused() {
+        let timeout = if paused {
             // A paused clock jumps to the next deadline rather than sleep
             // until it, if this zero-timeout poll finds nothing to do
             // (auto-advance, see `time/pause.rs`). Not while a blocking job
-            // is in flight: its result may schedule work. Its pool wakes
-            // the loop when it is done. Read before the poll, which then
-            // sees what the job handed in before it finished.
-            auto_advance = next.is_some() && self.shared.pool.is_quiet();
+            // is in flight: the loop waits for it, the clock standing.
+            auto_advance = next.is_some() && quiet;
             auto_advance.then_some(Duration::ZERO)
         } else {
             next.zip(now)
                 .map(|(deadline, now)| poll_timeout(deadline, now))
         };
-        // Nothing to run, no timer, nothing due: a simulation may see a
-        // deadlock here, and wake a task to report it, which then runs
-        // rather than the loop sleeping.
+        let mut timeout = match timeout {
+            Some(Duration::ZERO) => timeout,
+            _ if self.shared.try_park() => timeout,
+            _ => Some(Duration::ZERO),
+        };
+        // Nothing to run, no timer, nothing due, no job in flight, nothing
+        // handed in (the park held): a simulation may see a deadlock here,
+        // and wake a task to report it, which then runs rather than the
+        // loop sleeping.
         if timeout.is_none()
+            && quiet
             && let Some(sim) = &mut self.driver.borrow_mut().sim
         {
             sim.backend.stuck();
@@ -712,11 +725,6 @@ impl Core {
                 timeout = Some(Duration::ZERO);
             }
         }
-        let timeout = match timeout {
-            Some(Duration::ZERO) => timeout,
-            _ if self.shared.try_park() => timeout,
-            _ => Some(Duration::ZERO),
-        };
         Some(Park {
             timeout,
             auto_advance,
