@@ -17,6 +17,7 @@ mod extremes;
 mod gather;
 mod names;
 mod options;
+mod outbox;
 mod shared_sockets;
 mod tcp_accept;
 mod tcp_combinators;
