@@ -9,7 +9,6 @@ use std::io::{self, IoSlice, Read};
 use std::net::Shutdown;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream as StdUnixStream;
-use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use futures_util::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -17,6 +16,8 @@ use ioloop::io::StreamWriter;
 use ioloop::net::{TcpListener, TcpSocket, TcpStream, UnixStream};
 use ioloop::yield_now;
 use testkit::net_run::run;
+
+use super::waiters::{Crowd, crowd_on_one_stream};
 
 /// A connected pair whose kernel buffers are small (4 KiB asked for), so
 /// a few writes fill them: ours on the runtime, and the peer as a blocking
@@ -125,68 +126,6 @@ fn a_gathered_byte_then_1024_slices_in_one_poll_leave_the_stream_writable() -> i
     })
 }
 
-/// How each of the crowd writes in bug 2's scenario.
-#[derive(Clone, Copy, Debug)]
-enum Crowd {
-    /// `write_all` on the socket: a poll function's caller.
-    WriteAll,
-    /// A gathered `StreamWriter::write`, then `drain`, which waits in the
-    /// socket's `poll_flush`.
-    Drain,
-}
-
-/// Bug 2's scenario: one stream whose peer reads nothing, shared by
-/// `crowd + 2` tasks: a raw `write_all` that fills the kernel's buffer and
-/// waits, a gathered `StreamWriter::write` whose send is refused (so the
-/// socket's own waker waits among the writers), then `crowd` more
-/// writers. Then the peer reads: every byte of every task arrives.
-async fn crowd_on_one_stream(crowd: usize, how: Crowd) -> io::Result<()> {
-    const BIG: usize = 256 * 1024;
-    let (ours, peer) = small_tcp_pair().await?;
-    let stream = Arc::new(ours);
-    let (go, reader) = read_to_end_on_a_thread(peer);
-    let mut tasks = Vec::new();
-    let first = stream.clone();
-    tasks.push(ioloop::spawn(async move {
-        (&*first).write_all(&vec![0; BIG]).await
-    }));
-    yield_now().await;
-    let gathered = stream.clone();
-    tasks.push(ioloop::spawn(async move {
-        StreamWriter::new(&*gathered).write(&[1]);
-        Ok(())
-    }));
-    yield_now().await;
-    for i in 0..crowd {
-        let stream = stream.clone();
-        let byte = 2 + (i % 250) as u8;
-        tasks.push(ioloop::spawn(async move {
-            match how {
-                Crowd::WriteAll => (&*stream).write_all(&[byte; 100]).await,
-                Crowd::Drain => {
-                    let mut writer = StreamWriter::new(&*stream);
-                    writer.write(&[byte; 100]);
-                    writer.drain().await
-                }
-            }
-        }));
-        yield_now().await;
-    }
-    go.send(()).unwrap();
-    for task in tasks {
-        task.await.unwrap()?;
-    }
-    stream.shutdown(Shutdown::Write)?;
-    let got = received(reader).await;
-    let mut counts = [0usize; 256];
-    for &b in &got {
-        counts[usize::from(b)] += 1;
-    }
-    assert_eq!(got.len(), BIG + 1 + 100 * crowd, "{how:?}, crowd {crowd}");
-    assert_eq!((counts[0], counts[1]), (BIG, 1), "{how:?}, crowd {crowd}");
-    Ok(())
-}
-
 /// Bug 2: past 64 poll-function callers the oldest waiter is woken to make
 /// room; it was the socket's own waker, woken while the caller's write
 /// held the outbox's lock, and its wake takes that lock: the loop thread
@@ -195,7 +134,8 @@ async fn crowd_on_one_stream(crowd: usize, how: Crowd) -> io::Result<()> {
 fn seventy_writers_on_one_stream_with_its_own_waker_among_them_all_finish() -> io::Result<()> {
     run(|| async {
         for how in [Crowd::WriteAll, Crowd::Drain] {
-            crowd_on_one_stream(68, how).await?;
+            let (ours, peer) = small_tcp_pair().await?;
+            crowd_on_one_stream(ours, peer, 68, how).await?;
         }
         Ok(())
     })
