@@ -397,7 +397,10 @@ impl<S: Source> Registration<S> {
 
     /// [`poll_write_io`](Self::poll_write_io) for a byte-stream source,
     /// where `f` writes `len` bytes: a shorter write means the kernel's send
-    /// buffer is full, so write readiness is cleared at once.
+    /// buffer is full, so write readiness is cleared at once. So `len` must
+    /// count only what `f` hands the kernel: a vectored send takes at most
+    /// `IOV_MAX` slices (1,024 on Linux), and a `len` counting more clears
+    /// readiness with room in the buffer, for an edge that never comes.
     ///
     /// # Errors
     ///
@@ -552,9 +555,15 @@ impl<S: Source + fmt::Debug> fmt::Debug for Registration<S> {
 /// only if its direction is still not ready.
 impl IoEntry {
     /// Ready bits for `direction` now, if there are any; never waits.
+    /// The ready case is one load and a test, inline: the outbox's every
+    /// send comes here.
     #[inline]
     pub(crate) fn ready_now(&self, direction: Direction) -> io::Result<Option<ReadyEvent>> {
-        ready_in(self.state.load(Ordering::Acquire), direction)
+        let state = self.state.load(Ordering::Acquire);
+        match ready_fast(state, direction) {
+            Some(event) => Ok(Some(event)),
+            None => ready_in(state, direction),
+        }
     }
 
     /// Ready bits for `direction`, or parks `cx`'s waker until there are:
