@@ -434,13 +434,11 @@ impl<S: Stream + options::OsSocket> options::Sock for Arc<Sock<S>> {
     }
 }
 
+/// The loop wakes a socket's waker by value (after the poll, or on
+/// writability); a wake by reference takes `Wake`'s default, a clone and
+/// this.
 impl<S: Stream> Wake for Sock<S> {
     fn wake(self: Arc<Self>) {
-        lock::assert_unlocked();
-        self.send_queued();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
         lock::assert_unlocked();
         self.send_queued();
     }

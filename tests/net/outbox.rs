@@ -176,3 +176,38 @@ fn shutdown_both_with_refused_bytes_queued_ends_reads_at_once() -> io::Result<()
         Ok(())
     })
 }
+
+/// A flush that meets an error itself (not one a background send kept)
+/// returns it at once: the outbox does not take it for a full buffer and
+/// wait. The peer is gone before the write, and the drain comes in the
+/// same poll, before the wake after it could send.
+#[test]
+fn a_drain_that_meets_a_send_error_returns_it() -> io::Result<()> {
+    run(|| async {
+        let (ours, peer) = UnixStream::pair()?;
+        drop(peer);
+        yield_now().await;
+        let mut writer = StreamWriter::new(&ours);
+        writer.write(b"to no one");
+        let err = writer.drain().await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe, "{err:?}");
+        Ok(())
+    })
+}
+
+/// A raw write behind queued bytes that meets an error returns it at
+/// once: the peer is gone, a gathered write is queued, and a `write_all`
+/// in the same poll sends the queue and its bytes in one `sendmsg`, which
+/// fails.
+#[test]
+fn a_write_behind_queued_bytes_that_meets_a_send_error_returns_it() -> io::Result<()> {
+    run(|| async {
+        let (ours, peer) = UnixStream::pair()?;
+        drop(peer);
+        yield_now().await;
+        StreamWriter::new(&ours).write(b"queued");
+        let err = (&ours).write_all(b"raw").await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe, "{err:?}");
+        Ok(())
+    })
+}

@@ -259,3 +259,28 @@ fn iov_max_at_its_edge_with_and_without_queued_bytes_on_unix() -> io::Result<()>
         iov_max_at_its_edge(&ours, &mut peer, UnixStream::try_write_vectored).await
     })
 }
+
+/// Queued bytes in front of 1,025 slices whose first 1,023 are empty: the
+/// first `sendmsg` (the queue and those 1,023) takes exactly the queue, and
+/// the write goes on with the slices after, instead of saying it took
+/// nothing (which `write_all` reports as `WriteZero`).
+#[test]
+fn queued_bytes_then_empty_slices_then_data_take_the_data() -> io::Result<()> {
+    run(|| async {
+        let (ours, mut peer) = unix_pair()?;
+        let mut bufs = vec![IoSlice::new(b""); IOV_MAX - 1];
+        bufs.push(IoSlice::new(b"ab"));
+        bufs.push(IoSlice::new(b"cd"));
+        StreamWriter::new(&ours).write(b"q");
+        let mut raw = &ours;
+        assert_eq!(raw.write_vectored(&bufs).await?, 2);
+        raw.write_all(b"cd").await?;
+        arrives(&mut peer, b"qabcd")?;
+        // The same through `try_write_vectored`.
+        StreamWriter::new(&ours).write(b"q");
+        ours.writable().await?;
+        assert_eq!(ours.try_write_vectored(&bufs)?, 2);
+        arrives(&mut peer, b"qab")?;
+        Ok(())
+    })
+}
