@@ -227,7 +227,7 @@ macro_rules! stream {
                 &self,
                 bufs: &[std::io::IoSlice<'_>],
             ) -> std::io::Result<usize> {
-                self.io.try_write($crate::syscall::at_most_max_slices(bufs))
+                self.io.try_write(bufs)
             }
         }
 
@@ -292,7 +292,7 @@ macro_rules! stream {
                 cx: &mut std::task::Context<'_>,
                 bufs: &[std::io::IoSlice<'_>],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                self.io.poll_write(cx, $crate::syscall::at_most_max_slices(bufs))
+                self.io.poll_write(cx, bufs)
             }
 
             fn poll_flush(

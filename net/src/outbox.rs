@@ -30,9 +30,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker, ready};
 
 use ioloop_runtime::io::{Registration, take_back_wake_after_poll, wake_after_poll};
-use ioloop_runtime::task::unconstrained;
+use ioloop_runtime::lock::{self, Mutex, MutexGuard};
+use ioloop_runtime::task::{poll_budget, unconstrained};
 use mio::event::Source;
-use parking_lot::{Mutex, MutexGuard};
 use socket2::SockRef;
 
 #[cfg(unix)]
@@ -176,12 +176,15 @@ impl<S: Stream> Sock<S> {
 
     /// `AsyncWrite::poll_write_vectored` for the stream: gathers `bufs` if
     /// they are small and a poll is running, else sends the outbox and
-    /// them now.
+    /// them now. At most the first `IOV_MAX` slices are taken.
     pub(crate) fn poll_write(
         self: &Arc<Self>,
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        // The length a short write is measured against is that of the
+        // slices one `sendmsg` takes, never more (issue 40, bug 1).
+        let bufs = syscall::at_most_max_slices(bufs);
         let len = bufs.iter().map(|b| b.len()).sum::<usize>();
         let gathering = GATHERING.get();
         if !gathering && !self.busy.load(Ordering::Acquire) {
@@ -203,7 +206,8 @@ impl<S: Stream> Sock<S> {
             }
             return Poll::Ready(Ok(len));
         }
-        self.poll_send(&mut out, cx, bufs)
+        drop(out);
+        self.poll_send(cx, bufs, len)
     }
 
     /// Sends the outbox, waiting for the kernel to take all of it.
@@ -211,15 +215,116 @@ impl<S: Stream> Sock<S> {
         if !self.busy.load(Ordering::Acquire) {
             return Poll::Ready(Ok(()));
         }
+        ready!(poll_budget(cx));
+        loop {
+            let mut out = self.lock();
+            out.check(0)?;
+            match self.try_flush(&mut out) {
+                Ok(()) => {
+                    self.take_back_wake(&mut out);
+                    return Poll::Ready(Ok(()));
+                }
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
+                Err(err) => return Poll::Ready(Err(err)),
+            }
+            // Waits with the lock let go: see `poll_send`.
+            drop(out);
+            ready!(self.io.poll_write_ready(cx))?;
+        }
+    }
+
+    /// [`try_write`](crate::TcpStream::try_write) behind the outbox: what
+    /// is queued goes first, and while any of it remains this says
+    /// `WouldBlock`.
+    pub(crate) fn try_write(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        let bufs = syscall::at_most_max_slices(bufs);
+        if !self.busy.load(Ordering::Acquire) {
+            return self.io.try_write_io(|s| send(s, bufs));
+        }
+        let len = bufs.iter().map(|b| b.len()).sum();
         let mut out = self.lock();
-        out.check(0)?;
+        out.check(len)?;
+        self.try_send(&mut out, bufs, len)
+    }
+
+    /// `shutdown(2)`, after the outbox for the write side: if the kernel
+    /// cannot take it all now, the write side is shut once it has. The read
+    /// side never waits (issue 40, bug 5): a read after `shutdown(Both)`
+    /// returns end of stream at once, as the kernel's would.
+    pub(crate) fn shutdown(self: &Arc<Self>, how: Shutdown) -> io::Result<()> {
+        let mut out = self.lock();
+        if how != Shutdown::Read {
+            out.shut_down = true;
+            if out.bytes.len() > 0 {
+                out.shut = Some(Shutdown::Write);
+                drop(out);
+                self.send_queued();
+                return match how {
+                    Shutdown::Both => shut(&self.io, Shutdown::Read),
+                    _ => Ok(()),
+                };
+            }
+        }
+        drop(out);
+        shut(&self.io, how)
+    }
+
+    /// Sends the outbox and the `bufs` after it (`len` bytes, not 0), in one
+    /// `sendmsg`, waiting while the kernel refuses; returns how much of
+    /// `bufs` it took.
+    ///
+    /// It tries under the outbox's lock and waits with the lock let go:
+    /// parking may wake the oldest waiter to make room (see
+    /// `Registration`), and that may be this socket's own waker, whose wake
+    /// takes the lock (issue 40, bug 2: the loop thread blocked on itself).
+    fn poll_send(
+        self: &Arc<Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+        len: usize,
+    ) -> Poll<io::Result<usize>> {
+        ready!(poll_budget(cx));
+        loop {
+            let mut out = self.lock();
+            out.check(len)?;
+            match self.try_send(&mut out, bufs, len) {
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
+                result => return Poll::Ready(result),
+            }
+            drop(out);
+            ready!(self.io.poll_write_ready(cx))?;
+        }
+    }
+
+    /// One try of [`poll_send`](Self::poll_send), never waiting:
+    /// `WouldBlock` while the kernel refuses what is queued.
+    fn try_send(&self, out: &mut Out, bufs: &[IoSlice<'_>], len: usize) -> io::Result<usize> {
+        loop {
+            let queued = out.bytes.len();
+            if queued == 0 {
+                return self.io.try_write_stream(len, |s| send(s, bufs));
+            }
+            // The queued bytes are one of the `IOV_MAX` slices a `sendmsg`
+            // takes: `bufs` get the others.
+            let bufs = &bufs[..bufs.len().min(syscall::MAX_SLICES - 1)];
+            let all = queued + bufs.iter().map(|b| b.len()).sum::<usize>();
+            let sent = self
+                .io
+                .try_write_stream(all, |s| with_queued(s, &out.bytes, bufs))?;
+            out.bytes.advance(sent.min(queued));
+            if sent > queued {
+                return Ok(sent - queued);
+            }
+        }
+    }
+
+    /// Sends the outbox until it is empty, or the kernel refuses
+    /// (`WouldBlock`).
+    fn try_flush(&self, out: &mut Out) -> io::Result<()> {
         while out.bytes.len() > 0 {
             let bytes = &out.bytes;
             let len = bytes.len();
-            let sent = ready!(
-                self.io
-                    .poll_write_stream(cx, len, |s| s.send(bytes.unsent()))
-            )?;
+            let sent = self.io.try_write_stream(len, |s| s.send(bytes.unsent()))?;
             #[cfg(feature = "planted-bugs")]
             use ioloop_runtime::sim::{Planted, planted};
             #[cfg(feature = "planted-bugs")]
@@ -230,78 +335,17 @@ impl<S: Stream> Sock<S> {
             };
             out.bytes.advance(sent);
         }
+        Ok(())
+    }
+
+    /// The outbox was sent: the wake asked for after this poll has nothing
+    /// to do, and is taken back.
+    #[inline]
+    fn take_back_wake(self: &Arc<Self>, out: &mut Out) {
         if out.armed && !out.refused {
-            // Sent: the wake asked for after this poll has nothing to do.
             let me = Arc::as_ptr(self).cast::<()>();
             if take_back_wake_after_poll(|waker| waker.data() == me) {
                 out.armed = false;
-            }
-        }
-        Poll::Ready(Ok(()))
-    }
-
-    /// [`try_write`](crate::TcpStream::try_write) behind the outbox: what
-    /// is queued goes first, and while any of it remains this says
-    /// `WouldBlock`.
-    pub(crate) fn try_write(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        if !self.busy.load(Ordering::Acquire) {
-            return self.io.try_write_io(|s| send(s, bufs));
-        }
-        let mut out = self.lock();
-        out.check(bufs.iter().map(|b| b.len()).sum())?;
-        loop {
-            let queued = out.bytes.len();
-            if queued == 0 {
-                return self.io.try_write_io(|s| send(s, bufs));
-            }
-            let sent = self.io.try_write_io(|s| with_queued(s, &out.bytes, bufs))?;
-            out.bytes.advance(sent.min(queued));
-            if sent > queued {
-                return Ok(sent - queued);
-            }
-        }
-    }
-
-    /// `shutdown(2)`, after the outbox for the write side: if the kernel
-    /// cannot take it all now, the shutdown is made once it has.
-    pub(crate) fn shutdown(self: &Arc<Self>, how: Shutdown) -> io::Result<()> {
-        let mut out = self.lock();
-        if how != Shutdown::Read {
-            out.shut_down = true;
-            if out.bytes.len() > 0 {
-                out.shut = Some(how);
-                drop(out);
-                self.send_queued();
-                return Ok(());
-            }
-        }
-        drop(out);
-        shut(&self.io, how)
-    }
-
-    /// Sends the outbox and the `bufs` after it (not empty), in one
-    /// `sendmsg`, waiting while the kernel refuses; returns how much of
-    /// `bufs` it took.
-    fn poll_send(
-        &self,
-        out: &mut Out,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let len = bufs.iter().map(|b| b.len()).sum::<usize>();
-        loop {
-            let queued = out.bytes.len();
-            if queued == 0 {
-                return self.io.poll_write_stream(cx, len, |s| send(s, bufs));
-            }
-            let all = queued + len;
-            let sent = ready!(
-                self.io
-                    .poll_write_stream(cx, all, |s| { with_queued(s, &out.bytes, bufs) })
-            )?;
-            out.bytes.advance(sent.min(queued));
-            if sent > queued {
-                return Poll::Ready(Ok(sent - queued));
             }
         }
     }
@@ -325,29 +369,42 @@ impl<S: Stream> Sock<S> {
     }
 
     /// The wake's work: sends the outbox; what the kernel refuses waits
-    /// for writability, with this socket's waker.
+    /// for writability, with this socket's waker, parked with the lock let
+    /// go (see [`poll_send`](Self::poll_send)).
     fn send_queued(self: &Arc<Self>) {
-        let mut out = self.lock();
-        out.armed = false;
-        out.refused = false;
-        if out.bytes.len() == 0 && out.shut.is_none() {
-            // A drain or flush sent it all already: the usual case.
-            return;
+        loop {
+            let mut out = self.lock();
+            out.armed = false;
+            out.refused = false;
+            if out.bytes.len() == 0 && out.shut.is_none() {
+                // A drain or flush sent it all already: the usual case.
+                return;
+            }
+            if self.send_rest(&mut out) {
+                return;
+            }
+            out.armed = true;
+            out.refused = true;
+            drop(out);
+            match self.wait_writable() {
+                Poll::Pending => return,
+                // Writable again already: send again.
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(err)) => self.lock().fail(err),
+            }
         }
-        self.send_rest(&mut out);
     }
 
+    /// Sends the outbox, then makes the shutdown that waited for it:
+    /// `false` if the kernel refused, and the rest waits.
     #[cold]
-    fn send_rest(self: &Arc<Self>, out: &mut Out) {
+    fn send_rest(&self, out: &mut Out) -> bool {
         while out.bytes.len() > 0 {
             let bytes = &out.bytes;
-            match self.io.try_write_io(|s| s.send(bytes.unsent())) {
+            let len = bytes.len();
+            match self.io.try_write_stream(len, |s| s.send(bytes.unsent())) {
                 Ok(sent) => out.bytes.advance(sent),
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
-                    if self.wait_writable(out) {
-                        return;
-                    }
-                }
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return false,
                 Err(err) => out.fail(err),
             }
         }
@@ -356,27 +413,17 @@ impl<S: Stream> Sock<S> {
         {
             out.error = Some(err);
         }
+        true
     }
 
-    /// Registers this socket's waker for writability: `true` if it now
-    /// waits, `false` if the socket is writable already (or failed).
-    fn wait_writable(self: &Arc<Self>, out: &mut Out) -> bool {
+    /// Parks this socket's waker for writability: `Pending` if it now
+    /// waits, ready if the socket is writable already (or failed).
+    fn wait_writable(self: &Arc<Self>) -> Poll<io::Result<()>> {
         let waker = Waker::from(Arc::clone(self));
         // No budget: this runs outside any task's poll.
-        let ready = pin!(unconstrained(poll_fn(|cx| self.io.poll_write_ready(cx))))
-            .poll(&mut Context::from_waker(&waker));
-        match ready {
-            Poll::Pending => {
-                out.armed = true;
-                out.refused = true;
-                true
-            }
-            Poll::Ready(Ok(_)) => false,
-            Poll::Ready(Err(err)) => {
-                out.fail(err);
-                false
-            }
-        }
+        pin!(unconstrained(poll_fn(|cx| self.io.poll_write_ready(cx))))
+            .poll(&mut Context::from_waker(&waker))
+            .map_ok(drop)
     }
 }
 
@@ -387,12 +434,12 @@ impl<S: Stream + options::OsSocket> options::Sock for Arc<Sock<S>> {
     }
 }
 
+/// The loop wakes a socket's waker by value (after the poll, or on
+/// writability); a wake by reference takes `Wake`'s default, a clone and
+/// this.
 impl<S: Stream> Wake for Sock<S> {
     fn wake(self: Arc<Self>) {
-        self.send_queued();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
+        lock::assert_unlocked();
         self.send_queued();
     }
 }

@@ -66,9 +66,9 @@ fn recv_uninit_simulated(sim: &Socket, buf: &mut [MaybeUninit<u8>]) -> io::Resul
 /// The most slices one `sendmsg(2)` takes: `IOV_MAX`, 1,024 on Linux
 /// (`UIO_MAXIOV`) and on the BSDs and macOS. More is `EMSGSIZE`.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-const MAX_SLICES: usize = libc::UIO_MAXIOV as usize;
+pub(crate) const MAX_SLICES: usize = libc::UIO_MAXIOV as usize;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-const MAX_SLICES: usize = 1024;
+pub(crate) const MAX_SLICES: usize = 1024;
 
 /// The first `IOV_MAX` of `bufs`: what one vectored call can take. A
 /// write of more slices writes these and returns their count, as std's and

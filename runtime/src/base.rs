@@ -1,5 +1,6 @@
 //! What every layer shares, below the event loop: what the loop writes and
-//! the layers above read. Each part imports nothing of the crate: the
+//! the layers above read. Each part imports nothing of the crate (but the
+//! lock, `sync::lock`, whose wake check `poll_budget` makes): the
 //! cooperative budget (`budget`), the counters behind `Metrics`, the watch
 //! of the poll running (for the stall detector and a dump), and
 //! `JoinError`, as the task cell stores it (what a user asks of it is in
@@ -11,7 +12,7 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
 use std::task::Waker;
 
-use parking_lot::Mutex;
+use crate::sync::lock::Mutex;
 
 pub(crate) mod budget {
     //! The cooperative budget: each poll may complete 128 I/O operations
@@ -119,6 +120,8 @@ pub(crate) mod budget {
     /// compare and a store but for the rare yield.
     #[inline]
     pub fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
+        // It may wake the task (below): no lock of ours may be held.
+        crate::sync::lock::assert_unlocked();
         let left = LEFT.get();
         if left == 0 {
             return out_of_budget(cx);

@@ -128,14 +128,21 @@ impl Pool {
             }
             state.idle += 1;
             if state.idle == state.threads
-                && let Some(waker) = &state.on_quiet
+                && let Some(waker) = state.on_quiet.clone()
             {
-                waker.wake_by_ref();
+                // Woken with the lock let go (no wake under a lock); a job
+                // or a shutdown that came meanwhile is seen below, before
+                // waiting.
+                drop(state);
+                waker.wake();
+                state = self.state.lock();
             }
-            let timed_out = self
-                .work
-                .wait_for(&mut state, self.config.keep_alive)
-                .timed_out();
+            let timed_out = state.wakeups == 0
+                && !state.shutdown
+                && self
+                    .work
+                    .wait_for(&mut state, self.config.keep_alive)
+                    .timed_out();
             state.idle -= 1;
             if state.wakeups > 0 {
                 state.wakeups -= 1;

@@ -555,6 +555,7 @@ impl Wake for Unparker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
+        crate::sync::lock::assert_unlocked();
         self.woken.store(true, Ordering::Release);
         self.thread.unpark();
     }

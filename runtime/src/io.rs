@@ -18,7 +18,7 @@ use crate::event_loop::reactor::{
     WRITE_CLOSED, shut_down_error, tick_of,
 };
 use crate::handle::Handle;
-use crate::sync::Ordering;
+use crate::sync::{Ordering, lock};
 
 /// An I/O source (a socket, a pipe, any `mio::event::Source`) registered
 /// with a runtime's reactor: the lesson's `sel.register(sock, ...)`.
@@ -273,7 +273,7 @@ impl<S: Source> Registration<S> {
     /// `WouldBlock` if the source is not readable (or `f` says so), what
     /// `f` returns, and an error once the runtime has shut down.
     pub fn try_read_io<R>(&self, f: impl FnMut(&S) -> io::Result<R>) -> io::Result<R> {
-        self.try_io(Direction::Read, f)
+        self.try_io(Direction::Read, f, |_, _| false)
     }
 
     /// [`try_read_io`](Self::try_read_io) for the write side.
@@ -282,13 +282,34 @@ impl<S: Source> Registration<S> {
     ///
     /// As [`try_read_io`](Self::try_read_io), for writability.
     pub fn try_write_io<R>(&self, f: impl FnMut(&S) -> io::Result<R>) -> io::Result<R> {
-        self.try_io(Direction::Write, f)
+        self.try_io(Direction::Write, f, |_, _| false)
     }
 
+    /// [`try_write_io`](Self::try_write_io) for a byte-stream source, where
+    /// `f` writes `len` bytes: a shorter write clears write readiness, as in
+    /// [`poll_write_stream`](Self::poll_write_stream). For a caller that
+    /// must not wait where it tries (it holds a lock: parking may wake
+    /// another task's waker), and waits with
+    /// [`poll_write_ready`](Self::poll_write_ready) once it let go.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_write_io`](Self::try_write_io).
+    pub fn try_write_stream(
+        &self,
+        len: usize,
+        f: impl FnMut(&S) -> io::Result<usize>,
+    ) -> io::Result<usize> {
+        self.try_io(Direction::Write, f, |&n, _| n < len)
+    }
+
+    /// The `try_*` pattern; `drained` as in [`poll_io`](Self::poll_io).
+    #[inline]
     fn try_io<R>(
         &self,
         direction: Direction,
         mut f: impl FnMut(&S) -> io::Result<R>,
+        drained: impl Fn(&R, &ReadyEvent) -> bool,
     ) -> io::Result<R> {
         loop {
             let Some(event) = self.entry.ready_now(direction)? else {
@@ -300,7 +321,13 @@ impl<S: Source> Registration<S> {
                     return Err(err);
                 }
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                result => return result,
+                Ok(value) => {
+                    if drained(&value, &event) {
+                        self.clear_readiness(event);
+                    }
+                    return Ok(value);
+                }
+                Err(err) => return Err(err),
             }
         }
     }
@@ -370,7 +397,10 @@ impl<S: Source> Registration<S> {
 
     /// [`poll_write_io`](Self::poll_write_io) for a byte-stream source,
     /// where `f` writes `len` bytes: a shorter write means the kernel's send
-    /// buffer is full, so write readiness is cleared at once.
+    /// buffer is full, so write readiness is cleared at once. So `len` must
+    /// count only what `f` hands the kernel: a vectored send takes at most
+    /// `IOV_MAX` slices (1,024 on Linux), and a `len` counting more clears
+    /// readiness with room in the buffer, for an edge that never comes.
     ///
     /// # Errors
     ///
@@ -525,9 +555,15 @@ impl<S: Source + fmt::Debug> fmt::Debug for Registration<S> {
 /// only if its direction is still not ready.
 impl IoEntry {
     /// Ready bits for `direction` now, if there are any; never waits.
+    /// The ready case is one load and a test, inline: the outbox's every
+    /// send comes here.
     #[inline]
     pub(crate) fn ready_now(&self, direction: Direction) -> io::Result<Option<ReadyEvent>> {
-        ready_in(self.state.load(Ordering::Acquire), direction)
+        let state = self.state.load(Ordering::Acquire);
+        match ready_fast(state, direction) {
+            Some(event) => Ok(Some(event)),
+            None => ready_in(state, direction),
+        }
     }
 
     /// Ready bits for `direction`, or parks `cx`'s waker until there are:
@@ -559,6 +595,9 @@ impl IoEntry {
         cx: &mut Context<'_>,
         key: Option<&mut Option<usize>>,
     ) -> Poll<io::Result<ReadyEvent>> {
+        // Parking may wake the oldest waiter (below): the caller must hold
+        // no lock of ours, whether or not this one evicts.
+        lock::assert_unlocked();
         let mut waiters = self.waiters.lock();
         if let Some(ready) = ready_in(self.state.load(Ordering::Acquire), direction).transpose() {
             return Poll::Ready(ready);

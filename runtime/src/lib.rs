@@ -26,6 +26,11 @@ mod sync;
 pub mod task;
 pub mod time;
 
+/// The library's lock and its check that no waker is woken under it, for
+/// ioloop-net: not part of the API.
+#[doc(hidden)]
+pub use sync::lock;
+
 pub use handle::{Handle, RuntimeId, spawn, spawn_blocking, spawn_local};
 pub use metrics::Metrics;
 pub use runtime::{Builder, EnterGuard, Runtime, ShutdownReport, block_on};

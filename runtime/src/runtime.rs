@@ -11,8 +11,6 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 use std::time::Duration;
 
-use parking_lot::Mutex;
-
 use crate::blocking::{self, Pool};
 use crate::event_loop::backend::{Backend, Simulated};
 use crate::event_loop::core::{self, Core, Driver, Job, Shared};
@@ -21,6 +19,7 @@ use crate::event_loop::reactor::WAKER_TOKEN;
 use crate::event_loop::timers;
 use crate::handle::{self, Handle};
 use crate::stall::{self, Sentinel, Watchdog};
+use crate::sync::lock::Mutex;
 use crate::sync::{AtomicBool, Ordering, PollWaker};
 use crate::task::dump::Dump;
 use crate::task::join::JoinHandle;
@@ -504,6 +503,7 @@ impl Wake for MainWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
+        crate::sync::lock::assert_unlocked();
         if !self.woken.swap(true, Ordering::AcqRel) {
             core::schedule((&*self.shared, Job::Main));
         }

@@ -91,6 +91,59 @@ fn builder_events_capacity_past_epolls_limit_is_capped_at_the_setter() -> io::Re
     })
 }
 
+/// The event batch at its edge (issue 40's rule "every length limit at
+/// its edge"): with `events_capacity(c)`, one poll takes at most `c`
+/// events; `c - 1`, `c` and `c + 1` sources made ready at once (a
+/// datagram to each of as many UDP sockets, each with a task waiting in
+/// `recv_from`) are all served, the one past the batch by the next poll.
+#[test]
+fn builder_events_capacity_batches_at_their_edge_are_all_served() -> io::Result<()> {
+    within(SAFETY, || {
+        for capacity in [1, 2, 16] {
+            for ready in [capacity - 1, capacity, capacity + 1] {
+                let rt = Builder::new().events_capacity(capacity).build()?;
+                rt.block_on(async {
+                    let mut receivers = Vec::new();
+                    let mut addrs = Vec::new();
+                    for i in 0..ready {
+                        let socket = UdpSocket::bind("127.0.0.1:0").await?;
+                        addrs.push(socket.local_addr()?);
+                        receivers.push(ioloop::spawn(async move {
+                            let mut buf = [0; 8];
+                            let (n, _) = socket.recv_from(&mut buf).await?;
+                            assert_eq!(&buf[..n], &(i as u64).to_le_bytes());
+                            Ok::<_, io::Error>(())
+                        }));
+                    }
+                    // Each receiver waits, with its readiness cleared.
+                    ioloop::yield_now().await;
+                    ioloop::yield_now().await;
+                    let before = rt_events();
+                    let sender = std::net::UdpSocket::bind("127.0.0.1:0")?;
+                    for (i, addr) in addrs.iter().enumerate() {
+                        sender.send_to(&(i as u64).to_le_bytes(), addr)?;
+                    }
+                    for receiver in receivers {
+                        receiver.await.unwrap()?;
+                    }
+                    let events = rt_events() - before;
+                    assert!(
+                        events >= ready as u64,
+                        "capacity {capacity}, {ready} ready: {events} events"
+                    );
+                    Ok::<_, io::Error>(())
+                })?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The I/O events the current runtime has received so far.
+fn rt_events() -> u64 {
+    ioloop::Handle::current().metrics().io_events
+}
+
 #[test]
 fn builder_max_blocking_threads_at_its_extremes() -> io::Result<()> {
     within(SAFETY, || {

@@ -690,3 +690,48 @@ fn a_new_stream_starts_ready_and_its_first_try_read_says_would_block() -> io::Re
         Ok(())
     })
 }
+
+/// `EINTR` is retried in one place for the `try_*` pattern too: a call
+/// that says `Interrupted` is made again, never handed to the caller, for
+/// `try_read_io`, `try_write_io` and `try_write_stream` alike.
+#[test]
+fn the_try_calls_retry_an_interrupted_call() -> io::Result<()> {
+    let (ours, _peer) = pair()?;
+    ioloop::block_on(async {
+        let reg = Registration::new(ours)?;
+        let interrupted_once = || {
+            let mut first = true;
+            move |_: &UnixStream| {
+                if std::mem::take(&mut first) {
+                    Err(io::Error::from(io::ErrorKind::Interrupted))
+                } else {
+                    Ok(7)
+                }
+            }
+        };
+        assert_eq!(reg.try_read_io(interrupted_once())?, 7);
+        assert_eq!(reg.try_write_io(interrupted_once())?, 7);
+        assert_eq!(reg.try_write_stream(7, interrupted_once())?, 7);
+        Ok(())
+    })
+}
+
+/// `try_write_stream` clears write readiness after a short write, as
+/// `poll_write_stream` does: the send buffer is full, so the next write
+/// waits for an edge instead of making a send that can only say `EAGAIN`;
+/// a full write keeps it.
+#[test]
+fn try_write_stream_clears_readiness_after_a_short_write_only() -> io::Result<()> {
+    let (ours, _peer) = pair()?;
+    ioloop::block_on(async {
+        let reg = Registration::new(ours)?;
+        let ready = || poll_fn(|cx| Poll::Ready(reg.poll_write_ready(cx).is_ready()));
+        assert_eq!(reg.try_write_stream(1, |mut s| s.write(b"x"))?, 1);
+        assert!(ready().await, "a full write cleared readiness");
+        let big = vec![0; 8 << 20];
+        let n = reg.try_write_stream(big.len(), |mut s| s.write(&big))?;
+        assert!(n > 0 && n < big.len(), "{n}");
+        assert!(!ready().await, "a short write left readiness set");
+        Ok(())
+    })
+}

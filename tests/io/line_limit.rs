@@ -273,3 +273,98 @@ fn read_exact_of_a_huge_n_ends_with_unexpected_eof_not_a_panic() -> io::Result<(
     }
     Ok(())
 }
+
+/// How a record of `len` bytes and its terminator reach the reader.
+#[derive(Clone, Copy, Debug)]
+enum Split {
+    /// The record, its terminator and the next record in one read.
+    Whole,
+    /// The record in one read; its terminator opens the next.
+    TerminatorNext,
+    /// The record in reads of 7 bytes, then the terminator.
+    Pieces,
+    /// A first read of exactly the limit's bytes (or all, if fewer), then
+    /// the rest with the terminator.
+    AtTheLimit,
+}
+
+/// The reads that deliver `len` bytes of `a`, the terminator `end`, and a
+/// next record `next` + `end`, cut as `split` says, for a limit of `limit`.
+fn delivered(len: usize, end: u8, split: Split, limit: usize) -> Vec<Vec<u8>> {
+    let record = vec![b'a'; len];
+    let tail = [&[end][..], b"next", &[end]].concat();
+    match split {
+        Split::Whole => vec![[&record[..], &tail].concat()],
+        Split::TerminatorNext => vec![record, tail],
+        Split::Pieces => {
+            let mut reads: Vec<Vec<u8>> = record.chunks(7).map(<[u8]>::to_vec).collect();
+            reads.push(tail);
+            reads
+        }
+        Split::AtTheLimit => {
+            let cut = len.min(limit);
+            vec![record[..cut].to_vec(), [&record[cut..], &tail].concat()]
+        }
+    }
+}
+
+/// The line limit at its edge (issue 40's rule "every length limit at its
+/// edge"): records of limit − 1, limit and limit + 1 bytes, for
+/// `read_line` and `read_until`, with the terminator in the record's read
+/// or the next, and split across reads (in small pieces, and right at the
+/// limit): up to the limit each is returned whole, one byte over is
+/// `InvalidData` naming the limit, and the next record reads either way.
+#[test]
+fn the_line_limit_at_its_edge_however_the_reads_split_it() -> io::Result<()> {
+    for limit in [100, CHUNK, DEFAULT_MAX_LINE_LENGTH] {
+        for len in [limit - 1, limit, limit + 1] {
+            for split in [
+                Split::Whole,
+                Split::TerminatorNext,
+                Split::Pieces,
+                Split::AtTheLimit,
+            ] {
+                for end in [b'\n', b';'] {
+                    let what =
+                        format!("limit {limit}, {len} bytes, {split:?}, end {}", end as char);
+                    run(move || async move {
+                        let (inner, _) = chunks(delivered(len, end, split, limit));
+                        let mut reader = StreamReader::new(inner);
+                        reader.set_max_line_length(limit);
+                        match read_record(&mut reader, end).await {
+                            Ok(Some(record)) => {
+                                assert!(len <= limit, "{what}: accepted over the limit");
+                                assert!(record == vec![b'a'; len], "{what}: the record changed");
+                            }
+                            Ok(None) => panic!("{what}: no record"),
+                            Err(err) => {
+                                assert!(len > limit, "{what}: refused within the limit: {err}");
+                                assert_too_long(err, limit);
+                            }
+                        }
+                        let next = read_record(&mut reader, end).await?;
+                        assert_eq!(next, Some(b"next".to_vec()), "{what}");
+                        assert_eq!(read_record(&mut reader, end).await?, None, "{what}");
+                        Ok(())
+                    })?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The next record, without its terminator: `read_line`'s for `\n`, else
+/// `read_until`'s.
+async fn read_record(
+    reader: &mut StreamReader<io_reader::ScriptedReader>,
+    end: u8,
+) -> io::Result<Option<Vec<u8>>> {
+    match end {
+        b'\n' => Ok(reader.read_line().await?.map(<[u8]>::to_vec)),
+        _ => Ok(reader
+            .read_until(end)
+            .await?
+            .map(|r| r[..r.len() - 1].to_vec())),
+    }
+}

@@ -3,7 +3,10 @@
 //! before bind, listen and connect, and the options of connected sockets;
 //! UDP round trips and the cookbook's UDP servers; Unix streams and
 //! datagrams, with their own EMFILE and SIGPIPE scenarios; several tasks
-//! waiting on one socket.
+//! waiting on one socket; every waiter path past its eviction limit
+//! (`waiters`); every shareable object with one task waiting and another
+//! calling every other method (`two_users`); the outbox's bugs of issue
+//! 40 (`outbox`).
 //!
 //! `tcp_emfile`, `tcp_sigpipe`, `unix_emfile` and `unix_sigpipe` run their
 //! scenario in a child process (this binary again, selected by an
@@ -17,6 +20,7 @@ mod extremes;
 mod gather;
 mod names;
 mod options;
+mod outbox;
 mod shared_sockets;
 mod tcp_accept;
 mod tcp_combinators;
@@ -27,6 +31,7 @@ mod tcp_sigpipe;
 mod tcp_socket;
 mod tcp_split;
 mod try_io;
+mod two_users;
 mod udp_round_trip;
 mod udp_servers;
 mod unix_datagram;
@@ -34,3 +39,4 @@ mod unix_emfile;
 mod unix_sigpipe;
 mod unix_stream;
 mod vectored;
+mod waiters;

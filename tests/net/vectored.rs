@@ -3,7 +3,7 @@
 //! 1,024 and says how much that was, as std and tokio do, rather than
 //! failing with `EMSGSIZE`.
 
-use std::future::poll_fn;
+use std::future::{Future, poll_fn};
 use std::io::{self, IoSlice, Read};
 use std::net::TcpStream as StdStream;
 use std::os::unix::net::UnixStream as StdUnixStream;
@@ -160,6 +160,127 @@ fn a_vectored_write_cut_at_1024_slices_keeps_the_stream_writable() -> io::Result
             expected.extend_from_slice(b"next");
             arrives(&mut peer, &expected)?;
         }
+        Ok(())
+    })
+}
+
+/// Where a vectored write goes.
+#[derive(Clone, Copy, Debug)]
+enum Path {
+    /// `StreamWriter::write_vectored`.
+    Writer,
+    /// The socket's `AsyncWrite::poll_write_vectored`.
+    Socket,
+    /// The socket's `try_write_vectored`.
+    TrySocket,
+}
+
+/// IOV_MAX at its edge (issue 40's rule "every length limit at its edge"):
+/// 1,023, 1,024 and 1,025 slices, with the outbox empty and holding bytes
+/// in front (a gathered write made in the same poll), through a
+/// `StreamWriter`, the socket's `write_vectored` and its
+/// `try_write_vectored`. The socket takes the slices one `sendmsg` can
+/// (1,024, or 1,023 beside queued bytes), the writer all of them; the
+/// stream stays writable after (the next write or drain goes out at once),
+/// and the peer gets every byte in order.
+async fn iov_max_at_its_edge<W>(
+    ours: &W,
+    peer: &mut impl Read,
+    try_write_vectored: impl Fn(&W, &[IoSlice<'_>]) -> io::Result<usize>,
+) -> io::Result<()>
+where
+    for<'a> &'a W: AsyncWrite + Unpin,
+{
+    for n in [IOV_MAX - 1, IOV_MAX, IOV_MAX + 1] {
+        for queued in [&b""[..], b"q", b"some queued bytes"] {
+            for path in [Path::Writer, Path::Socket, Path::TrySocket] {
+                let what = format!("{n} slices, {} queued, {path:?}", queued.len());
+                let data = slices(n);
+                let bufs: Vec<_> = data.iter().map(|s| IoSlice::new(s)).collect();
+                // The edges the stream raised so far are taken first: none
+                // is left to hide a readiness cleared by mistake.
+                ioloop::yield_now().await;
+                let mut writer = StreamWriter::new(ours);
+                writer.write(queued);
+                let cap = if queued.is_empty() {
+                    IOV_MAX
+                } else {
+                    IOV_MAX - 1
+                };
+                let mut raw = ours;
+                let (taken, expected) = match path {
+                    Path::Writer => (writer.write_vectored(&bufs).await?, 4 * n),
+                    Path::Socket => (raw.write_vectored(&bufs).await?, 4 * n.min(cap)),
+                    Path::TrySocket => (try_write_vectored(ours, &bufs)?, 4 * n.min(cap)),
+                };
+                assert_eq!(taken, expected, "{what}");
+                let mut sent = queued.to_vec();
+                sent.extend_from_slice(&first(&data, taken / 4));
+                if let Path::Writer = path {
+                    // What the socket did not take waits in the writer: a
+                    // drain sends it in its first poll.
+                    let drained = poll_fn(|cx| {
+                        let drain = std::pin::pin!(writer.drain());
+                        Poll::Ready(drain.poll(cx))
+                    })
+                    .await;
+                    assert!(
+                        matches!(drained, Poll::Ready(Ok(()))),
+                        "{what}: drain waited"
+                    );
+                } else {
+                    let next =
+                        poll_fn(|cx| Poll::Ready(Pin::new(&mut raw).poll_write(cx, b"next"))).await;
+                    assert!(
+                        matches!(next, Poll::Ready(Ok(4))),
+                        "{what}: the next write waited"
+                    );
+                    sent.extend_from_slice(b"next");
+                }
+                arrives(peer, &sent)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn iov_max_at_its_edge_with_and_without_queued_bytes_on_tcp() -> io::Result<()> {
+    run(|| async {
+        let (ours, mut peer) = tcp_pair().await?;
+        iov_max_at_its_edge(&ours, &mut peer, TcpStream::try_write_vectored).await
+    })
+}
+
+#[test]
+fn iov_max_at_its_edge_with_and_without_queued_bytes_on_unix() -> io::Result<()> {
+    run(|| async {
+        let (ours, mut peer) = unix_pair()?;
+        iov_max_at_its_edge(&ours, &mut peer, UnixStream::try_write_vectored).await
+    })
+}
+
+/// Queued bytes in front of 1,025 slices whose first 1,023 are empty: the
+/// first `sendmsg` (the queue and those 1,023) takes exactly the queue, and
+/// the write goes on with the slices after, instead of saying it took
+/// nothing (which `write_all` reports as `WriteZero`).
+#[test]
+fn queued_bytes_then_empty_slices_then_data_take_the_data() -> io::Result<()> {
+    run(|| async {
+        let (ours, mut peer) = unix_pair()?;
+        let mut bufs = vec![IoSlice::new(b""); IOV_MAX - 1];
+        bufs.push(IoSlice::new(b"ab"));
+        bufs.push(IoSlice::new(b"cd"));
+        StreamWriter::new(&ours).write(b"q");
+        let mut raw = &ours;
+        assert_eq!(raw.write_vectored(&bufs).await?, 2);
+        raw.write_all(b"cd").await?;
+        arrives(&mut peer, b"qabcd")?;
+        // The same through `try_write_vectored`.
+        StreamWriter::new(&ours).write(b"q");
+        ours.writable().await?;
+        assert_eq!(ours.try_write_vectored(&bufs)?, 2);
+        arrives(&mut peer, b"qab")?;
         Ok(())
     })
 }

@@ -51,7 +51,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
 use crate::base::{JoinError, describe, set_waker};
-use crate::sync::{AtomicU32, AtomicU64, Ordering, UnsafeCell};
+use crate::sync::{AtomicU32, AtomicU64, Ordering, UnsafeCell, lock};
 
 /// The task is in a run queue (local or injected), or about to be put there.
 /// Set by whoever wakes the task first; cleared by the loop just before it
@@ -563,12 +563,14 @@ where
 
     #[allow(unsafe_code)]
     unsafe fn wake_waker(data: *const ()) {
+        lock::assert_unlocked();
         // SAFETY: the waker's reference becomes the `Task`'s.
         Self::wake(unsafe { Task::from_raw(data) });
     }
 
     #[allow(unsafe_code)]
     unsafe fn wake_waker_by_ref(data: *const ()) {
+        lock::assert_unlocked();
         // SAFETY: the waker holds a reference, and keeps it.
         let header = unsafe { &*data.cast::<Header>() };
         // Checked before taking a reference: a redundant wake costs a load.
@@ -640,6 +642,7 @@ where
             }
         }
         let _unlock = Unlock(&self.header.state);
+        let _held = lock::Held::enter();
         // SAFETY: `JOIN_LOCK` is ours until `_unlock` goes: nobody else
         // reaches the slot meanwhile.
         self.join_waker.with_mut(|slot| f(unsafe { &mut *slot }))
@@ -935,6 +938,8 @@ impl<F: Future> Drop for DropOnUnwind<'_, F> {
 
 /// Wakes `waker`; a panic inside it is logged, not propagated.
 pub(crate) fn wake_quietly(waker: Waker) {
+    // Outside `catch_unwind`: a wake under a lock is the caller's bug.
+    lock::assert_unlocked();
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| waker.wake())) {
         log::error!("a waker panicked ({}); the loop goes on", describe(&*panic));
     }
@@ -956,6 +961,7 @@ pub(crate) fn wake_all(wakers: &mut Vec<Waker>) {
 /// `wake_all`'s loop.
 #[inline(never)]
 fn wake_each(wakers: &mut Vec<Waker>) {
+    lock::assert_unlocked();
     for waker in wakers.drain(..) {
         wake_quietly(waker);
     }
@@ -979,7 +985,7 @@ mod sites {
     use std::collections::BTreeMap;
     use std::panic::Location;
 
-    use parking_lot::Mutex;
+    use crate::sync::lock::Mutex;
 
     /// Every location seen, and each one's index in the first, by address.
     /// Looked up only when a thread's cache misses: a tree is no slower

@@ -49,7 +49,7 @@ use super::reactor::Reactor;
 use super::timers::{Clock, ClockState, LoopClock, Timers};
 use crate::base::{self, Counters, JoinError, Watch, budget};
 use crate::sim::{Rng, TraceHash};
-use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker};
+use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker, lock};
 
 thread_local! {
     static CURRENT: Current = const {
@@ -374,6 +374,7 @@ fn polled<R>(poll: impl FnOnce() -> R) -> R {
 /// outside it.
 #[cold]
 fn wake_left() {
+    lock::assert_unlocked();
     budget::without_limit(|| {
         if let Some(first) = LEFT.with(Cell::take) {
             first.wake();
@@ -1236,7 +1237,7 @@ impl Shared {
 /// how a thread that is not a loop's own reaches the loop of a timer it
 /// holds the key of (a `Sleep` moved earlier from there). Touched when a
 /// runtime is built or dropped, and by such a move; never by the loop.
-static HOMES: parking_lot::Mutex<Slab<Weak<Shared>>> = parking_lot::Mutex::new(Slab::new());
+static HOMES: lock::Mutex<Slab<Weak<Shared>>> = lock::Mutex::new(Slab::new());
 
 /// A runtime's entry in [`HOMES`], for as long as its core lives: the
 /// number its timer keys carry.

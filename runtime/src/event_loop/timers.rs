@@ -82,9 +82,8 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
-
 use crate::base::set_waker;
+use crate::sync::lock::Mutex;
 
 /// The instant timer ticks count from: a century before the first use, so
 /// any instant a program can name, past or future, is a tick.

@@ -3,11 +3,16 @@
 //! and, with `RUSTFLAGS="--cfg loom"`, under the [loom](https://docs.rs/loom)
 //! model checker (loom's types, see `mock`). The guide's "The cross-thread
 //! protocols under loom" says what goes through here, and what does not.
+//!
+//! `lock` is the library's lock, loom or not, and the check that no waker
+//! is woken while one is held (debug builds).
+
+pub mod lock;
 
 #[cfg(not(loom))]
-pub(crate) use mio::Waker as PollWaker;
+pub(crate) use lock::Mutex;
 #[cfg(not(loom))]
-pub(crate) use parking_lot::Mutex;
+pub(crate) use mio::Waker as PollWaker;
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 

@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use parking_lot::Mutex;
+use crate::sync::lock::Mutex;
 
 use super::join::{AbortHandle, JoinHandle};
 use crate::base::{JoinError, budget};

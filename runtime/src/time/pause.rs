@@ -138,6 +138,7 @@ struct Nudge(Weak<Shared>);
 
 impl Wake for Nudge {
     fn wake(self: Arc<Self>) {
+        crate::sync::lock::assert_unlocked();
         if let Some(shared) = self.0.upgrade() {
             shared.unpark();
         }

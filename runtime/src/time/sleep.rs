@@ -7,14 +7,13 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker, ready};
 use std::time::Duration;
 
-use parking_lot::Mutex;
-
 use super::instant::{Instant, current_clock};
 use crate::base::{budget, set_waker};
 use crate::event_loop::core::{self, Core};
 use crate::event_loop::timers::TimerKey;
 use crate::event_loop::timers::{self as clock, instant, ticks};
 use crate::handle::Handle;
+use crate::sync::lock::{self, Mutex};
 
 /// Waits until `duration` has passed.
 ///
@@ -588,6 +587,7 @@ impl RemoteTimer {
 
 impl Wake for RemoteTimer {
     fn wake(self: Arc<Self>) {
+        lock::assert_unlocked();
         let waker = self.0.lock().take();
         if let Some(waker) = waker {
             waker.wake();
