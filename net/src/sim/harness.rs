@@ -12,11 +12,11 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use ioloop_runtime::lock::Mutex;
 use ioloop_runtime::sim::{self as rt_sim, Rng};
 use ioloop_runtime::task::JoinHandle;
 use ioloop_runtime::time::sleep;
 use ioloop_runtime::{Builder, spawn_local};
-use parking_lot::Mutex;
 
 use super::network::{self, HostId, NetConfig, Network};
 use super::world::{self, Seam, World};

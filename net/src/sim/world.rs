@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
 
+use ioloop_runtime::lock::Mutex;
 use ioloop_runtime::sim::{self, Backend, Ready};
 use mio::Token;
-use parking_lot::Mutex;
 
 use super::network::{HostId, Network, SockId};
 
