@@ -563,9 +563,12 @@ where
 
     #[allow(unsafe_code)]
     unsafe fn wake_waker(data: *const ()) {
-        lock::assert_unlocked();
         // SAFETY: the waker's reference becomes the `Task`'s.
-        Self::wake(unsafe { Task::from_raw(data) });
+        let task = unsafe { Task::from_raw(data) };
+        // After taking it: if the check panics, the reference the waker
+        // gave up is dropped as it unwinds, not leaked.
+        lock::assert_unlocked();
+        Self::wake(task);
     }
 
     #[allow(unsafe_code)]
