@@ -159,3 +159,22 @@ fn partitions_hold_bytes_until_they_heal_and_lose_none() {
         sim.run().unwrap_or_else(|failure| panic!("{failure}"));
     }
 }
+
+/// A run's reported time is the runtime's clock, not the network's last
+/// reading of it: a client that sleeps 5 s, then 55 s with no network
+/// event, reported 5 s (the network reads the clock only when polled, a
+/// jump behind) until 2026-12-05.
+#[test]
+fn a_runs_time_is_the_virtual_clocks_even_with_no_network_event() {
+    for seed in 0..4 {
+        let report = Sim::new(seed)
+            .client("sleeper", || async {
+                ioloop::time::sleep(Duration::from_secs(5)).await;
+                ioloop::time::sleep(Duration::from_secs(55)).await;
+                Ok(())
+            })
+            .run()
+            .unwrap_or_else(|failure| panic!("{failure}"));
+        assert_eq!(report.elapsed, Duration::from_secs(60), "seed {seed}");
+    }
+}

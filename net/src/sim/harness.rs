@@ -15,7 +15,7 @@ use std::time::Duration;
 use ioloop_runtime::lock::Mutex;
 use ioloop_runtime::sim::{self as rt_sim, Rng};
 use ioloop_runtime::task::JoinHandle;
-use ioloop_runtime::time::sleep;
+use ioloop_runtime::time::{Instant, sleep};
 use ioloop_runtime::{Builder, spawn_local};
 
 use super::network::{self, HostId, NetConfig, Network};
@@ -255,24 +255,32 @@ impl Sim {
         // failure of this seed too.
         let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
             rt.block_on(async {
+                // On the runtime's clock: the network's reads it only when
+                // polled, which can be a jump of the clock behind.
+                let start = Instant::now();
                 let outcome = drive(hosts, &world, chaos).await;
-                (outcome, rt_sim::schedule_hash().unwrap_or(0))
+                let elapsed = start.elapsed();
+                (outcome, rt_sim::schedule_hash().unwrap_or(0), elapsed)
             })
         }));
-        let (outcome, schedule) = run.unwrap_or_else(|panic| {
+        let (outcome, schedule, elapsed) = run.unwrap_or_else(|panic| {
             let message = panic
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            (Err(format!("the runtime panicked: {message}")), 0)
+            (
+                Err(format!("the runtime panicked: {message}")),
+                0,
+                Duration::ZERO,
+            )
         });
         // Read before the runtime drops: its tasks' sockets close then, and
         // their resets would bury the events that led to the end.
-        let (mut hash, recent, now) = {
+        let (mut hash, recent) = {
             let world = world.lock();
             let recent = world.net.recent(256).map(str::to_owned).collect::<Vec<_>>();
-            (world.net.trace_hash(), recent, world.now)
+            (world.net.trace_hash(), recent)
         };
         drop(rt);
         hash.add(&schedule.to_le_bytes());
@@ -281,7 +289,7 @@ impl Sim {
             Ok(()) => Ok(Report {
                 seed: self.seed,
                 trace_hash: hash,
-                elapsed: Duration::from_nanos(now),
+                elapsed,
                 recent,
             }),
             Err(what) => Err(self.failure(what, recent, hash)),
