@@ -8,8 +8,6 @@
 //! cargo run --example sim_echo -- --seed 42
 //! cargo run --example sim_echo -- --seed 42 --faults off --clients 5 --lines 20
 //! cargo run --example sim_echo -- --seeds 1000      # seeds 0..1000, to the first failure
-//! # With a bug planted in the library (a test-only feature):
-//! cargo run --example sim_echo --features planted-bugs -- --plant short-write --faults off --seeds 100
 //! ```
 //!
 //! A failure (a wrong echo, a deadlock, a client still busy at the
@@ -31,14 +29,14 @@ use std::time::Duration;
 use ioloop::net::TcpListener;
 use ioloop::sim::{Faults, Sim};
 
-const USAGE: &str = "usage: sim_echo [--seed 1 | --seeds N] [--clients 3] [--lines 8] [--faults on|off] [--plant lost-wake|short-write|waiter-never-woken]";
+const USAGE: &str =
+    "usage: sim_echo [--seed 1 | --seeds N] [--clients 3] [--lines 8] [--faults on|off]";
 
 fn main() {
     let args = args::Args::parse(USAGE);
     let clients: u64 = args.get("clients", 3);
     let lines: usize = args.get("lines", 8);
     let faults = args.get("faults", String::from("on")) == "on";
-    plant(&args.get("plant", String::new()));
     let seeds: u64 = args.get("seeds", 0);
     if seeds > 0 {
         // Many seeds, to the first failure.
@@ -108,25 +106,4 @@ fn world(seed: u64, clients: u64, lines: usize, faults: bool, seen: &Seen) -> Si
         });
     }
     sim
-}
-
-/// Turns on the bug `name` planted in the library (`--plant`), which needs
-/// the test-only feature `planted-bugs`.
-fn plant(name: &str) {
-    if name.is_empty() {
-        return;
-    }
-    #[cfg(feature = "planted-bugs")]
-    {
-        use ioloop::sim::Planted;
-        let bug = match name {
-            "lost-wake" => Planted::LostWake,
-            "short-write" => Planted::ShortWrite,
-            "waiter-never-woken" => Planted::WaiterNeverWoken,
-            _ => args::fail(USAGE, &format!("no planted bug {name:?}")),
-        };
-        ioloop::sim::plant(Some(bug));
-    }
-    #[cfg(not(feature = "planted-bugs"))]
-    args::fail(USAGE, "--plant needs `--features planted-bugs`");
 }

@@ -325,14 +325,6 @@ impl<S: Stream> Sock<S> {
             let bytes = &out.bytes;
             let len = bytes.len();
             let sent = self.io.try_write_stream(len, |s| s.send(bytes.unsent()))?;
-            #[cfg(feature = "planted-bugs")]
-            use ioloop_runtime::sim::{Planted, planted};
-            #[cfg(feature = "planted-bugs")]
-            let sent = if planted(Planted::ShortWrite) {
-                len
-            } else {
-                sent
-            };
             out.bytes.advance(sent);
         }
         Ok(())

@@ -6,8 +6,7 @@
 //! needs `test` or `loom` (its attributes and its whole body), and the
 //! files only such an item reaches (the loom models). A file counts when
 //! its crate's `lib.rs` reaches it through `mod` lines, whatever features
-//! it needs (the planted bugs count: they are compiled into the library
-//! when asked for).
+//! it needs.
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -19,9 +19,6 @@
 //! - `shutdown`: `line_echo` told to stop at a seeded moment, mid-stream:
 //!   exact echoes, and every client learns it stopped.
 //! - `trace`: the same seed gives the same trace; others, others.
-//! - `planted` (with the test-only feature `planted-bugs`): three bugs
-//!   planted in the library, each caught within 200 seeds, its seed
-//!   replaying the same failure.
 //! - `udp`: no datagram lost with faults off, whatever the seed's
 //!   buffers; the kernel's errors, kind and code.
 //! - `world`: what the world does with sockets: names, UDP, refusals,
@@ -37,8 +34,6 @@ mod hyper;
 mod hyper_stop;
 mod kernel;
 mod kv;
-#[cfg(feature = "planted-bugs")]
-mod planted;
 mod retry;
 mod shutdown;
 mod trace;

@@ -337,12 +337,6 @@ impl IoEntry {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
                 Some((state & (BITS | SHUTDOWN)) | u64::from(bits) | stamp)
             });
-        #[cfg(feature = "planted-bugs")]
-        let bits = if crate::sim::planted(crate::sim::Planted::LostWake) && bits & READABLE != 0 {
-            bits & READ_MASK
-        } else {
-            bits
-        };
         self.waiters.lock().take_into(bits, wakers);
     }
 }

@@ -595,8 +595,6 @@ impl Timers {
     /// earliest first. An early entry (revived, or of a timer moved later)
     /// that comes due is pushed again at its timer's real deadline.
     pub(crate) fn fire(&mut self, now: u64, out: &mut Vec<Waker>) {
-        #[cfg(feature = "planted-bugs")]
-        let first = out.len();
         while let Some(Reverse(top)) = self.heap.peek() {
             if top.at > now {
                 break;
@@ -616,10 +614,6 @@ impl Timers {
             }
             slot.entry = 0;
             out.extend(self.release(entry.key));
-            #[cfg(feature = "planted-bugs")]
-            if crate::sim::planted(crate::sim::Planted::WaiterNeverWoken) {
-                out.truncate(first + 1);
-            }
         }
     }
 

@@ -2,12 +2,7 @@
 //! [`schedule_hash`], and the [`Backend`] a loop built with
 //! [`Builder::build_simulated`](crate::Builder::build_simulated) polls.
 
-#[cfg(feature = "planted-bugs")]
-mod planted;
 mod rng;
-
-#[cfg(feature = "planted-bugs")]
-pub use planted::{Planted, plant, planted};
 
 pub use crate::event_loop::backend::{Backend, Ready};
 pub use rng::{Rng, TraceHash};
