@@ -12,7 +12,8 @@
 //! ```
 //!
 //! Everything here is re-exported: the runtime from `ioloop-runtime`, the
-//! sockets, streams and simulated network from `ioloop-net`, futures-io's
+//! sockets and streams from `ioloop-net`, the simulation from `ioloop-sim`,
+//! futures-io's
 //! extension traits (in [`io`]) from futures-util; with the `macros`
 //! feature (on by default), [`macro@main`] and [`macro@test`] from
 //! `ioloop-macros`; with the `hyper` feature, `compat::hyper` from
@@ -98,14 +99,13 @@ pub mod net {
     pub use ioloop_net::{ToSocketAddrs, lookup_host};
 }
 
-/// Deterministic simulation: [`Sim`](sim::Sim) runs a server and its
-/// clients in one seeded world over a simulated network, on a virtual
-/// clock, and a failure names the seed that replays it; the seams below it
-/// are a seeded runtime ([`Builder::seed`]) and the loop's
-/// [`Backend`](sim::Backend).
+/// Deterministic simulation (the `ioloop-sim` crate): [`Sim`](sim::Sim)
+/// runs a server and its clients in one seeded world over a simulated
+/// network, on a virtual clock, and a failure names the seed that replays
+/// it; the seams below it are a seeded runtime ([`Builder::seed`]), the
+/// loop's [`Backend`](sim::Backend) and net's socket seam.
 pub mod sim {
-    pub use ioloop_net::sim::*;
-    pub use ioloop_runtime::sim::*;
+    pub use ioloop_sim::*;
 }
 
 /// Adapters to other crates' runtime traits, each behind a feature.

@@ -15,7 +15,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The workspace root: this binary belongs to the testkit package.
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-const CRATES: &[&str] = &["runtime/src", "net/src", "compat/src", "macros/src"];
+const CRATES: &[&str] = &[
+    "runtime/src",
+    "net/src",
+    "sim/src",
+    "compat/src",
+    "macros/src",
+];
 
 /// Each file's layer, by path prefix (the longest that matches wins). A file
 /// may import from its own layer or a lower one.
@@ -36,7 +42,7 @@ const LAYERS: &str = "
     net/src/unix/sys.rs                        0
     net/src/unix/addr.rs                       0
     net/src/unix/ucred.rs                      0
-    net/src/sim/                               0  the simulated network's model and world
+    net/src/seam.rs                            0  where a simulated socket's calls go
     net/src/sys.rs                             0  an OS socket or a simulated one
     net/src/impls.rs                           1  sockets and their halves, and the
     net/src/halves.rs                          1  methods they share (macros),
@@ -47,6 +53,11 @@ const LAYERS: &str = "
     net/src/io/                                2  asyncio's streams
     net/src/callbacks/                         3  the lesson's callback layer
     net/src/lib.rs                             4
+    sim/src/errno.rs                           0  the simulation: the kernel's errors,
+    sim/src/network.rs                         1  the simulated network,
+    sim/src/world.rs                           2  the world that fills the seams,
+    sim/src/harness.rs                         3  and the harness that runs it
+    sim/src/lib.rs                             4
     compat/src/hyper/                          0  the adapters
     compat/src/hyper/serve.rs                  1  the server on them
     compat/src/lib.rs                          2

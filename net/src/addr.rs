@@ -135,7 +135,7 @@ pub(crate) fn no_addresses() -> io::Error {
 /// Resolves `host` on the blocking pool of the runtime running this task,
 /// or, inside a simulation, among its hosts' names.
 async fn lookup(host: String, port: u16) -> io::Result<Addrs> {
-    if let Some(found) = crate::sim::lookup(&host) {
+    if let Some(found) = crate::seam::lookup(&host) {
         let ip = found.ok_or_else(|| {
             let msg = format!("could not resolve {host:?}: no simulated host has that name");
             io::Error::new(io::ErrorKind::NotFound, msg)

@@ -1,10 +1,11 @@
 //! ioloop's sockets and asyncio-style streams, re-exported by `ioloop` as
-//! `ioloop::net`, `ioloop::io` and `ioloop::sim`. Every socket is registered
-//! once with the reactor, and its methods all follow one pattern: try the
-//! syscall; on `WouldBlock`, clear readiness and wait; retry. A Unix socket
-//! is always mio's; a TCP or UDP socket is mio's, or, opened by a host's
-//! task inside a simulation, a socket of the simulated network ([`sim`]),
-//! and only `sys.rs` and `syscall.rs` tell the two apart.
+//! `ioloop::net` and `ioloop::io`. Every socket is registered once with the
+//! reactor, and its methods all follow one pattern: try the syscall; on
+//! `WouldBlock`, clear readiness and wait; retry. A Unix socket is always
+//! mio's; a TCP or UDP socket is mio's, or, opened by a host's task inside
+//! a simulation, a socket of the simulated network that `ioloop-sim`
+//! installs through [`seam`], and only `sys.rs` and `syscall.rs` tell the
+//! two apart.
 //!
 //! - [`tcp`], [`udp`], [`unix`]: the sockets; [`ToSocketAddrs`], what
 //!   `bind` and `connect` take, and [`lookup_host`] (names are resolved on
@@ -23,7 +24,7 @@ mod impls;
 pub mod io;
 mod options;
 mod outbox;
-pub mod sim;
+pub mod seam;
 mod sys;
 mod syscall;
 pub mod tcp;

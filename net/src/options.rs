@@ -81,7 +81,7 @@ pub(crate) fn checked<T>(_: T) -> io::Result<()> {
 
 /// What reading an option of a simulated socket gives.
 pub(crate) fn no_options() -> io::Error {
-    crate::sim::not_simulated("a socket option")
+    crate::seam::not_simulated("a socket option")
 }
 
 /// Options' setters and getters, inside an `impl` of a type whose `io`

@@ -1,6 +1,6 @@
 //! The sockets under `TcpStream`, `TcpListener` and `UdpSocket`: the OS's
 //! (mio's), or, inside a simulation, the simulated network's
-//! (`sim::world::Socket`). This is the one place that tells them apart:
+//! (`seam::Socket`). This is the one place that tells them apart:
 //! each call is a `match` here or in `syscall.rs`, and no socket type
 //! knows which kind it holds. A new socket is simulated if it is opened
 //! on a thread running a simulation. (Unix sockets are always the OS's.)
@@ -14,7 +14,7 @@ use mio::event::Source;
 use mio::{Interest, Registry, Token};
 use socket2::SockRef;
 
-use crate::sim::Socket;
+use crate::seam::{Open, Socket};
 use crate::syscall::{self, Simulated, Target};
 
 /// What a simulated socket answers where the OS's would give its
@@ -33,21 +33,21 @@ macro_rules! either {
             fn register(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
                 match self {
                     $T::Os(os) => os.register(r, t, i),
-                    $T::Sim(sim) => sim.register(t),
+                    $T::Sim(sim) => sim.register(Some(t)),
                 }
             }
 
             fn reregister(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
                 match self {
                     $T::Os(os) => os.reregister(r, t, i),
-                    $T::Sim(sim) => sim.register(t),
+                    $T::Sim(sim) => sim.register(Some(t)),
                 }
             }
 
             fn deregister(&mut self, r: &Registry) -> io::Result<()> {
                 match self {
                     $T::Os(os) => os.deregister(r),
-                    $T::Sim(sim) => sim.deregister(),
+                    $T::Sim(sim) => sim.register(None),
                 }
             }
         }
@@ -91,7 +91,7 @@ macro_rules! either {
             pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
                 match self {
                     $T::Os(os) => os.local_addr(),
-                    $T::Sim(sim) => sim.local_addr(),
+                    $T::Sim(sim) => sim.call(|net, id| net.addr(id, false)),
                 }
             }
         }
@@ -112,7 +112,7 @@ either!(TcpStream);
 impl TcpStream {
     /// Begins a non-blocking connect to `addr`.
     pub(crate) fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
-        match Socket::connect(addr) {
+        match Socket::open(Open::Connect(addr)) {
             Some(sim) => sim.map(TcpStream::Sim),
             None => mio::net::TcpStream::connect(addr).map(TcpStream::Os),
         }
@@ -125,21 +125,21 @@ impl TcpStream {
     pub(crate) fn peer_addr(&self) -> io::Result<SocketAddr> {
         match self {
             TcpStream::Os(os) => os.peer_addr(),
-            TcpStream::Sim(sim) => sim.peer_addr(),
+            TcpStream::Sim(sim) => sim.call(|net, id| net.addr(id, true)),
         }
     }
 
     pub(crate) fn take_error(&self) -> io::Result<Option<io::Error>> {
         match self {
             TcpStream::Os(os) => os.take_error(),
-            TcpStream::Sim(sim) => sim.take_error(),
+            TcpStream::Sim(sim) => sim.call(|net, id| net.take_error(id)),
         }
     }
 
     pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         match self {
             TcpStream::Os(os) => os.shutdown(how),
-            TcpStream::Sim(sim) => sim.shutdown(how),
+            TcpStream::Sim(sim) => sim.call(|net, id| net.shutdown(id, how)),
         }
     }
 
@@ -147,7 +147,7 @@ impl TcpStream {
     pub(crate) fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             TcpStream::Os(os) => os.peek(buf),
-            TcpStream::Sim(sim) => sim.peek(buf),
+            TcpStream::Sim(sim) => sim.call(|net, id| net.recv(id, buf, true)),
         }
     }
 }
@@ -163,7 +163,7 @@ impl Read for &TcpStream {
             TcpStream::Os(os) => (&*os).read_vectored(bufs),
             // One buffer at a time: each read is a `recv`.
             TcpStream::Sim(sim) => match bufs.iter_mut().find(|buf| !buf.is_empty()) {
-                Some(buf) => sim.recv(buf),
+                Some(buf) => sim.call(|net, id| net.recv(id, buf, false)),
                 None => Ok(0),
             },
         }
@@ -184,7 +184,7 @@ either!(TcpListener);
 impl TcpListener {
     /// A simulated listener on `addr`, if this thread runs a simulation.
     pub(crate) fn simulated(addr: SocketAddr) -> Option<io::Result<TcpListener>> {
-        Socket::listen(addr).map(|sim| sim.map(TcpListener::Sim))
+        Socket::open(Open::Listen(addr)).map(|sim| sim.map(TcpListener::Sim))
     }
 
     pub(crate) fn from_std(listener: std::net::TcpListener) -> TcpListener {
@@ -212,7 +212,7 @@ either!(UdpSocket);
 
 impl UdpSocket {
     pub(crate) fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
-        match Socket::bind_udp(addr) {
+        match Socket::open(Open::Udp(addr)) {
             Some(sim) => sim.map(UdpSocket::Sim),
             None => mio::net::UdpSocket::bind(addr).map(UdpSocket::Os),
         }
@@ -225,28 +225,28 @@ impl UdpSocket {
     pub(crate) fn connect(&self, addr: SocketAddr) -> io::Result<()> {
         match self {
             UdpSocket::Os(os) => os.connect(addr),
-            UdpSocket::Sim(sim) => sim.connect_udp(addr),
+            UdpSocket::Sim(sim) => sim.call(|net, id| net.connect_udp(id, addr)),
         }
     }
 
     pub(crate) fn peer_addr(&self) -> io::Result<SocketAddr> {
         match self {
             UdpSocket::Os(os) => os.peer_addr(),
-            UdpSocket::Sim(sim) => sim.peer_addr(),
+            UdpSocket::Sim(sim) => sim.call(|net, id| net.addr(id, true)),
         }
     }
 
     pub(crate) fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         match self {
             UdpSocket::Os(os) => syscall::recv_from(os, buf),
-            UdpSocket::Sim(sim) => sim.recv_from(buf),
+            UdpSocket::Sim(sim) => sim.call(|net, id| net.recv_from(id, buf, false)),
         }
     }
 
     pub(crate) fn send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
         match self {
             UdpSocket::Os(os) => syscall::send_to(os, buf, target),
-            UdpSocket::Sim(sim) => sim.send_to(buf, target),
+            UdpSocket::Sim(sim) => sim.call(|net, id| net.send_to(id, buf, target)),
         }
     }
 
@@ -254,7 +254,7 @@ impl UdpSocket {
     pub(crate) fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             UdpSocket::Os(os) => syscall::recv_datagram(os, buf),
-            UdpSocket::Sim(sim) => sim.recv(buf),
+            UdpSocket::Sim(sim) => sim.call(|net, id| net.recv(id, buf, false)),
         }
     }
 
@@ -262,7 +262,7 @@ impl UdpSocket {
     pub(crate) fn send(&self, buf: &[u8]) -> io::Result<usize> {
         match self {
             UdpSocket::Os(os) => syscall::send_datagram(os, buf),
-            UdpSocket::Sim(sim) => sim.send(buf),
+            UdpSocket::Sim(sim) => sim.call(|net, id| net.send(id, buf)),
         }
     }
 
@@ -270,7 +270,7 @@ impl UdpSocket {
     pub(crate) fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         match self {
             UdpSocket::Os(os) => os.peek_from(buf),
-            UdpSocket::Sim(sim) => sim.peek_from(buf),
+            UdpSocket::Sim(sim) => sim.call(|net, id| net.recv_from(id, buf, true)),
         }
     }
 }

@@ -18,7 +18,7 @@ use std::os::fd::{AsFd, BorrowedFd};
 
 pub(crate) use imp::*;
 
-use crate::sim::Socket;
+use crate::seam::Socket;
 
 /// Where a call goes: the kernel, through the descriptor of an OS socket,
 /// or the simulated network.
@@ -56,7 +56,7 @@ os_only!(
 /// buffer of the same size (a simulation need not be fast).
 fn recv_uninit_simulated(sim: &Socket, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
     let mut bytes = vec![0; buf.len()];
-    let n = sim.recv(&mut bytes)?;
+    let n = sim.call(|net, id| net.recv(id, &mut bytes, false))?;
     for (to, from) in buf.iter_mut().zip(&bytes[..n]) {
         to.write(*from);
     }
@@ -97,7 +97,7 @@ mod imp {
                 let (read, _) = rustix::net::recv(fd, buf, RecvFlags::empty())?;
                 Ok(read)
             }
-            Target::Sim(sim) => sim.recv(buf),
+            Target::Sim(sim) => sim.call(|net, id| net.recv(id, buf, false)),
         }
     }
 
@@ -107,7 +107,7 @@ mod imp {
     pub(crate) fn send(socket: &impl Simulated, buf: &[u8]) -> io::Result<usize> {
         match socket.target() {
             Target::Os(fd) => Ok(rustix::net::send(fd, buf, SendFlags::NOSIGNAL)?),
-            Target::Sim(sim) => sim.send(buf),
+            Target::Sim(sim) => sim.call(|net, id| net.send(id, buf)),
         }
     }
 
@@ -143,7 +143,7 @@ mod imp {
                     SendFlags::NOSIGNAL,
                 )?)
             }
-            Target::Sim(sim) => sim.send_vectored(bufs),
+            Target::Sim(sim) => sim.call(|net, id| net.send_vectored(id, bufs)),
         }
     }
 
@@ -182,7 +182,7 @@ mod imp {
     pub(crate) fn recv(socket: &impl Simulated, buf: &mut [u8]) -> io::Result<usize> {
         match socket.target() {
             Target::Os(fd) => (&*SockRef::from(&fd)).read(buf),
-            Target::Sim(sim) => sim.recv(buf),
+            Target::Sim(sim) => sim.call(|net, id| net.recv(id, buf, false)),
         }
     }
 
@@ -192,7 +192,7 @@ mod imp {
     pub(crate) fn send(socket: &impl Simulated, buf: &[u8]) -> io::Result<usize> {
         match socket.target() {
             Target::Os(fd) => (&*SockRef::from(&fd)).write(buf),
-            Target::Sim(sim) => sim.send(buf),
+            Target::Sim(sim) => sim.call(|net, id| net.send(id, buf)),
         }
     }
 
@@ -216,7 +216,7 @@ mod imp {
         let bufs = at_most_max_slices(bufs);
         match socket.target() {
             Target::Os(fd) => SockRef::from(&fd).send_vectored(bufs),
-            Target::Sim(sim) => sim.send_vectored(bufs),
+            Target::Sim(sim) => sim.call(|net, id| net.send_vectored(id, bufs)),
         }
     }
 

@@ -84,7 +84,7 @@ const CLAIMS: &[(&str, &str)] = &[
     ),
     (
         "ARCHITECTURE.md",
-        "(`sim::world::Socket`, a {size_of::<super::Socket>() in net/src/sys.rs}-byte id",
+        "(`seam::Socket`, a {size_of::<super::Socket>() in net/src/sys.rs}-byte id",
     ),
     // The echo path (measured by .ci/echo_path.sh).
     (

@@ -51,8 +51,8 @@ impl TcpSocket {
     }
 
     fn new(domain: Domain) -> io::Result<TcpSocket> {
-        if crate::sim::running() {
-            return Err(crate::sim::not_simulated("TcpSocket"));
+        if crate::seam::running() {
+            return Err(crate::seam::not_simulated("TcpSocket"));
         }
         // socket2 sets close-on-exec in `socket(2)` itself where the OS
         // takes the flag, so no concurrent `fork` + `exec` inherits it.

@@ -88,7 +88,7 @@ pub(crate) struct HostId(usize);
 
 /// A socket of the network (never reused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct SockId(u32);
+pub(crate) struct SockId(pub(crate) u32);
 
 /// A socket's readiness, as epoll reports it: the runtime's, which the
 /// loop's seam takes as it is. Readable: bytes, a datagram, a connection,

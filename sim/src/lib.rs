@@ -1,0 +1,23 @@
+//! Deterministic simulation, re-exported by `ioloop` as `ioloop::sim`:
+//! [`Sim`] runs a server and its clients in one seeded world, where
+//! `TcpStream`, `TcpListener` and `UdpSocket` stand for sockets of a
+//! simulated network (`network.rs`), on a virtual clock, and a failure
+//! names the seed that replays it ([`run_seeds`], [`SEED_VAR`]).
+//!
+//! The library under test is the one that runs in production: a world
+//! reaches it only through two seams, the runtime's [`Backend`] (what its
+//! loop polls beside the OS; `world.rs`'s `Seam`) and net's
+//! `ioloop_net::seam::Network` (where a simulated socket's calls go;
+//! `world.rs`'s `Sockets`), and through a seeded runtime
+//! ([`Builder::seed`](ioloop_runtime::Builder::seed)), whose order of
+//! jobs [`schedule_hash`] hashes.
+
+#![forbid(unsafe_code)]
+
+mod errno;
+mod harness;
+mod network;
+mod world;
+
+pub use harness::{Failure, Faults, Report, SEED_VAR, Sim, run_seeds};
+pub use ioloop_runtime::sim::{Backend, Ready, Rng, TraceHash, schedule_hash, tag, with_tag};

@@ -1,0 +1,245 @@
+//! A simulation's world, on the thread that runs it: the network, which
+//! of its sockets has which reactor token, and the two seams it fills:
+//! the loop's ([`Seam`], the runtime's `Backend`) and the sockets'
+//! ([`Sockets`], net's `seam::Network`).
+
+use std::collections::BTreeMap;
+use std::io::{self, IoSlice};
+use std::net::{IpAddr, Shutdown, SocketAddr};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::Waker;
+use std::time::Duration;
+
+use ioloop_net::seam::{self, Open};
+use ioloop_runtime::lock::Mutex;
+use ioloop_runtime::sim::{self as rt_seam, Backend, Ready};
+use mio::Token;
+
+use super::network::{HostId, Network, SockId};
+
+/// The world of the simulation running on this thread.
+pub(crate) struct World {
+    pub(crate) net: Network,
+    /// Host `i`'s id; its tasks carry the tag `i + 1`.
+    pub(crate) hosts: Vec<HostId>,
+    /// Each registered socket's token.
+    tokens: BTreeMap<SockId, Token>,
+    /// Kept between polls, so reporting readiness does not allocate.
+    changed: Vec<SockId>,
+    /// The loop found nothing left to do (`Backend::stuck`).
+    pub(crate) stuck: bool,
+    /// The virtual time by which the run must be over, in nanoseconds
+    /// since it began, and whether it has passed.
+    pub(crate) deadline: Option<u64>,
+    pub(crate) expired: bool,
+    /// Woken when the loop is stuck or the deadline passes.
+    pub(crate) on_stuck: Option<Waker>,
+    /// The virtual time of the latest poll, in nanoseconds since the start.
+    pub(crate) now: u64,
+}
+
+impl World {
+    pub(crate) fn new(net: Network) -> Self {
+        World {
+            net,
+            hosts: Vec::new(),
+            tokens: BTreeMap::new(),
+            changed: Vec::new(),
+            stuck: false,
+            deadline: None,
+            expired: false,
+            on_stuck: None,
+            now: 0,
+        }
+    }
+}
+
+/// Makes `world`'s network where this thread's new sockets go, until the
+/// guard drops.
+pub(crate) fn enter(world: Arc<Mutex<World>>) -> impl Drop {
+    seam::enter(Rc::new(Sockets(world)))
+}
+
+/// The loop's seam: the network's deliveries as readiness events.
+pub(crate) struct Seam(pub(crate) Arc<Mutex<World>>);
+
+impl Backend for Seam {
+    fn poll(&mut self, now: Duration, events: &mut Vec<(Token, Ready)>) {
+        let mut guard = self.0.lock();
+        let world = &mut *guard;
+        world.now = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
+        world.net.advance(world.now);
+        let expired = world.deadline.is_some_and(|deadline| world.now >= deadline);
+        let mut waker = None;
+        if expired && !world.expired {
+            world.expired = true;
+            waker = world.on_stuck.take();
+        }
+        world.net.take_changed(&mut world.changed);
+        for id in world.changed.drain(..) {
+            let Some(&token) = world.tokens.get(&id) else {
+                continue;
+            };
+            events.push((token, world.net.readiness(id)));
+        }
+        drop(guard);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    fn next_deadline(&self) -> Option<Duration> {
+        self.0.lock().net.next_deadline().map(Duration::from_nanos)
+    }
+
+    fn stuck(&mut self) {
+        let waker = {
+            let mut world = self.0.lock();
+            world.stuck = true;
+            world.on_stuck.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+/// The host whose task is running: the one a new socket belongs to.
+fn host(world: &World) -> io::Result<HostId> {
+    let tag = rt_seam::tag() as usize;
+    world
+        .hosts
+        .get(tag.wrapping_sub(1))
+        .copied()
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                "ioloop: inside a simulation, sockets are opened by a host's tasks",
+            )
+        })
+}
+
+/// The listen backlog of a simulated listener, as `TcpListener::bind`'s.
+const BACKLOG: usize = 1024;
+
+/// The sockets' seam: each call on the network, with the socket's id.
+pub(crate) struct Sockets(Arc<Mutex<World>>);
+
+impl Sockets {
+    /// `f` on the network, with the socket numbered `id`.
+    fn on<R>(&self, id: u32, f: impl FnOnce(&mut Network, SockId) -> R) -> R {
+        f(&mut self.0.lock().net, SockId(id))
+    }
+}
+
+impl seam::Network for Sockets {
+    fn lookup(&self, name: &str) -> Option<IpAddr> {
+        self.0.lock().net.lookup(name)
+    }
+
+    fn open(&self, open: Open) -> io::Result<u32> {
+        let mut world = self.0.lock();
+        let host = host(&world)?;
+        let net = &mut world.net;
+        let id = match open {
+            Open::Connect(to) => net.connect(host, to)?,
+            Open::Listen(addr) => {
+                let id = net.tcp_bind(host, addr)?;
+                net.listen(id, BACKLOG)?;
+                id
+            }
+            Open::Udp(addr) => net.udp_bind(host, addr)?,
+        };
+        Ok(id.0)
+    }
+
+    fn recv(&self, id: u32, buf: &mut [u8], peek: bool) -> io::Result<usize> {
+        self.on(id, |net, id| {
+            if peek {
+                net.peek(id, buf)
+            } else {
+                net.recv(id, buf)
+            }
+        })
+    }
+
+    fn send(&self, id: u32, buf: &[u8]) -> io::Result<usize> {
+        self.on(id, |net, id| net.send(id, buf))
+    }
+
+    /// One `send` per buffer, until one takes less than it was given.
+    fn send_vectored(&self, id: u32, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        let mut sent = 0;
+        for buf in bufs.iter().filter(|buf| !buf.is_empty()) {
+            match self.send(id, buf) {
+                Ok(n) => {
+                    sent += n;
+                    if n < buf.len() {
+                        break;
+                    }
+                }
+                Err(err) if sent == 0 => return Err(err),
+                Err(_) => break,
+            }
+        }
+        Ok(sent)
+    }
+
+    fn recv_from(&self, id: u32, buf: &mut [u8], peek: bool) -> io::Result<(usize, SocketAddr)> {
+        self.on(id, |net, id| {
+            if peek {
+                net.peek_from(id, buf)
+            } else {
+                net.recv_from(id, buf)
+            }
+        })
+    }
+
+    fn send_to(&self, id: u32, buf: &[u8], to: SocketAddr) -> io::Result<usize> {
+        self.on(id, |net, id| net.send_to(id, buf, to))
+    }
+
+    fn connect_udp(&self, id: u32, to: SocketAddr) -> io::Result<()> {
+        self.on(id, |net, id| net.udp_connect(id, to))
+    }
+
+    fn shutdown(&self, id: u32, how: Shutdown) -> io::Result<()> {
+        self.on(id, |net, id| net.shutdown(id, how))
+    }
+
+    fn accept(&self, id: u32) -> io::Result<(u32, SocketAddr)> {
+        let (id, from) = self.on(id, |net, id| net.accept(id))?;
+        Ok((id.0, from))
+    }
+
+    fn addr(&self, id: u32, peer: bool) -> io::Result<SocketAddr> {
+        self.on(id, |net, id| {
+            if peer {
+                net.peer_addr(id)
+            } else {
+                net.local_addr(id)
+            }
+        })
+    }
+
+    fn take_error(&self, id: u32) -> io::Result<Option<io::Error>> {
+        self.on(id, |net, id| net.take_error(id))
+    }
+
+    fn register(&self, id: u32, token: Option<Token>) {
+        let tokens = &mut self.0.lock().tokens;
+        match token {
+            Some(token) => tokens.insert(SockId(id), token),
+            None => tokens.remove(&SockId(id)),
+        };
+    }
+
+    fn close(&self, id: u32) {
+        let mut world = self.0.lock();
+        world.tokens.remove(&SockId(id));
+        // A socket the network already forgot (reset and reaped) is
+        // closed already.
+        let _ = world.net.close(SockId(id));
+    }
+}
