@@ -28,7 +28,6 @@ const CRATES: &[&str] = &[
 const LAYERS: &str = "
     runtime/src/sync/                          0  the shim: std or loom
     runtime/src/base.rs                        1  what the loop writes and the layers above read
-    runtime/src/sim/rng.rs                     1  the seeded source of chance the tick draws from
     runtime/src/event_loop/timers.rs           2  the core, bottom up: the clock and the timer
     runtime/src/event_loop/reactor.rs          2  heap, the reactor, the task cell; then the
     runtime/src/event_loop/cell.rs             2  tick, and the half other threads reach

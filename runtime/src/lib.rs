@@ -18,9 +18,10 @@ mod event_loop;
 mod handle;
 pub mod io;
 mod metrics;
+mod rng;
 mod runtime;
+mod seed;
 pub mod signal;
-pub mod sim;
 mod stall;
 mod sync;
 pub mod task;
@@ -30,6 +31,17 @@ pub mod time;
 /// ioloop-net: not part of the API.
 #[doc(hidden)]
 pub use sync::lock;
+
+/// The seams a simulation drives a runtime through, re-exported by
+/// `ioloop-sim` (as `ioloop::sim`): the [`Backend`](seam::Backend) a loop
+/// built with [`Builder::build_simulated`] polls beside the OS, and what a
+/// seeded runtime ([`Builder::seed`]) offers: [`schedule_hash`](seam::schedule_hash),
+/// the tags of tasks, and its source of chance, [`Rng`](seam::Rng).
+pub mod seam {
+    pub use crate::event_loop::backend::{Backend, Ready};
+    pub use crate::rng::{Rng, TraceHash};
+    pub use crate::seed::{schedule_hash, tag, with_tag};
+}
 
 pub use handle::{Handle, RuntimeId, spawn, spawn_blocking, spawn_local};
 pub use metrics::Metrics;

@@ -12,12 +12,13 @@ use std::thread::{self, Thread};
 use std::time::Duration;
 
 use crate::blocking::{self, Pool};
-use crate::event_loop::backend::{Backend, Simulated};
+use crate::event_loop::backend::{Backend, Pick, Simulated};
 use crate::event_loop::core::{self, Core, Driver, Job, Shared};
 use crate::event_loop::reactor::Reactor;
 use crate::event_loop::reactor::WAKER_TOKEN;
 use crate::event_loop::timers;
 use crate::handle::{self, Handle};
+use crate::seed::Seeded;
 use crate::stall::{self, Sentinel, Watchdog};
 use crate::sync::lock::Mutex;
 use crate::sync::{AtomicBool, Ordering, PollWaker};
@@ -770,7 +771,7 @@ impl Builder {
     /// order the seed picks, not the order they became ready in. Timers,
     /// I/O events, wakes and spawns all reach the loop as ready jobs, so
     /// the same seed runs a program's tasks in the same order
-    /// ([`sim::schedule_hash`](crate::sim::schedule_hash) tells), and
+    /// ([`seam::schedule_hash`](crate::seam::schedule_hash) tells), and
     /// another seed tries another. Unseeded, the loop pays a branch a job.
     /// What comes from other threads (a blocking job's result) or the OS
     /// (which socket is ready) arrives when it arrives: a run replays
@@ -798,7 +799,7 @@ impl Builder {
     }
 
     /// Creates a runtime whose loop polls `backend` for I/O besides the
-    /// OS: a simulated network (see [`sim`](crate::sim)). Its clock starts
+    /// OS: a simulated network (`ioloop-sim`'s, re-exported as `ioloop::sim`). Its clock starts
     /// paused whatever [`start_paused`](Self::start_paused) says: the
     /// simulation's time is virtual, and moves to the next timer or
     /// delivery whenever nothing is ready to run.
@@ -824,7 +825,10 @@ impl Builder {
             events: Vec::new(),
         });
         let simulated = driver.sim.is_some();
-        let core = Core::new(shared.clone(), driver, self.event_interval, self.seed);
+        let seeded = self
+            .seed
+            .map(|seed| Box::new(Seeded::new(seed)) as Box<dyn Pick>);
+        let core = Core::new(shared.clone(), driver, self.event_interval, seeded);
         if self.start_paused || simulated {
             time::pause_core(&core, origin);
         }

@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use ioloop_runtime::lock::Mutex;
-use ioloop_runtime::sim::{self as rt_sim, Rng};
+use ioloop_runtime::seam::{self as rt_sim, Rng};
 use ioloop_runtime::task::JoinHandle;
 use ioloop_runtime::time::{Instant, sleep};
 use ioloop_runtime::{Builder, spawn_local};

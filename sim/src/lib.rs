@@ -20,4 +20,4 @@ mod network;
 mod world;
 
 pub use harness::{Failure, Faults, Report, SEED_VAR, Sim, run_seeds};
-pub use ioloop_runtime::sim::{Backend, Ready, Rng, TraceHash, schedule_hash, tag, with_tag};
+pub use ioloop_runtime::seam::{Backend, Ready, Rng, TraceHash, schedule_hash, tag, with_tag};

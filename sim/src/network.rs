@@ -18,7 +18,7 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr};
 use std::ops::Range;
 
-use ioloop_runtime::sim::{Rng, TraceHash};
+use ioloop_runtime::seam::{Rng, TraceHash};
 
 use super::errno::{
     EADDRINUSE, EADDRNOTAVAIL, EAGAIN, EBADF, ECONNREFUSED, ECONNRESET, EDESTADDRREQ, EINVAL,
@@ -96,7 +96,7 @@ pub(crate) struct SockId(pub(crate) u32);
 /// that would fail at once); read closed: the peer's FIN arrived, we shut
 /// reading, or the connection broke; write closed: we shut writing, or
 /// the connection broke; error: one waits for `take_error`.
-pub(crate) use ioloop_runtime::sim::Ready;
+pub(crate) use ioloop_runtime::seam::Ready;
 
 struct Host {
     name: String,

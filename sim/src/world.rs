@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use ioloop_net::seam::{self, Open};
 use ioloop_runtime::lock::Mutex;
-use ioloop_runtime::sim::{self as rt_seam, Backend, Ready};
+use ioloop_runtime::seam::{self as rt_seam, Backend, Ready};
 use mio::Token;
 
 use super::network::{HostId, Network, SockId};

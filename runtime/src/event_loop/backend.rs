@@ -1,10 +1,11 @@
-//! The seam through which a simulation stands in for the OS: what the loop
-//! polls for readiness besides its `mio::Poll` (`Backend`), and the
-//! readiness it reports (`Ready`). The core knows only this trait; the
-//! simulated network that implements it lives above (`ioloop-net`'s
-//! `sim`), and a runtime gets one through `Builder::build_simulated`.
+//! The seams a runtime's loop is driven through besides the OS: what it
+//! polls for readiness beside its `mio::Poll` (`Backend`, and the
+//! readiness it reports, `Ready`), which a simulation implements (the
+//! `ioloop-sim` crate; a runtime gets one through
+//! `Builder::build_simulated`); and which ready job runs next (`Pick`),
+//! which a seeded runtime's scheduler implements (`seed.rs`, above the
+//! core). The core knows only these traits.
 
-use std::cell::Cell;
 use std::fmt;
 use std::time::Duration;
 
@@ -12,21 +13,18 @@ use mio::Token;
 
 use super::reactor::{ERROR, READ_CLOSED, READABLE, WRITABLE, WRITE_CLOSED};
 
-thread_local! {
-    /// The tag of the task being polled on this thread (0: none): in a
-    /// seeded loop, each task carries the tag current when it was spawned,
-    /// so every task of one simulated host carries the host's.
-    static TAG: Cell<u32> = const { Cell::new(0) };
-}
-
-/// The tag current on this thread.
-pub(crate) fn tag() -> u32 {
-    TAG.get()
-}
-
-/// Makes `tag` current; returns the one it replaces.
-pub(crate) fn set_tag(tag: u32) -> u32 {
-    TAG.replace(tag)
+/// A seeded loop's choices: which of the jobs ready when its tick began
+/// runs next, instead of the first in. Told which job was chosen and
+/// which task was entered, so it can hash the order and tag the tasks.
+pub(crate) trait Pick: Send {
+    /// Which of the first `ready` jobs in the run queue runs next.
+    fn choose(&self, ready: usize) -> usize;
+    /// The job chosen: a task's key, or `None` for `block_on`'s future.
+    fn chosen(&self, task: Option<usize>);
+    /// A task was entered into the task list under `key`.
+    fn entered(&self, key: usize);
+    /// A hash of the order the chosen jobs ran in so far.
+    fn hash(&self) -> u64;
 }
 
 /// What a simulated source became ready for, as an OS poller reports it.

@@ -43,12 +43,11 @@ use std::time::Duration;
 use mio::{Events, Poll as Poller};
 use slab::Slab;
 
-use super::backend::{self, Simulated};
+use super::backend::{Pick, Simulated};
 use super::cell::{Schedule, Task, UNREGISTERED, wake_all};
 use super::reactor::Reactor;
 use super::timers::{Clock, ClockState, LoopClock, Timers};
 use crate::base::{self, Counters, JoinError, Watch, budget};
-use crate::sim::{Rng, TraceHash};
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker, lock};
 
 thread_local! {
@@ -447,56 +446,7 @@ pub(crate) struct Core {
     _home: Home,
     /// A seeded runtime's choices (`Builder::seed`); `None`: first in,
     /// first out. Boxed: an unseeded loop pays a word and a branch a job.
-    seeded: Option<Box<Seeded>>,
-}
-
-/// What a seeded loop draws its choices from and how it records them.
-struct Seeded {
-    rng: RefCell<Rng>,
-    /// A hash of the order jobs ran in: two runs that chose alike match.
-    trace: Cell<TraceHash>,
-    /// Each task's tag, by task-list key (`backend::tag`).
-    tags: RefCell<Vec<u32>>,
-}
-
-impl Seeded {
-    /// Moves one of the first `left` jobs, chosen by the seed, to the
-    /// front of `queue`, records which, and makes its tag current. Every
-    /// order in which jobs can become ready (a timer, an I/O event, a
-    /// waiter, a spawn) comes through the run queue, so this one choice
-    /// covers them all.
-    #[inline(never)]
-    fn pick(&self, queue: &mut VecDeque<Job>, left: usize) {
-        let left = left.min(queue.len());
-        let chosen = self.rng.borrow_mut().below(left as u64) as usize;
-        queue.swap(0, chosen);
-        let (id, tag) = match queue.front() {
-            None => return,
-            Some(Job::Main) => (0, 0),
-            Some(Job::Task(task)) => (task.key() as u64 + 1, self.tag_of(task.key())),
-        };
-        // The job's tag is current while it runs (and until the next pick):
-        // what it spawns carries it.
-        backend::set_tag(tag);
-        let mut hash = self.trace.get();
-        hash.add(&id.to_le_bytes());
-        self.trace.set(hash);
-    }
-
-    /// Gives the task entered under `key` the tag current now: its
-    /// spawner's.
-    fn tag_new(&self, key: usize) {
-        let mut tags = self.tags.borrow_mut();
-        if tags.len() <= key {
-            tags.resize(key + 1, 0);
-        }
-        tags[key] = backend::tag();
-    }
-
-    /// The tag of the task under `key`.
-    fn tag_of(&self, key: usize) -> u32 {
-        self.tags.borrow().get(key).copied().unwrap_or(0)
-    }
+    seeded: Option<Box<dyn Pick>>,
 }
 
 impl Core {
@@ -504,7 +454,7 @@ impl Core {
         shared: Arc<Shared>,
         driver: Driver,
         event_interval: usize,
-        seed: Option<u64>,
+        seeded: Option<Box<dyn Pick>>,
     ) -> Self {
         let home = Home::register(&shared);
         Core {
@@ -524,20 +474,14 @@ impl Core {
             closing: Cell::new(false),
             local_tasks: Cell::new(0),
             local_home: Cell::new(None),
-            seeded: seed.map(|seed| {
-                Box::new(Seeded {
-                    rng: RefCell::new(Rng::new(seed)),
-                    trace: Cell::new(TraceHash::new()),
-                    tags: RefCell::new(Vec::new()),
-                })
-            }),
+            seeded,
         }
     }
 
     /// A seeded loop's hash of the order its jobs ran in so far; `None`
     /// if it has no seed.
     pub(crate) fn schedule_hash(&self) -> Option<u64> {
-        self.seeded.as_ref().map(|seeded| seeded.trace.get().get())
+        self.seeded.as_ref().map(|seeded| seeded.hash())
     }
 
     /// Queues a job on the loop thread; a task spawned and not yet in the
@@ -574,7 +518,7 @@ impl Core {
         let entry = list.slab.vacant_entry();
         task.set_key(entry.key());
         if let Some(seeded) = &self.seeded {
-            seeded.tag_new(entry.key());
+            seeded.entered(entry.key());
         }
         entry.insert(Listed {
             task: task.clone(),
@@ -625,7 +569,7 @@ impl Core {
         let seeded = self.seeded.as_deref();
         for ran in 0..ready {
             if let Some(seeded) = seeded {
-                seeded.pick(&mut self.run_queue.borrow_mut(), ready - ran);
+                self.pick(seeded, ready - ran);
             }
             let job = self.run_queue.borrow_mut().pop_front();
             budget::reset();
@@ -643,6 +587,20 @@ impl Core {
             }
         }
         None
+    }
+
+    /// A seeded loop's one choice: moves one of the first `left` jobs, as
+    /// `seeded` picks, to the front of the run queue, and tells it which.
+    #[inline(never)]
+    fn pick(&self, seeded: &dyn Pick, left: usize) {
+        let mut queue = self.run_queue.borrow_mut();
+        let chosen = seeded.choose(left.min(queue.len()));
+        queue.swap(0, chosen);
+        match queue.front() {
+            None => {}
+            Some(Job::Main) => seeded.chosen(None),
+            Some(Job::Task(task)) => seeded.chosen(Some(task.key())),
+        }
     }
 
     /// Step 2: fires the timers that are due. The clock is read only if

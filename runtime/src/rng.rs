@@ -1,5 +1,5 @@
-//! `Rng`: the simulation's one source of chance; `TraceHash`: the hash
-//! its traces are kept in.
+//! `Rng`: a seeded runtime's and a simulation's one source of chance;
+//! `TraceHash`: the hash their traces are kept in.
 
 use std::ops::Range;
 
@@ -16,7 +16,7 @@ use std::ops::Range;
 /// # Examples
 ///
 /// ```
-/// use ioloop_runtime::sim::Rng;
+/// use ioloop_runtime::seam::Rng;
 ///
 /// let mut a = Rng::new(7);
 /// let mut b = Rng::new(7);
@@ -81,7 +81,7 @@ impl Rng {
 /// the same on every machine and in every version.
 ///
 /// ```
-/// use ioloop_runtime::sim::TraceHash;
+/// use ioloop_runtime::seam::TraceHash;
 ///
 /// let mut a = TraceHash::new();
 /// a.add(b"connect");
