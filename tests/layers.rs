@@ -41,6 +41,7 @@ const CRATES: &[&str] = &[
 const LAYERS: &str = "
     runtime/src/sync/                          0  the shim: std or loom
     runtime/src/base.rs                        1  what the loop writes and the layers above read
+    runtime/src/clock.rs                       1  the clock the core and the time layer read
     runtime/src/event_loop/timers.rs           2  the core, bottom up: the clock and the timer
     runtime/src/event_loop/reactor.rs          2  heap, the reactor, the task cell; then the
     runtime/src/event_loop/cell.rs             2  tick, and the half other threads reach
@@ -443,13 +444,13 @@ const BUDGETS: &[(&str, &[&str], u64, u64)] = &[
     (
         "the core (runtime/src/event_loop/)",
         &["core code lines"],
-        2_122,
+        2_000,
         2_000,
     ),
     (
         "ioloop-runtime and ioloop-net",
         &["code lines of ioloop-runtime", "code lines of ioloop-net"],
-        8_395,
+        8_398,
         8_000,
     ),
     (

@@ -14,6 +14,7 @@
 
 mod base;
 mod blocking;
+mod clock;
 mod event_loop;
 mod handle;
 pub mod io;

@@ -12,11 +12,11 @@ use std::thread::{self, Thread};
 use std::time::Duration;
 
 use crate::blocking::{self, Pool};
+use crate::clock;
 use crate::event_loop::backend::{Backend, Pick, Simulated};
 use crate::event_loop::core::{self, Core, Driver, Job, Shared};
 use crate::event_loop::reactor::Reactor;
 use crate::event_loop::reactor::WAKER_TOKEN;
-use crate::event_loop::timers;
 use crate::handle::{self, Handle};
 use crate::seed::Seeded;
 use crate::stall::{self, Sentinel, Watchdog};
@@ -818,7 +818,7 @@ impl Builder {
         let pool = Pool::new(self.pool.clone());
         let shared = Arc::new(Shared::new(waker, reactor, pool));
         let mut driver = Driver::new(poll, self.events_capacity);
-        let origin = timers::now();
+        let origin = clock::now();
         driver.sim = backend.map(|backend| Simulated {
             backend,
             origin,

@@ -46,8 +46,9 @@ use slab::Slab;
 use super::backend::{Pick, Simulated};
 use super::cell::{Schedule, Task, UNREGISTERED, wake_all};
 use super::reactor::Reactor;
-use super::timers::{Clock, ClockState, LoopClock, Timers};
+use super::timers::Timers;
 use crate::base::{self, Counters, JoinError, Watch, budget};
+use crate::clock::{Clock, ClockState, LoopClock};
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker, lock};
 
 thread_local! {

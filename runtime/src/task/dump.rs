@@ -24,10 +24,10 @@ use std::panic::Location;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::clock;
 use crate::event_loop::core;
 use crate::event_loop::core::Shared;
 use crate::event_loop::reactor::Direction;
-use crate::event_loop::timers as clock;
 
 /// The live tasks of a runtime, from [`Handle::dump`](crate::Handle::dump):
 /// asyncio's `all_tasks()` with each task's `print_stack()`, as far as a

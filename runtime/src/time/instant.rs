@@ -4,8 +4,8 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Sub, SubAssign};
 use std::time::Duration;
 
+use crate::clock::{self, ClockState, instant};
 use crate::event_loop::core;
-use crate::event_loop::timers::{self as clock, ClockState, instant};
 use crate::handle::Handle;
 
 /// A point in time, read from the clock of the current runtime: the same

@@ -6,9 +6,9 @@ use std::sync::{Arc, Weak};
 use std::task::{Wake, Waker};
 use std::time::Duration;
 
+use crate::clock::ClockState;
 use crate::event_loop::core::Shared;
 use crate::event_loop::core::{self, Core};
-use crate::event_loop::timers::ClockState;
 
 /// Stops the clock of the current runtime: from now on it moves only by
 /// [`advance`], or by auto-advance, for tests that wait on timers.

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use super::instant::{Instant, current_clock};
 use crate::base::{budget, set_waker};
+use crate::clock::{self, instant, ticks};
 use crate::event_loop::core::{self, Core};
 use crate::event_loop::timers::TimerKey;
-use crate::event_loop::timers::{self as clock, instant, ticks};
 use crate::handle::Handle;
 use crate::sync::lock::{self, Mutex};
 
