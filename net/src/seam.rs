@@ -106,9 +106,9 @@ pub(crate) fn not_simulated(what: &str) -> io::Error {
 /// A simulated socket: its number in the network of the thread that
 /// opened it. Closed there when dropped.
 ///
-/// Every call is `#[cold]`: a simulated socket's path is kept out of the
-/// OS sockets' calls it shares a `match` with (`syscall.rs`), which would
-/// otherwise pay for it in registers.
+/// Every call is `#[cold]` and out of line: a simulated socket's path is
+/// kept out of the OS sockets' calls it shares a `match` with
+/// (`syscall.rs`), which would otherwise pay for it in registers.
 #[derive(Debug)]
 pub struct Socket(u32);
 
@@ -122,6 +122,7 @@ impl Socket {
     /// `f` on this thread's network, with this socket's number; fails as
     /// `NotConnected` once the simulation is gone (or on another thread).
     #[cold]
+    #[inline(never)]
     pub(crate) fn call<R>(
         &self,
         f: impl FnOnce(&dyn Network, u32) -> io::Result<R>,
