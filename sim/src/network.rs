@@ -529,7 +529,7 @@ impl Network {
             Kind::Stream(s) => s,
             Kind::Udp(u) => {
                 let to = u.connected.ok_or_else(|| os(EDESTADDRREQ))?;
-                return self.send_to(sock, buf, to);
+                return self.send_datagram(sock, buf, to);
             }
             _ => return Err(os(ENOTCONN)),
         };
@@ -710,16 +710,25 @@ impl Network {
         Ok(())
     }
 
-    /// Sends `buf` as one datagram: accepted, then delivered after a
-    /// latency, or lost or duplicated as the faults say. As on Linux, a
-    /// datagram too long for IPv4 is `EMSGSIZE`, and a refusal pending on
-    /// the socket fails this send (which sends nothing).
+    /// Sends `buf` to `to`: as on Linux, port 0 is `EINVAL` (a socket
+    /// connected to port 0 sends there, into the void).
     pub(crate) fn send_to(
         &mut self,
         sock: SockId,
         buf: &[u8],
         to: SocketAddr,
     ) -> io::Result<usize> {
+        if to.port() == 0 {
+            return Err(os(EINVAL));
+        }
+        self.send_datagram(sock, buf, to)
+    }
+
+    /// Sends `buf` as one datagram: accepted, then delivered after a
+    /// latency, or lost or duplicated as the faults say. As on Linux, a
+    /// datagram too long for IPv4 is `EMSGSIZE`, and a refusal pending on
+    /// the socket fails this send (which sends nothing).
+    fn send_datagram(&mut self, sock: SockId, buf: &[u8], to: SocketAddr) -> io::Result<usize> {
         let s = self.socks.get_mut(&sock).ok_or_else(no_socket)?;
         let (host, from) = (s.host, s.local);
         let Kind::Udp(u) = &mut s.kind else {

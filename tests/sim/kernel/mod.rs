@@ -82,6 +82,8 @@ const TCP: &[Scenario] = scenarios![
     tcp_connect::a_listener_on_the_unspecified_address,
     tcp_connect::options_set_and_read_back,
     tcp_connect::a_tcp_socket_built_by_hand,
+    tcp_connect::both_ends_name_each_other,
+    tcp_connect::fifty_connections_each_from_a_port_of_its_own,
     tcp_data::echo_a_small_payload,
     tcp_data::echo_a_large_payload,
     tcp_data::partial_writes_under_a_full_buffer_lose_nothing,
@@ -96,6 +98,8 @@ const TCP: &[Scenario] = scenarios![
     tcp_data::shutdown_read_then_read,
     tcp_data::shutdown_both_then_read_and_write,
     tcp_data::shutdown_after_both_ends_closed,
+    tcp_data::vectored_writes_of_1_to_2000_slices_arrive_in_order,
+    tcp_data::reads_of_one_byte_and_of_a_megabyte_take_the_stream_whole,
     tcp_close::close_with_unread_bytes_resets_a_waiting_reader,
     tcp_close::close_with_unread_bytes_resets_the_writer,
     tcp_close::bytes_sent_before_a_reset_are_read_first,
@@ -125,6 +129,8 @@ const UDP: &[Scenario] = scenarios![
     udp::send_to_an_address_from_a_connected_socket,
     udp::connect_to_another_peer,
     udp::a_socket_bound_to_the_unspecified_address,
+    udp::send_to_port_0,
+    udp::recv_on_an_unconnected_socket_takes_from_anyone,
 ];
 
 /// Scenarios the simulation answers differently on purpose, and why: each
@@ -243,6 +249,14 @@ fn there_are_at_least_40_scenarios_and_every_name_is_unique() {
     for (name, _) in DIFFERS {
         assert!(names.contains(name), "DIFFERS names {name}, no scenario");
     }
+    // The count RELIABILITY.md quotes is this table's.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let reliability = std::fs::read_to_string(root.join("RELIABILITY.md")).unwrap();
+    let claim = format!("`sim/kernel/` ({count} scenarios");
+    assert!(
+        reliability.contains(&claim),
+        "RELIABILITY.md should say {claim:?}: the table has {count}"
+    );
 }
 
 /// Every scenario the simulation answers differently is named in the

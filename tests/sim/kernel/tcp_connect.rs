@@ -170,3 +170,57 @@ pub async fn a_tcp_socket_built_by_hand() -> io::Result<Transcript> {
     }
     Ok(t)
 }
+
+/// The two ends of a connection name each other: the client's local
+/// address is what `accept` returned and the server's peer, the client's
+/// peer is the listener's address and the server's local one.
+pub async fn both_ends_name_each_other() -> io::Result<Transcript> {
+    let mut t = Transcript::new();
+    let listener = listener().await?;
+    let client = TcpStream::connect(listener.local_addr()?).await?;
+    let (server, from) = listener.accept().await?;
+    t.check(
+        "accept's address is the client's",
+        from == client.local_addr()?,
+    );
+    t.check(
+        "the server's peer is the client",
+        server.peer_addr()? == client.local_addr()?,
+    );
+    t.check(
+        "the client's peer is the listener",
+        client.peer_addr()? == listener.local_addr()?,
+    );
+    t.check(
+        "the server's own address is the listener's",
+        server.local_addr()? == listener.local_addr()?,
+    );
+    t.note(format!("client: {}", shape(&client.local_addr()?)));
+    Ok(t)
+}
+
+/// Fifty connections to one listener, made before any is accepted: each
+/// is accepted, in the order made, from a port of its own, and carries
+/// its own bytes.
+pub async fn fifty_connections_each_from_a_port_of_its_own() -> io::Result<Transcript> {
+    let mut t = Transcript::new();
+    let listener = listener().await?;
+    let mut clients = Vec::new();
+    for i in 0..50u8 {
+        let mut client = TcpStream::connect(listener.local_addr()?).await?;
+        client.write_all(&[i]).await?;
+        clients.push(client);
+    }
+    let mut ports = std::collections::BTreeSet::new();
+    let mut in_order = true;
+    for (i, client) in clients.iter().enumerate() {
+        let (mut server, from) = listener.accept().await?;
+        ports.insert(from.port());
+        let mut byte = [0];
+        server.read_exact(&mut byte).await?;
+        in_order &= from == client.local_addr()? && usize::from(byte[0]) == i;
+    }
+    t.check("accepted in the order made, each with its bytes", in_order);
+    t.note(format!("distinct ports: {}", ports.len()));
+    Ok(t)
+}

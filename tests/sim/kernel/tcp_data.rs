@@ -244,3 +244,82 @@ pub async fn shutdown_after_both_ends_closed() -> io::Result<Transcript> {
     t.see("client write", &client.write(b"x").await);
     Ok(t)
 }
+
+/// `write_vectored` with 1, 3, 1,024, 1,025 and 2,000 slices of 7 bytes:
+/// each call takes something, never more than 1,024 slices' worth (the
+/// kernel's `IOV_MAX`), and the bytes of every call arrive whole and in
+/// order.
+pub async fn vectored_writes_of_1_to_2000_slices_arrive_in_order() -> io::Result<Transcript> {
+    const SLICE: usize = 7;
+    const COUNTS: [usize; 5] = [1, 3, 1024, 1025, 2000];
+    let mut t = Transcript::new();
+    let (client, mut server) = pair().await?;
+    let total: usize = COUNTS.iter().map(|n| n * SLICE).sum();
+    let reader = ioloop::spawn_local(async move {
+        let mut got = Vec::new();
+        server.read_to_end(&mut got).await?;
+        Ok::<_, io::Error>(got)
+    });
+    let (_read, mut write) = client.into_split();
+    let mut sent = 0;
+    for count in COUNTS {
+        let bytes = pattern(sent, count * SLICE);
+        let mut done = 0;
+        let mut first = None;
+        while done < bytes.len() {
+            let slices: Vec<_> = bytes[done..].chunks(SLICE).map(io::IoSlice::new).collect();
+            let n = write.write_vectored(&slices).await?;
+            first.get_or_insert(n);
+            done += n;
+        }
+        let first = first.unwrap_or(0);
+        t.check(
+            &format!("the first write of {count} slices took some, at most 1,024 slices"),
+            first > 0 && first <= 1024 * SLICE,
+        );
+        sent += done;
+    }
+    write.close().await?;
+    let got = reader.await.map_err(io::Error::other)??;
+    t.check("every byte arrived, in order", got == pattern(0, total));
+    Ok(t)
+}
+
+/// A reader that takes one byte at a time, and one that asks for far
+/// more than is there, each get the stream whole and then its end.
+pub async fn reads_of_one_byte_and_of_a_megabyte_take_the_stream_whole() -> io::Result<Transcript> {
+    let mut t = Transcript::new();
+    for size in [1, 1 << 20] {
+        let (mut client, mut server) = pair().await?;
+        let writer = ioloop::spawn_local(async move {
+            client.write_all(&pattern(0, 3000)).await?;
+            client.close().await
+        });
+        let mut got = Vec::new();
+        let mut buf = vec![0; size];
+        let mut reads = 0;
+        loop {
+            let n = server.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            reads += 1;
+            got.extend_from_slice(&buf[..n]);
+        }
+        t.see("writer", &writer.await.map_err(io::Error::other)?);
+        t.check(
+            &format!("reads of {size}: the bytes in order"),
+            got == pattern(0, 3000),
+        );
+        t.check(
+            &format!("reads of {size}: one read per byte, or at most as many as bytes"),
+            if size == 1 {
+                reads == 3000
+            } else {
+                reads <= 3000
+            },
+        );
+        t.see("read after the end", &server.read(&mut buf).await);
+    }
+    Ok(t)
+}

@@ -331,3 +331,37 @@ pub async fn a_socket_bound_to_the_unspecified_address() -> io::Result<Transcrip
     ));
     Ok(t)
 }
+
+/// Sending to port 0 is refused at once, connected or not.
+pub async fn send_to_port_0() -> io::Result<Transcript> {
+    let mut t = Transcript::new();
+    let a = socket().await?;
+    let mut zero = a.local_addr()?;
+    zero.set_port(0);
+    t.see("send_to port 0", &a.send_to(b"x", zero).await);
+    t.see("connect to port 0", &a.connect(zero).await);
+    t.see("send", &a.send(b"x").await);
+    Ok(t)
+}
+
+/// `recv` on a socket that is not connected takes a datagram from
+/// anyone, and `send` there has no one to send to. (Datagrams of two
+/// senders are compared as a set: the kernel's loopback delivers them in
+/// the order sent, the simulation with a latency each, as between hosts;
+/// the guide says so.)
+pub async fn recv_on_an_unconnected_socket_takes_from_anyone() -> io::Result<Transcript> {
+    let mut t = Transcript::new();
+    let (a, b, c) = (socket().await?, socket().await?, socket().await?);
+    b.send_to(b"from b", a.local_addr()?).await?;
+    c.send_to(b"from c", a.local_addr()?).await?;
+    let mut buf = [0; 16];
+    let mut got = Vec::new();
+    for _ in 0..2 {
+        let n = a.recv(&mut buf).await?;
+        got.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+    }
+    got.sort();
+    t.note(format!("recv, sorted: {got:?}"));
+    t.see("send unconnected", &a.send(b"x").await);
+    Ok(t)
+}
