@@ -26,6 +26,10 @@
 //!   buffers; the kernel's errors, kind and code.
 //! - `world`: what the world does with sockets: names, UDP, refusals,
 //!   partitions, deadlocks, panics.
+//! - `workload`: a random workload as wide as the API, every byte checked
+//!   against a model of what must arrive, TCP and UDP.
+//! - `worlds`: where every world gets its `Sim` (the hook for what all
+//!   worlds run with).
 
 mod blocking;
 mod callbacks;
@@ -43,7 +47,9 @@ mod retry;
 mod shutdown;
 mod trace;
 mod udp;
+mod workload;
 mod world;
+mod worlds;
 
 /// The seeds fault tests run: `IOLOOP_SIM_SEEDS` (1,000 in CI), or 200.
 pub fn seeds() -> u64 {
