@@ -14,6 +14,8 @@
 //!   sockets and in the simulation, and their transcripts must agree.
 //! - `kv`: the key-value server likewise, its clients' SET, GET and DEL
 //!   replies checked against what each set.
+//! - `kv_more`: the key-value server's deep pipelines, pub/sub under
+//!   faults, and a subscriber that never reads, dropped at the bound.
 //! - `hyper`: `compat::hyper::serve` likewise, an echo service under
 //!   hyper's own client, several requests per connection.
 //! - `shutdown`: `line_echo` told to stop at a seeded moment, mid-stream:
@@ -41,6 +43,7 @@ mod hyper;
 mod hyper_stop;
 mod kernel;
 mod kv;
+mod kv_more;
 #[cfg(feature = "planted-bugs")]
 mod planted;
 mod retry;

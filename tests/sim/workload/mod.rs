@@ -36,6 +36,7 @@ use ioloop::task::JoinSet;
 use ioloop::time::sleep;
 
 use crate::worlds::{breaks_tcp, sim};
+pub use model::pattern;
 use model::{Conn, Served, duration, violation};
 use reading::read_all;
 use writing::write_all;
