@@ -8,6 +8,9 @@
 //! - `blocking`: a host awaiting the blocking pool is waited for, not
 //!   a deadlock.
 //! - `callbacks`: the callback layer's `line_echo` likewise.
+//! - `hyper_grace`: `compat::hyper`'s graceful stop at a seeded moment,
+//!   with requests in flight, with and without faults: no finished
+//!   answer lost, none wrong, no hang.
 //! - `hyper_stop`: a hyper server stopped in its grace period replays
 //!   from its seed (its connections' `JoinSet` aborts in one order).
 //! - `kernel`: the kernel is the reference: each scenario runs on real
@@ -40,6 +43,7 @@ mod clients;
 mod dump;
 mod echo;
 mod hyper;
+mod hyper_grace;
 mod hyper_stop;
 mod kernel;
 mod kv;
