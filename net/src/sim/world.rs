@@ -172,6 +172,10 @@ fn host(world: &World) -> io::Result<HostId> {
 /// The listen backlog of a simulated listener, as `TcpListener::bind`'s.
 const BACKLOG: usize = 1024;
 
+/// The most slices a simulated vectored send takes: Linux's `UIO_MAXIOV`.
+/// The network's own, not `syscall.rs`'s cut, which it checks.
+const IOV_MAX: usize = 1024;
+
 /// Every call is `#[cold]`: a simulated socket's path is kept out of the
 /// OS sockets' calls it shares a `match` with (`syscall.rs`), which would
 /// otherwise pay for it in registers.
@@ -233,8 +237,13 @@ impl Socket {
     }
 
     /// One `send` per buffer, until one takes less than it was given.
+    /// More than `IOV_MAX` slices is the kernel's `EMSGSIZE`, whatever the
+    /// socket: a caller that does not cut them fails here as on Linux.
     #[cold]
     pub(crate) fn send_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        if bufs.len() > IOV_MAX {
+            return Err(super::errno::os(super::errno::EMSGSIZE));
+        }
         let mut sent = 0;
         for buf in bufs.iter().filter(|buf| !buf.is_empty()) {
             match self.send(buf) {
@@ -322,5 +331,36 @@ impl Drop for Socket {
             // closed already.
             let _ = world.net.close(self.0);
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{self, IoSlice};
+
+    use ioloop_runtime::sim::Rng;
+
+    use super::{IOV_MAX, Socket};
+    use crate::sim::network::{NetConfig, Network};
+
+    #[test]
+    fn more_slices_than_iov_max_is_emsgsize_as_on_linux() -> io::Result<()> {
+        // A socket of a world not running here: within the limit, the call
+        // gets as far as the world (and finds it gone); past it, the
+        // kernel's check comes first.
+        let mut net = Network::new(Rng::new(0), NetConfig::default());
+        let host = net.add_host("a")?;
+        let socket = Socket(net.udp_bind(host, "0.0.0.0:9".parse().expect("an address"))?);
+        for (count, emsgsize) in [(IOV_MAX - 1, false), (IOV_MAX, false), (IOV_MAX + 1, true)] {
+            let err = socket
+                .send_vectored(&vec![IoSlice::new(b"x"); count])
+                .expect_err("no world runs here");
+            assert_eq!(
+                err.raw_os_error() == Some(libc::EMSGSIZE),
+                emsgsize,
+                "{count} slices: {err}"
+            );
+        }
+        Ok(())
     }
 }
