@@ -8,6 +8,7 @@ use std::io;
 use std::time::Duration;
 
 use ioloop::sim::Rng;
+use ioloop::time::Instant;
 
 /// The bytes `from..from + len` of the stream with key `key`: `\n` about
 /// one byte in 51 (lines far under the reader's 64 KiB limit), lowercase
@@ -129,4 +130,21 @@ pub fn duration(rng: &mut Rng) -> Duration {
         90..98 => Duration::from_millis(rng.range(100..5_000)),
         _ => Duration::from_secs(rng.range(5..180)),
     }
+}
+
+/// How late a timer may fire on the virtual clock, with no fault: the
+/// timer wheel's rounding up to its millisecond tick, and one more.
+const LATE: Duration = Duration::from_millis(2);
+
+/// Checks a sleep or a timeout of `asked`, begun at `start`, ended now:
+/// never early (a duration over a second is not cut to its fraction), and
+/// with no fault (no stopped host) not late either.
+pub fn on_time(what: &str, start: Instant, asked: Duration, strict: bool) -> std::io::Result<()> {
+    let took = start.elapsed();
+    if took < asked || (strict && took > asked + LATE) {
+        return Err(violation(format!(
+            "{what}: {asked:?} asked, {took:?} on the virtual clock"
+        )));
+    }
+    Ok(())
 }

@@ -11,9 +11,9 @@ use std::time::Duration;
 use ioloop::io::{AsyncReadExt, StreamReader, read_buf};
 use ioloop::net::tcp::OwnedReadHalf;
 use ioloop::sim::Rng;
-use ioloop::time::{sleep, timeout};
+use ioloop::time::{Instant, sleep, timeout};
 
-use super::model::{End, Ledger, duration, pattern, violation};
+use super::model::{End, Ledger, duration, on_time, pattern, violation};
 
 /// What one read step gave.
 enum Got {
@@ -34,10 +34,15 @@ type Step<'a> = Pin<Box<dyn Future<Output = io::Result<Got>> + 'a>>;
 async fn within(
     limit: Option<Duration>,
     read: impl Future<Output = io::Result<Got>>,
+    strict: bool,
 ) -> io::Result<Got> {
-    match limit {
-        None => read.await,
-        Some(limit) => timeout(limit, read).await.unwrap_or(Ok(Got::Nothing)),
+    let Some(limit) = limit else {
+        return read.await;
+    };
+    let start = Instant::now();
+    match timeout(limit, read).await {
+        Ok(read) => read,
+        Err(_) => on_time("a read's timeout", start, limit, strict).map(|()| Got::Nothing),
     }
 }
 
@@ -63,57 +68,78 @@ pub async fn read_all(
     loop {
         let limit = rng.chance(0.25).then(|| duration(&mut rng));
         let reader = &mut reader;
+        let now_strict = strict();
         let step: Step<'_> = match rng.below(9) {
-            0 => Box::pin(within(limit, async move {
-                Ok(match reader.read_line().await? {
-                    None => Got::Last(Vec::new()),
-                    Some(line) => {
-                        // `read_line` drops the `\n`; it was there unless
-                        // this is an unterminated last line.
-                        let mut line = line.to_vec();
-                        let end = got + line.len() as u64;
-                        if end < ledger.borrow().offered && pattern(key, end, 1) == b"\n" {
-                            line.push(b'\n');
+            0 => Box::pin(within(
+                limit,
+                async move {
+                    Ok(match reader.read_line().await? {
+                        None => Got::Last(Vec::new()),
+                        Some(line) => {
+                            // `read_line` drops the `\n`; it was there unless
+                            // this is an unterminated last line.
+                            let mut line = line.to_vec();
+                            let end = got + line.len() as u64;
+                            if end < ledger.borrow().offered && pattern(key, end, 1) == b"\n" {
+                                line.push(b'\n');
+                            }
+                            Got::Bytes(line)
                         }
-                        Got::Bytes(line)
-                    }
-                })
-            })),
+                    })
+                },
+                now_strict,
+            )),
             1 => {
                 let delimiter = if rng.chance(0.5) { b'\n' } else { b'z' };
-                Box::pin(within(limit, async move {
-                    match reader.read_until(delimiter).await {
-                        Ok(None) => Ok(Got::Last(Vec::new())),
-                        Ok(Some(record)) => Ok(Got::Bytes(record.to_vec())),
-                        Err(err) if err.kind() == io::ErrorKind::UnexpectedEof => Ok(rest(reader)),
-                        Err(err) => Err(err),
-                    }
-                }))
+                Box::pin(within(
+                    limit,
+                    async move {
+                        match reader.read_until(delimiter).await {
+                            Ok(None) => Ok(Got::Last(Vec::new())),
+                            Ok(Some(record)) => Ok(Got::Bytes(record.to_vec())),
+                            Err(err) if err.kind() == io::ErrorKind::UnexpectedEof => {
+                                Ok(rest(reader))
+                            }
+                            Err(err) => Err(err),
+                        }
+                    },
+                    now_strict,
+                ))
             }
             2 => {
                 let n = match rng.below(4) {
                     0 => rng.range(10_000..40_000),
                     _ => rng.range(1..2_000),
                 } as usize;
-                Box::pin(within(limit, async move {
-                    match reader.read_exact(n).await {
-                        Ok(bytes) => Ok(Got::Bytes(bytes.to_vec())),
-                        Err(err) if err.kind() == io::ErrorKind::UnexpectedEof => Ok(rest(reader)),
-                        Err(err) => Err(err),
-                    }
-                }))
+                Box::pin(within(
+                    limit,
+                    async move {
+                        match reader.read_exact(n).await {
+                            Ok(bytes) => Ok(Got::Bytes(bytes.to_vec())),
+                            Err(err) if err.kind() == io::ErrorKind::UnexpectedEof => {
+                                Ok(rest(reader))
+                            }
+                            Err(err) => Err(err),
+                        }
+                    },
+                    now_strict,
+                ))
             }
             3 => {
                 let take = rng.next_u64();
-                Box::pin(within(limit, async move {
-                    if reader.fill_more().await? == 0 {
-                        return Ok(rest(reader));
-                    }
-                    let n = (take % (reader.buffer().len() as u64 + 1)) as usize;
-                    let bytes = reader.buffer()[..n].to_vec();
-                    reader.consume(n);
-                    Ok(Got::Bytes(bytes))
-                }))
+                Box::pin(within(
+                    limit,
+                    async move {
+                        if reader.fill_more().await? == 0 {
+                            return Ok(rest(reader));
+                        }
+                        let n = (take % (reader.buffer().len() as u64 + 1)) as usize;
+                        let bytes = reader.buffer()[..n].to_vec();
+                        reader.consume(n);
+                        Ok(Got::Bytes(bytes))
+                    },
+                    now_strict,
+                ))
             }
             4 | 5 => {
                 // Plain `read`, into a small buffer or a large one.
@@ -121,36 +147,50 @@ pub async fn read_all(
                     0 => rng.range(1..16),
                     _ => rng.range(16_000..70_000),
                 } as usize;
-                Box::pin(within(limit, async move {
-                    let mut buf = vec![0; size];
-                    let n = AsyncReadExt::read(reader, &mut buf).await?;
-                    buf.truncate(n);
+                Box::pin(within(
+                    limit,
+                    async move {
+                        let mut buf = vec![0; size];
+                        let n = AsyncReadExt::read(reader, &mut buf).await?;
+                        buf.truncate(n);
+                        Ok(if n == 0 {
+                            Got::Last(buf)
+                        } else {
+                            Got::Bytes(buf)
+                        })
+                    },
+                    now_strict,
+                ))
+            }
+            6 => Box::pin(within(
+                limit,
+                async move {
+                    let mut buf = Vec::new();
+                    let n = read_buf(&mut *reader, &mut buf).await?;
                     Ok(if n == 0 {
                         Got::Last(buf)
                     } else {
                         Got::Bytes(buf)
                     })
-                }))
-            }
-            6 => Box::pin(within(limit, async move {
-                let mut buf = Vec::new();
-                let n = read_buf(&mut *reader, &mut buf).await?;
-                Ok(if n == 0 {
-                    Got::Last(buf)
-                } else {
-                    Got::Bytes(buf)
-                })
-            })),
+                },
+                now_strict,
+            )),
             _ => {
                 let pause = duration(&mut rng);
                 Box::pin(async move {
+                    let start = Instant::now();
                     sleep(pause).await;
-                    Ok(Got::Nothing)
+                    on_time("a sleep", start, pause, now_strict).map(|()| Got::Nothing)
                 })
             }
         };
         let step = match step.await {
             Ok(step) => step,
+            // A model violation (a timer off time), or a line over the
+            // limit, which the pattern never makes: fails, faults or not.
+            Err(err) if err.kind() == io::ErrorKind::InvalidData => {
+                return Err(violation(format!("{name}: {err}")));
+            }
             Err(err) if !strict() => {
                 log::debug!("{name}: {err} after {got} bytes, a fault");
                 return Ok(got);

@@ -9,9 +9,9 @@ use std::net::Shutdown;
 use ioloop::io::{AsyncWriteExt, StreamWriter};
 use ioloop::net::tcp::OwnedWriteHalf;
 use ioloop::sim::Rng;
-use ioloop::time::{sleep, timeout};
+use ioloop::time::{Instant, sleep, timeout};
 
-use super::model::{End, Ledger, duration, pattern, violation};
+use super::model::{End, Ledger, duration, on_time, pattern, violation};
 
 /// The length of one write: mostly under a segment, one in sixteen up to
 /// 40 KB (past most socket buffers: the writer waits for room).
@@ -128,17 +128,19 @@ pub async fn write_all(
                         false => writer.drain().await,
                     }
                 };
+                let start = Instant::now();
                 match limit {
                     None => sent.await.map(|()| confirm()),
                     Some(limit) => match timeout(limit, sent).await {
                         Ok(sent) => sent.map(|()| confirm()),
-                        Err(_) => Ok(()),
+                        Err(_) => on_time("a drain's timeout", start, limit, strict()),
                     },
                 }
             }
             _ => {
-                sleep(duration(&mut rng)).await;
-                Ok(())
+                let (start, pause) = (Instant::now(), duration(&mut rng));
+                sleep(pause).await;
+                on_time("a sleep", start, pause, strict())
             }
         };
         if outcome.is_err() {
@@ -173,6 +175,8 @@ pub async fn write_all(
     }
     match outcome {
         Ok(()) => Ok(()),
+        // A model violation (a timer off time): fails, faults or not.
+        Err(err) if err.kind() == io::ErrorKind::InvalidData => Err(err),
         Err(err) => {
             ledger.borrow_mut().end = End::Broken;
             if strict() {
