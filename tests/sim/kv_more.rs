@@ -179,7 +179,7 @@ fn payload(seq: u64, len: usize) -> Vec<u8> {
 /// The message `seq` of the world; the last, `u64::MAX`, says "done".
 fn message(rng: &mut Rng, seq: u64) -> Vec<u8> {
     let len = match rng.below(10) {
-        0 => rng.range(2_000..30_000),
+        0 => rng.range(2_000..10_000),
         _ => rng.below(300),
     };
     payload(seq, len as usize)
@@ -222,7 +222,7 @@ struct Board {
 }
 
 /// Messages a publisher sends.
-const MESSAGES: u64 = 40;
+const MESSAGES: u64 = 20;
 
 /// Subscribes, reads messages until the last, checking each; with faults,
 /// a broken connection is made again and the channel subscribed again.
@@ -276,6 +276,12 @@ async fn publisher(board: Rc<Board>, strict: bool, seed: u64) -> io::Result<()> 
     let mut conn: Option<Conn> = None;
     let mut seq = 0;
     while !board.done.get() {
+        // With no fault the last message arrives: sent again, it could
+        // find the subscriber gone with it, and answer 0 (seed 363).
+        if strict && seq > MESSAGES {
+            sleep(Duration::from_millis(10)).await;
+            continue;
+        }
         let body = match seq < MESSAGES {
             true => message(&mut rng, seq),
             false => payload(u64::MAX, 0),
