@@ -123,6 +123,10 @@ fn host(world: &World) -> io::Result<HostId> {
 /// The listen backlog of a simulated listener, as `TcpListener::bind`'s.
 const BACKLOG: usize = 1024;
 
+/// The most slices a simulated vectored send takes: Linux's `UIO_MAXIOV`.
+/// The network's own, not `syscall.rs`'s cut, which it checks.
+const IOV_MAX: usize = 1024;
+
 /// The sockets' seam: each call on the network, with the socket's id.
 pub(crate) struct Sockets(Arc<Mutex<World>>);
 
@@ -169,7 +173,12 @@ impl seam::Network for Sockets {
     }
 
     /// One `send` per buffer, until one takes less than it was given.
+    /// More than `IOV_MAX` slices is the kernel's `EMSGSIZE`, whatever the
+    /// socket: a caller that does not cut them fails here as on Linux.
     fn send_vectored(&self, id: u32, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        if bufs.len() > IOV_MAX {
+            return Err(super::errno::os(super::errno::EMSGSIZE));
+        }
         let mut sent = 0;
         for buf in bufs.iter().filter(|buf| !buf.is_empty()) {
             match self.send(id, buf) {
@@ -241,5 +250,40 @@ impl seam::Network for Sockets {
         // A socket the network already forgot (reset and reaped) is
         // closed already.
         let _ = world.net.close(SockId(id));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{self, IoSlice};
+    use std::sync::Arc;
+
+    use ioloop_net::seam::Network as _;
+    use ioloop_runtime::lock::Mutex;
+    use ioloop_runtime::seam::Rng;
+
+    use super::{IOV_MAX, Sockets, World};
+    use crate::network::{NetConfig, Network};
+
+    #[test]
+    fn more_slices_than_iov_max_is_emsgsize_as_on_linux() -> io::Result<()> {
+        // An unconnected UDP socket: within the limit, the first send
+        // fails with "no destination"; past it, the kernel's check comes
+        // first.
+        let mut net = Network::new(Rng::new(0), NetConfig::default());
+        let host = net.add_host("a")?;
+        let id = net.udp_bind(host, "0.0.0.0:9".parse().expect("an address"))?;
+        let sockets = Sockets(Arc::new(Mutex::new(World::new(net))));
+        for (count, emsgsize) in [(IOV_MAX - 1, false), (IOV_MAX, false), (IOV_MAX + 1, true)] {
+            let err = sockets
+                .send_vectored(id.0, &vec![IoSlice::new(b"x"); count])
+                .expect_err("an unconnected socket sends nowhere");
+            assert_eq!(
+                err.raw_os_error() == Some(libc::EMSGSIZE),
+                emsgsize,
+                "{count} slices: {err}"
+            );
+        }
+        Ok(())
     }
 }

@@ -16,9 +16,9 @@ use crate::seeds;
 /// faults, the clients are strict: a connection that breaks or goes
 /// silent fails the run.
 pub fn echo_world(seed: u64, faults: Faults, reconnects: Rc<RefCell<u32>>) -> Sim {
-    let strict = faults.reset == 0.0 && !faults.partitions && !faults.stops;
-    let mut sim = Sim::new(seed);
-    sim.faults(faults).host("server", || async {
+    let strict = !crate::worlds::breaks_tcp(&faults);
+    let mut sim = crate::worlds::sim(seed, faults);
+    sim.host("server", || async {
         let listener = TcpListener::bind("0.0.0.0:7000").await?;
         let config = Config {
             idle_timeout: Duration::from_secs(60),

@@ -104,8 +104,8 @@ pub async fn http_client(
 /// A world of one hyper server and three clients sending `requests`
 /// requests each; what they saw is added to `seen`.
 pub fn hyper_world(seed: u64, faults: Faults, requests: usize, seen: Rc<RefCell<Seen>>) -> Sim {
-    let mut sim = Sim::new(seed);
-    sim.faults(faults).host("server", || async {
+    let mut sim = crate::worlds::sim(seed, faults);
+    sim.host("server", || async {
         let listener = TcpListener::bind("0.0.0.0:80").await?;
         serve(listener, service_fn(echo), std::future::pending::<()>()).await
     });

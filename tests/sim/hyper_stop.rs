@@ -55,8 +55,8 @@ async fn waits_for_an_answer() -> io::Result<()> {
 /// A hyper server with a 1-second grace period, stopped 100 ms in, while
 /// each of the clients waits for an answer that takes an hour.
 fn world(seed: u64) -> Sim {
-    let mut sim = Sim::new(seed);
-    sim.faults(Faults::default()).host("server", || async {
+    let mut sim = crate::worlds::sim(seed, Faults::default());
+    sim.host("server", || async {
         let listener = TcpListener::bind("0.0.0.0:80").await?;
         Server::new()
             .grace_period(Duration::from_secs(1))

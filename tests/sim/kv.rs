@@ -20,7 +20,8 @@ use testkit::resp;
 use crate::retry::{Seen, check, exact_under_faults, exact_without_faults, until_done, value};
 
 /// The keys each client owns (named after it: no other client's command
-/// touches them, so the client knows every value).
+/// touches them, so the client knows every value), and so at most one
+/// command less in a batch; `kv_more`'s deep pipelines own more.
 const KEYS: usize = 4;
 
 enum Op {
@@ -33,10 +34,10 @@ enum Op {
 /// batch whole is idempotent (a SET sets the same value again, a GET reads
 /// a key no command before it in the batch touched, and a DEL deletes
 /// again, answering 0 if the lost attempt had deleted it).
-fn batch(rng: &mut Rng) -> Vec<Op> {
-    let mut keys: Vec<usize> = (0..KEYS).collect();
+fn batch(rng: &mut Rng, owned: usize) -> Vec<Op> {
+    let mut keys: Vec<usize> = (0..owned).collect();
     rng.shuffle(&mut keys);
-    let n = rng.range(1..4) as usize;
+    let n = rng.range(1..owned as u64) as usize;
     keys[..n]
         .iter()
         .map(|&k| match rng.below(20) {
@@ -126,17 +127,24 @@ async fn exchange(
 
 /// Runs `batches` batches of commands (and a last one reading every key)
 /// against `server`, checking every reply; a connection that breaks or
-/// goes silent is made again and the batch sent again.
-pub async fn kv_client(server: &str, client: u64, batches: usize, seed: u64) -> io::Result<Seen> {
+/// goes silent is made again and the batch sent again. The client owns
+/// `keys` keys, and pipelines up to one command less in a batch.
+pub async fn kv_client(
+    server: &str,
+    client: u64,
+    batches: usize,
+    keys: usize,
+    seed: u64,
+) -> io::Result<Seen> {
     let mut rng = Rng::new(seed);
-    let mut model: Vec<Option<Vec<u8>>> = vec![None; KEYS];
+    let mut model: Vec<Option<Vec<u8>>> = vec![None; keys];
     let mut seen = Seen::default();
     let mut conn: Option<Conn> = None;
     for b in 0..=batches {
         let ops = if b < batches {
-            batch(&mut rng)
+            batch(&mut rng, keys)
         } else {
-            (0..KEYS).map(Op::Get).collect()
+            (0..keys).map(Op::Get).collect()
         };
         let wire = encode(client, &ops);
         let what = format!("client {client}, batch {b}");
@@ -171,7 +179,7 @@ pub async fn kv_client(server: &str, client: u64, batches: usize, seed: u64) -> 
 }
 
 /// The key-value server, on port 6379.
-async fn kv_host() -> io::Result<()> {
+pub async fn kv_host() -> io::Result<()> {
     let listener = TcpListener::bind("0.0.0.0:6379").await?;
     let config = Config {
         max_connections: 250,
@@ -183,13 +191,13 @@ async fn kv_host() -> io::Result<()> {
 /// A world of one key-value server and three clients running `batches`
 /// batches each; what they saw is added to `seen`.
 pub fn kv_world(seed: u64, faults: Faults, batches: usize, seen: Rc<RefCell<Seen>>) -> Sim {
-    let mut sim = Sim::new(seed);
-    sim.faults(faults).host("server", kv_host);
+    let mut sim = crate::worlds::sim(seed, faults);
+    sim.host("server", kv_host);
     for client in 0..3u64 {
         let seen = seen.clone();
         let seed = seed.wrapping_mul(31).wrapping_add(client);
         sim.client(&format!("client{client}"), move || async move {
-            let saw = kv_client("server:6379", client, batches, seed).await?;
+            let saw = kv_client("server:6379", client, batches, KEYS, seed).await?;
             seen.borrow_mut().add(&saw);
             Ok(())
         });

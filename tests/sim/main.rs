@@ -8,12 +8,17 @@
 //! - `blocking`: a host awaiting the blocking pool is waited for, not
 //!   a deadlock.
 //! - `callbacks`: the callback layer's `line_echo` likewise.
+//! - `hyper_grace`: `compat::hyper`'s graceful stop at a seeded moment,
+//!   with requests in flight, with and without faults: no finished
+//!   answer lost, none wrong, no hang.
 //! - `hyper_stop`: a hyper server stopped in its grace period replays
 //!   from its seed (its connections' `JoinSet` aborts in one order).
 //! - `kernel`: the kernel is the reference: each scenario runs on real
 //!   sockets and in the simulation, and their transcripts must agree.
 //! - `kv`: the key-value server likewise, its clients' SET, GET and DEL
 //!   replies checked against what each set.
+//! - `kv_more`: the key-value server's deep pipelines, pub/sub under
+//!   faults, and a subscriber that never reads, dropped at the bound.
 //! - `hyper`: `compat::hyper::serve` likewise, an echo service under
 //!   hyper's own client, several requests per connection.
 //! - `shutdown`: `line_echo` told to stop at a seeded moment, mid-stream:
@@ -23,6 +28,10 @@
 //!   buffers; the kernel's errors, kind and code.
 //! - `world`: what the world does with sockets: names, UDP, refusals,
 //!   partitions, deadlocks, panics.
+//! - `workload`: a random workload as wide as the API, every byte checked
+//!   against a model of what must arrive, TCP and UDP.
+//! - `worlds`: where every world gets its `Sim` (the hook for what all
+//!   worlds run with).
 
 mod blocking;
 mod callbacks;
@@ -31,14 +40,18 @@ mod clients;
 mod dump;
 mod echo;
 mod hyper;
+mod hyper_grace;
 mod hyper_stop;
 mod kernel;
 mod kv;
+mod kv_more;
 mod retry;
 mod shutdown;
 mod trace;
 mod udp;
+mod workload;
 mod world;
+mod worlds;
 
 /// The seeds fault tests run: `IOLOOP_SIM_SEEDS` (1,000 in CI), or 200.
 pub fn seeds() -> u64 {

@@ -65,7 +65,7 @@ async fn until_stopped(seed: u64) -> io::Result<usize> {
 
 fn world(seed: u64) -> Sim {
     let stop_after = Duration::from_millis(Rng::new(seed).range(0..300));
-    let mut sim = Sim::new(seed);
+    let mut sim = crate::worlds::sim(seed, ioloop::sim::Faults::default());
     sim.host("server", move || async move {
         let listener = TcpListener::bind("0.0.0.0:7000").await?;
         let config = Config {
