@@ -33,8 +33,13 @@ proves nothing), and its times set the bounds and the order.
 
 The results go to stdout and, with --results, to a Markdown file.
 
+A plant's file may name its real-socket test: `real = { test = "io",
+filter = "line_limit::" }` (a testkit test binary and a libtest filter).
+
 Usage: tests/sim/plants/run.py [--seeds N] [--only a,b] [--results FILE]
        [--real] [--min-bound S] [--bound-factor F] [--plant-bound S]
+       [--expect a,b]   (exit 1 unless each is caught and its seed replays)
+       tests/sim/plants/run.py --check   (every plant applies; no build)
 """
 
 import argparse
@@ -374,10 +379,13 @@ def main():
         r = run_plant(plant, order, times, args)
         if args.real:
             r["real"], failed = run_real(plant)
+            where = f"`--test {plant['real']['test']} {plant['real']['filter']}`".replace(" `", "`")
+            failed = failed.split(", ") if failed else []
             if r["real"] == "fail" and failed:
-                r["real"] = f"fails: `{failed}`"
-            elif r["real"] == "pass":
-                r["real"] = f"passes (`{plant['real']['filter']}`)"
+                more = f" and {len(failed) - 1} more" if len(failed) > 1 else ""
+                r["real"] = f"fails: `{failed[0]}`{more}"
+            elif r["real"] in ("pass", "hang"):
+                r["real"] = f"{'passes' if r['real'] == 'pass' else 'hangs'} ({where})"
         log(f"  {r['status']}: {r.get('test', '')} seed {r.get('seed')} "
             f"replayed {r.get('replayed')} {r.get('time', 0):.1f} s; {r.get('detail', '')}")
         if r.get("replay_text"):
