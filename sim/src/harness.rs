@@ -63,6 +63,15 @@ impl Faults {
     }
 }
 
+/// The turns of the loop in a row at one virtual instant that make a
+/// livelock, unless [`Sim::progress_bound`] says otherwise.
+const PROGRESS_BOUND: u64 = 100_000;
+
+/// The runtime's task dump, on the virtual clock, for a failure's report.
+fn tasks() -> String {
+    format!("\nthe tasks:\n{}", ioloop_runtime::Handle::current().dump())
+}
+
 /// Partitions and stops a run injects at most: then the world is left to
 /// settle, so a run that hangs is told from one still recovering.
 const CHAOS_ROUNDS: u32 = 6;
@@ -122,6 +131,7 @@ pub struct Sim {
     partitions: bool,
     stops: bool,
     deadline: Duration,
+    progress_bound: u64,
     buffers: Option<(usize, usize)>,
     hosts: Vec<Host>,
     /// What `run` chose for the world, for a failure's report.
@@ -137,6 +147,7 @@ impl Sim {
             partitions: false,
             stops: false,
             deadline: Duration::from_secs(600),
+            progress_bound: PROGRESS_BOUND,
             buffers: None,
             hosts: Vec::new(),
             world: String::new(),
@@ -175,6 +186,17 @@ impl Sim {
     /// ten minutes).
     pub fn deadline(&mut self, deadline: Duration) -> &mut Self {
         self.deadline = deadline;
+        self
+    }
+
+    /// How many turns of the loop in a row may find the virtual clock
+    /// standing still before the run fails as a livelock (default
+    /// 100,000): a task that yields for ever, or a timer that fires before
+    /// its time and is set again, keeps the loop busy while nothing moves.
+    /// Waiting is not turning: a world that waits for its next event jumps
+    /// the clock there.
+    pub fn progress_bound(&mut self, turns: u64) -> &mut Self {
+        self.progress_bound = turns;
         self
     }
 
@@ -236,6 +258,7 @@ impl Sim {
         let hosts = std::mem::take(&mut self.hosts);
         let mut world = World::new(net);
         world.deadline = Some(u64::try_from(self.deadline.as_nanos()).unwrap_or(u64::MAX));
+        world.progress_bound = self.progress_bound;
         for host in &hosts {
             let id = world.net.add_host(&host.name).map_err(|err| {
                 self.failure(format!("host {:?}: {err}", host.name), Vec::new(), 0)
@@ -479,14 +502,26 @@ fn poll_hosts(
     };
     if world.expired {
         return Poll::Ready(Err(format!(
-            "the deadline passed with clients unfinished: {}",
-            unfinished()
+            "the deadline passed with clients unfinished: {}{}",
+            unfinished(),
+            tasks()
         )));
     }
     if world.stuck {
         return Poll::Ready(Err(format!(
-            "deadlock: nothing left to run, no timer, nothing in flight, and clients unfinished: {}",
-            unfinished()
+            "deadlock: nothing left to run, no timer, nothing in flight, and clients unfinished: {}{}",
+            unfinished(),
+            tasks()
+        )));
+    }
+    if world.livelock {
+        return Poll::Ready(Err(format!(
+            "livelock: the loop turned {} times with the virtual clock standing at {:?}, \
+             and clients unfinished: {}{}",
+            world.progress_bound,
+            Duration::from_nanos(world.now),
+            unfinished(),
+            tasks()
         )));
     }
     world.on_stuck = Some(cx.waker().clone());

@@ -37,6 +37,12 @@ pub(crate) struct World {
     pub(crate) on_stuck: Option<Waker>,
     /// The virtual time of the latest poll, in nanoseconds since the start.
     pub(crate) now: u64,
+    /// Polls in a row that found the clock where the one before left it.
+    still: u64,
+    /// How many such polls make a livelock, and whether there was one: the
+    /// loop turns, its tasks run, and virtual time stands.
+    pub(crate) progress_bound: u64,
+    pub(crate) livelock: bool,
 }
 
 impl World {
@@ -51,6 +57,9 @@ impl World {
             expired: false,
             on_stuck: None,
             now: 0,
+            still: 0,
+            progress_bound: u64::MAX,
+            livelock: false,
         }
     }
 }
@@ -68,12 +77,16 @@ impl Backend for Seam {
     fn poll(&mut self, now: Duration, events: &mut Vec<(Token, Ready)>) {
         let mut guard = self.0.lock();
         let world = &mut *guard;
-        world.now = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
+        let now = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
+        world.still = if now == world.now { world.still + 1 } else { 0 };
+        world.now = now;
         world.net.advance(world.now);
         let expired = world.deadline.is_some_and(|deadline| world.now >= deadline);
+        let livelock = world.still > world.progress_bound;
         let mut waker = None;
-        if expired && !world.expired {
-            world.expired = true;
+        if expired && !world.expired || livelock && !world.livelock {
+            world.expired |= expired;
+            world.livelock |= livelock;
             waker = world.on_stuck.take();
         }
         world.net.take_changed(&mut world.changed);

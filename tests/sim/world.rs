@@ -178,3 +178,49 @@ fn a_runs_time_is_the_virtual_clocks_even_with_no_network_event() {
         assert_eq!(report.elapsed, Duration::from_secs(60), "seed {seed}");
     }
 }
+
+/// A client that keeps the loop busy while the virtual clock stands (a
+/// task yielding for ever, a timer that fires at once and is set again)
+/// ends the run with a report, seed and task dump, instead of spinning;
+/// one that yields as often but lets time move between bursts does not.
+#[test]
+fn a_livelock_on_the_virtual_clock_is_a_report_not_a_spin() {
+    for (name, spin) in [("yield", false), ("sleep 0", true)] {
+        let failure = Sim::new(5)
+            .progress_bound(1_000)
+            .client("spinner", move || async move {
+                ioloop::time::sleep(Duration::from_millis(3)).await;
+                loop {
+                    if spin {
+                        ioloop::time::sleep(Duration::ZERO).await;
+                    } else {
+                        ioloop::yield_now().await;
+                    }
+                }
+            })
+            .run()
+            .expect_err("a livelock");
+        let shown = failure.to_string();
+        assert_eq!(failure.seed, 5, "{name}");
+        assert!(failure.what.contains("livelock"), "{name}: {shown}");
+        assert!(failure.what.contains("3ms"), "{name}: {shown}");
+        assert!(failure.what.contains("spinner"), "{name}: {shown}");
+        assert!(failure.what.contains("the tasks:"), "{name}: {shown}");
+        assert!(shown.contains("IOLOOP_SIM_SEED=5"), "{name}: {shown}");
+    }
+    // Bursts of 200 yields, each at an instant of its own: far past the
+    // bound in all, never at one instant.
+    let report = Sim::new(5)
+        .progress_bound(1_000)
+        .client("bursts", || async {
+            for _ in 0..50 {
+                for _ in 0..200 {
+                    ioloop::yield_now().await;
+                }
+                ioloop::time::sleep(Duration::from_millis(1)).await;
+            }
+            Ok(())
+        })
+        .run();
+    assert!(report.is_ok(), "{}", report.unwrap_err());
+}
