@@ -275,8 +275,10 @@ mod tests {
     use ioloop_runtime::lock::Mutex;
     use ioloop_runtime::seam::Rng;
 
-    use super::{IOV_MAX, Sockets, World};
+    use super::{IOV_MAX, Seam, Sockets, World};
     use crate::network::{NetConfig, Network};
+    use ioloop_runtime::seam::Backend;
+    use std::time::Duration;
 
     #[test]
     fn more_slices_than_iov_max_is_emsgsize_as_on_linux() -> io::Result<()> {
@@ -298,5 +300,29 @@ mod tests {
             );
         }
         Ok(())
+    }
+
+    #[test]
+    fn the_progress_bound_is_passed_at_its_count_plus_one_polls_at_one_instant() {
+        let world = World::new(Network::new(Rng::new(0), NetConfig::default()));
+        let world = Arc::new(Mutex::new(World {
+            progress_bound: 3,
+            ..world
+        }));
+        let mut seam = Seam(world.clone());
+        let mut events = Vec::new();
+        let mut livelock_after = |polls: u32, at: u64| {
+            for _ in 0..polls {
+                seam.poll(Duration::from_nanos(at), &mut events);
+            }
+            world.lock().livelock
+        };
+        // The clock starts at 0: each poll at 0 finds it standing.
+        assert!(!livelock_after(2, 0), "2 polls (bound - 1)");
+        assert!(!livelock_after(1, 0), "3 polls (the bound)");
+        // Time moves: the count starts again.
+        assert!(!livelock_after(1, 5), "a poll at a later instant");
+        assert!(!livelock_after(3, 5), "3 more at that instant");
+        assert!(livelock_after(1, 5), "4 (bound + 1)");
     }
 }
