@@ -30,9 +30,9 @@ async fn echo(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, hyper::Er
 
 /// A client connection: hyper's sender, and the task driving the
 /// connection, stopped when this is dropped (a connection given up on).
-struct Conn {
-    sender: SendRequest<Full<Bytes>>,
-    task: JoinHandle<hyper::Result<()>>,
+pub(crate) struct Conn {
+    pub(crate) sender: SendRequest<Full<Bytes>>,
+    pub(crate) task: JoinHandle<hyper::Result<()>>,
 }
 
 impl Drop for Conn {

@@ -15,15 +15,15 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::client::conn::http1::{SendRequest, handshake};
+use hyper::client::conn::http1::handshake;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use ioloop::compat::hyper::{HyperIo, Server};
 use ioloop::net::{TcpListener, TcpStream};
 use ioloop::sim::{Faults, Rng, Sim, run_seeds};
-use ioloop::task::JoinHandle;
 use ioloop::time::{Instant, sleep, timeout};
 
+use crate::hyper::Conn;
 use crate::retry::{check, value};
 use crate::worlds::{breaks_tcp, sim};
 
@@ -90,18 +90,6 @@ async fn server(board: Rc<Board>, stop_after: Duration) -> io::Result<()> {
     served?;
     // Stay up, listening no more: the world goes on until its clients end.
     std::future::pending().await
-}
-
-/// A client's connection; its task is stopped when this is dropped.
-struct Conn {
-    sender: SendRequest<Full<Bytes>>,
-    task: JoinHandle<hyper::Result<()>>,
-}
-
-impl Drop for Conn {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }
 
 /// One request on `conn` (made if there is none): `Ok` with the exact
