@@ -19,6 +19,8 @@
 //!   replies checked against what each set.
 //! - `kv_more`: the key-value server's deep pipelines, pub/sub under
 //!   faults, and a subscriber that never reads, dropped at the bound.
+//! - `lines`: `read_line` under a maximum line length, with lines of the
+//!   limit minus one, the limit and one more, `\r\n` endings counted.
 //! - `hyper`: `compat::hyper::serve` likewise, an echo service under
 //!   hyper's own client, several requests per connection.
 //! - `shutdown`: `line_echo` told to stop at a seeded moment, mid-stream:
@@ -45,6 +47,7 @@ mod hyper_stop;
 mod kernel;
 mod kv;
 mod kv_more;
+mod lines;
 mod retry;
 mod shutdown;
 mod trace;
