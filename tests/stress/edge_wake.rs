@@ -278,3 +278,37 @@ fn eintr_on_the_loop_thread_racing_a_foreign_wake_loses_neither() -> io::Result<
     signal_hook::low_level::unregister(id);
     result
 }
+
+#[test]
+fn a_readiness_cleared_after_a_newer_edge_leaves_the_newer_edge() -> io::Result<()> {
+    // A registration starts out ready (so the first call is tried at once)
+    // at the reactor's current tick. A task holds that readiness while the
+    // peer writes and the loop records the edge, then clears the readiness
+    // it held, as after a `WouldBlock` (`Registration::clear_readiness`).
+    // The clear must erase only the readiness it was handed: the newer
+    // edge, recorded at a later tick, stays, or the task waits for an edge
+    // that already came.
+    use std::io::Write as _;
+    let rt = Runtime::new()?;
+    rt.block_on(async {
+        let (ours, mut peer) = mio::net::UnixStream::pair()?;
+        let registration = ioloop::io::Registration::new(ours)?;
+        let held = registration.readable().await?;
+        assert!(held.is_readable(), "a new registration starts out ready");
+        peer.write_all(b"x")?;
+        // The byte is in the socket before the sleep: the loop's next poll
+        // of the OS, which the sleep lets it make, records the edge.
+        ioloop::time::sleep(Duration::from_millis(1)).await;
+        registration.clear_readiness(held);
+        let still = poll_fn(|cx| Poll::Ready(registration.poll_read_ready(cx))).await;
+        assert!(
+            matches!(still, Poll::Ready(Ok(_))),
+            "the newer edge was erased: {still:?}"
+        );
+        let mut byte = [0; 1];
+        let n =
+            registration.try_read_io(|mut socket| std::io::Read::read(&mut socket, &mut byte))?;
+        assert_eq!((n, byte), (1, *b"x"));
+        Ok(())
+    })
+}
