@@ -392,10 +392,14 @@ impl<S: Stream> Sock<S> {
     /// `false` if the kernel refused, and the rest waits.
     #[cold]
     fn send_rest(&self, out: &mut Out) -> bool {
-        match self.try_flush(out) {
-            Ok(()) => {}
-            Err(err) if err.kind() == io::ErrorKind::WouldBlock => return false,
-            Err(err) => out.fail(err),
+        while out.bytes.len() > 0 {
+            let bytes = &out.bytes;
+            let len = bytes.len();
+            match self.io.try_write_stream(len, |s| s.send(bytes.unsent())) {
+                Ok(sent) => out.bytes.advance(sent),
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return false,
+                Err(err) => out.fail(err),
+            }
         }
         if let Some(how) = out.shut.take()
             && let Err(err) = shut(&self.io, how)
