@@ -8,6 +8,8 @@ use std::time::Duration;
 use ioloop_runtime::io::Registration;
 use socket2::SockRef;
 
+use crate::syscall::Simulated;
+
 /// `value` if it is within `min..=255`, as the option `what` (`IP_TTL`
 /// from 1, one-byte options from 0) must be; else `InvalidInput`. The OS
 /// takes a C `int`: `u32::MAX` would arrive as -1, which Linux reads as
@@ -37,15 +39,9 @@ pub(crate) trait Sock {
     fn sock(&self) -> Option<SockRef<'_>>;
 }
 
-/// A socket that may be the OS's (`sys.rs`'s, or a Unix one, always).
-pub(crate) trait OsSocket {
-    /// The OS socket, for its options; `None` if simulated.
-    fn os_socket(&self) -> Option<SockRef<'_>>;
-}
-
-impl<T: mio::event::Source + OsSocket> Sock for Registration<T> {
+impl<T: mio::event::Source + Simulated> Sock for Registration<T> {
     fn sock(&self) -> Option<SockRef<'_>> {
-        self.get_ref().os_socket()
+        self.get_ref().os()
     }
 }
 
@@ -54,24 +50,6 @@ impl Sock for socket2::Socket {
         Some(SockRef::from(self))
     }
 }
-
-/// Unix sockets are never simulated.
-#[cfg(unix)]
-macro_rules! os_socket {
-    ($($T:ty),+) => {$(
-        impl OsSocket for $T {
-            fn os_socket(&self) -> Option<SockRef<'_>> {
-                Some(SockRef::from(self))
-            }
-        }
-    )+};
-}
-#[cfg(unix)]
-os_socket!(
-    mio::net::UnixStream,
-    mio::net::UnixListener,
-    mio::net::UnixDatagram
-);
 
 /// A simulated socket's setter: the value was checked (`$arg` ran); nothing
 /// is kept.

@@ -35,6 +35,7 @@ use ioloop_runtime::task::{poll_budget, unconstrained};
 use mio::event::Source;
 use socket2::SockRef;
 
+use crate::syscall::Simulated;
 #[cfg(unix)]
 use crate::unix::sys;
 use crate::{options, syscall};
@@ -420,9 +421,9 @@ impl<S: Stream> Sock<S> {
 }
 
 /// Socket options are set on the registered stream.
-impl<S: Stream + options::OsSocket> options::Sock for Arc<Sock<S>> {
+impl<S: Stream + Simulated> options::Sock for Arc<Sock<S>> {
     fn sock(&self) -> Option<SockRef<'_>> {
-        self.get_ref().os_socket()
+        self.get_ref().os()
     }
 }
 

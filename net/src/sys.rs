@@ -14,100 +14,100 @@ use mio::event::Source;
 use mio::{Interest, Registry, Token};
 use socket2::SockRef;
 
-use crate::seam::{Open, Socket};
+use crate::seam::{Network, Open, Socket};
 use crate::syscall::{self, Simulated, Target};
 
-/// What a simulated socket answers where the OS's would give its
-/// descriptor: it has none.
-#[cfg(unix)]
-#[track_caller]
-fn no_fd() -> ! {
-    panic!("ioloop: a simulated socket has no file descriptor")
-}
-
-/// `Source`, `AsFd`, `AsRawFd` and `Simulated` for an enum of an OS
-/// socket and a simulated one.
-macro_rules! either {
-    ($T:ident) => {
-        impl Source for $T {
-            fn register(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
-                match self {
-                    $T::Os(os) => os.register(r, t, i),
-                    $T::Sim(sim) => sim.register(Some(t)),
-                }
-            }
-
-            fn reregister(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
-                match self {
-                    $T::Os(os) => os.reregister(r, t, i),
-                    $T::Sim(sim) => sim.register(Some(t)),
-                }
-            }
-
-            fn deregister(&mut self, r: &Registry) -> io::Result<()> {
-                match self {
-                    $T::Os(os) => os.deregister(r),
-                    $T::Sim(sim) => sim.register(None),
-                }
-            }
-        }
-
-        #[cfg(unix)]
-        impl AsFd for $T {
-            fn as_fd(&self) -> BorrowedFd<'_> {
-                match self {
-                    $T::Os(os) => os.as_fd(),
-                    $T::Sim(_) => no_fd(),
-                }
-            }
-        }
-
-        #[cfg(unix)]
-        impl AsRawFd for $T {
-            fn as_raw_fd(&self) -> RawFd {
-                self.as_fd().as_raw_fd()
-            }
-        }
-
-        impl Simulated for $T {
-            #[inline(always)]
-            fn target(&self) -> Target<'_> {
-                match self {
-                    $T::Os(os) => Target::Os(os.as_fd()),
-                    $T::Sim(sim) => Target::Sim(sim),
-                }
-            }
-        }
-
-        impl $T {
-            /// The OS socket, for its options; `None` if simulated.
-            pub(crate) fn os(&self) -> Option<SockRef<'_>> {
-                match self {
-                    $T::Os(os) => Some(SockRef::from(os)),
-                    $T::Sim(_) => None,
-                }
-            }
-
-            pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
-                match self {
-                    $T::Os(os) => os.local_addr(),
-                    $T::Sim(sim) => sim.call(|net, id| net.addr(id, false)),
-                }
-            }
-        }
-    };
-}
-
-/// A TCP connection.
+/// An OS socket (mio's `O`), or a simulated one. Each method is one
+/// `match`, written as a call of [`on`](Either::on) with both arms.
 #[derive(Debug)]
-pub enum TcpStream {
+pub enum Either<O> {
     /// The OS's.
-    Os(mio::net::TcpStream),
+    Os(O),
     /// The simulated network's.
     Sim(Socket),
 }
 
-either!(TcpStream);
+/// A TCP connection.
+pub type TcpStream = Either<mio::net::TcpStream>;
+/// A TCP listener.
+pub type TcpListener = Either<mio::net::TcpListener>;
+/// A UDP socket.
+pub type UdpSocket = Either<mio::net::UdpSocket>;
+
+impl<O> Either<O> {
+    /// `os` on the OS socket, or `sim` on this thread's simulated network
+    /// with the socket's number.
+    #[inline(always)]
+    fn on<R>(
+        &self,
+        os: impl FnOnce(&O) -> io::Result<R>,
+        sim: impl FnOnce(&dyn Network, u32) -> io::Result<R>,
+    ) -> io::Result<R> {
+        match self {
+            Either::Os(socket) => os(socket),
+            Either::Sim(socket) => socket.call(sim),
+        }
+    }
+}
+
+impl<O: Source> Source for Either<O> {
+    fn register(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
+        match self {
+            Either::Os(os) => os.register(r, t, i),
+            Either::Sim(sim) => sim.register(Some(t)),
+        }
+    }
+
+    fn reregister(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
+        match self {
+            Either::Os(os) => os.reregister(r, t, i),
+            Either::Sim(sim) => sim.register(Some(t)),
+        }
+    }
+
+    fn deregister(&mut self, r: &Registry) -> io::Result<()> {
+        match self {
+            Either::Os(os) => os.deregister(r),
+            Either::Sim(sim) => sim.register(None),
+        }
+    }
+}
+
+/// A simulated socket has no file descriptor: asking for one panics.
+#[cfg(unix)]
+impl<O: AsFd> AsFd for Either<O> {
+    #[track_caller]
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Either::Os(os) => os.as_fd(),
+            Either::Sim(_) => panic!("ioloop: a simulated socket has no file descriptor"),
+        }
+    }
+}
+
+#[cfg(unix)]
+impl<O: AsFd> AsRawFd for Either<O> {
+    fn as_raw_fd(&self) -> RawFd {
+        self.as_fd().as_raw_fd()
+    }
+}
+
+impl<O: AsFd> Simulated for Either<O> {
+    #[inline(always)]
+    fn target(&self) -> Target<'_> {
+        match self {
+            Either::Os(os) => Target::Os(os.as_fd()),
+            Either::Sim(sim) => Target::Sim(sim),
+        }
+    }
+
+    fn os(&self) -> Option<SockRef<'_>> {
+        match self {
+            Either::Os(os) => Some(SockRef::from(os)),
+            Either::Sim(_) => None,
+        }
+    }
+}
 
 impl TcpStream {
     /// Begins a non-blocking connect to `addr`.
@@ -122,25 +122,20 @@ impl TcpStream {
         TcpStream::Os(mio::net::TcpStream::from_std(stream))
     }
 
+    pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.on(|os| os.local_addr(), |net, id| net.addr(id, false))
+    }
+
     pub(crate) fn peer_addr(&self) -> io::Result<SocketAddr> {
-        match self {
-            TcpStream::Os(os) => os.peer_addr(),
-            TcpStream::Sim(sim) => sim.call(|net, id| net.addr(id, true)),
-        }
+        self.on(|os| os.peer_addr(), |net, id| net.addr(id, true))
     }
 
     pub(crate) fn take_error(&self) -> io::Result<Option<io::Error>> {
-        match self {
-            TcpStream::Os(os) => os.take_error(),
-            TcpStream::Sim(sim) => sim.call(|net, id| net.take_error(id)),
-        }
+        self.on(|os| os.take_error(), |net, id| net.take_error(id))
     }
 
     pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        match self {
-            TcpStream::Os(os) => os.shutdown(how),
-            TcpStream::Sim(sim) => sim.call(|net, id| net.shutdown(id, how)),
-        }
+        self.on(|os| os.shutdown(how), |net, id| net.shutdown(id, how))
     }
 
     /// `recv` with `MSG_PEEK`.
@@ -170,17 +165,6 @@ impl Read for &TcpStream {
     }
 }
 
-/// A TCP listener.
-#[derive(Debug)]
-pub enum TcpListener {
-    /// The OS's.
-    Os(mio::net::TcpListener),
-    /// The simulated network's.
-    Sim(Socket),
-}
-
-either!(TcpListener);
-
 impl TcpListener {
     /// A simulated listener on `addr`, if this thread runs a simulation.
     pub(crate) fn simulated(addr: SocketAddr) -> Option<io::Result<TcpListener>> {
@@ -191,6 +175,10 @@ impl TcpListener {
         TcpListener::Os(mio::net::TcpListener::from_std(listener))
     }
 
+    pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.on(|os| os.local_addr(), |net, id| net.addr(id, false))
+    }
+
     pub(crate) fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
         match self {
             TcpListener::Os(os) => os.accept().map(|(s, addr)| (TcpStream::Os(s), addr)),
@@ -198,17 +186,6 @@ impl TcpListener {
         }
     }
 }
-
-/// A UDP socket.
-#[derive(Debug)]
-pub enum UdpSocket {
-    /// The OS's.
-    Os(mio::net::UdpSocket),
-    /// The simulated network's.
-    Sim(Socket),
-}
-
-either!(UdpSocket);
 
 impl UdpSocket {
     pub(crate) fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
@@ -222,18 +199,16 @@ impl UdpSocket {
         UdpSocket::Os(mio::net::UdpSocket::from_std(socket))
     }
 
+    pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.on(|os| os.local_addr(), |net, id| net.addr(id, false))
+    }
+
     pub(crate) fn connect(&self, addr: SocketAddr) -> io::Result<()> {
-        match self {
-            UdpSocket::Os(os) => os.connect(addr),
-            UdpSocket::Sim(sim) => sim.call(|net, id| net.connect_udp(id, addr)),
-        }
+        self.on(|os| os.connect(addr), |net, id| net.connect_udp(id, addr))
     }
 
     pub(crate) fn peer_addr(&self) -> io::Result<SocketAddr> {
-        match self {
-            UdpSocket::Os(os) => os.peer_addr(),
-            UdpSocket::Sim(sim) => sim.call(|net, id| net.addr(id, true)),
-        }
+        self.on(|os| os.peer_addr(), |net, id| net.addr(id, true))
     }
 
     pub(crate) fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
@@ -243,27 +218,21 @@ impl UdpSocket {
         }
     }
 
-    pub(crate) fn send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
-        match self {
-            UdpSocket::Os(os) => syscall::send_to(os, buf, target),
-            UdpSocket::Sim(sim) => sim.call(|net, id| net.send_to(id, buf, target)),
-        }
+    pub(crate) fn send_to(&self, buf: &[u8], to: SocketAddr) -> io::Result<usize> {
+        self.on(
+            |os| syscall::send_to(os, buf, to),
+            |net, id| net.send_to(id, buf, to),
+        )
     }
 
     /// One datagram from the connected peer.
     pub(crate) fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            UdpSocket::Os(os) => syscall::recv_datagram(os, buf),
-            UdpSocket::Sim(sim) => sim.call(|net, id| net.recv(id, buf, false)),
-        }
+        syscall::recv(self, buf)
     }
 
     /// One datagram to the connected peer.
     pub(crate) fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            UdpSocket::Os(os) => syscall::send_datagram(os, buf),
-            UdpSocket::Sim(sim) => sim.call(|net, id| net.send(id, buf)),
-        }
+        syscall::send(self, buf)
     }
 
     /// `recv_from` with `MSG_PEEK`.
@@ -274,17 +243,6 @@ impl UdpSocket {
         }
     }
 }
-
-macro_rules! os_socket {
-    ($($T:ident),+) => {$(
-        impl crate::options::OsSocket for $T {
-            fn os_socket(&self) -> Option<SockRef<'_>> {
-                self.os()
-            }
-        }
-    )+};
-}
-os_socket!(TcpStream, TcpListener, UdpSocket);
 
 #[cfg(test)]
 mod tests {

@@ -16,7 +16,8 @@ use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, BorrowedFd};
 
-pub(crate) use imp::*;
+use mio::net::UdpSocket;
+use socket2::SockRef;
 
 use crate::seam::Socket;
 
@@ -33,6 +34,9 @@ pub(crate) enum Target<'a> {
 pub(crate) trait Simulated {
     /// Where this socket's calls go.
     fn target(&self) -> Target<'_>;
+
+    /// The OS socket, for its options; `None` if simulated.
+    fn os(&self) -> Option<SockRef<'_>>;
 }
 
 /// Unix sockets, and the UDP calls' own socket, are always the OS's.
@@ -43,25 +47,19 @@ macro_rules! os_only {
             fn target(&self) -> Target<'_> {
                 Target::Os(self.as_fd())
             }
+
+            fn os(&self) -> Option<SockRef<'_>> {
+                Some(SockRef::from(self))
+            }
         }
     )+};
 }
 os_only!(
     mio::net::UnixStream,
+    mio::net::UnixListener,
     mio::net::UnixDatagram,
     mio::net::UdpSocket
 );
-
-/// A simulated read into bytes not yet initialized: through a zeroed
-/// buffer of the same size (a simulation need not be fast).
-fn recv_uninit_simulated(sim: &Socket, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
-    let mut bytes = vec![0; buf.len()];
-    let n = sim.call(|net, id| net.recv(id, &mut bytes, false))?;
-    for (to, from) in buf.iter_mut().zip(&bytes[..n]) {
-        to.write(*from);
-    }
-    Ok(n)
-}
 
 /// The most slices one `sendmsg(2)` takes: `IOV_MAX`, 1,024 on Linux
 /// (`UIO_MAXIOV`) and on the BSDs and macOS. More is `EMSGSIZE`.
@@ -78,73 +76,97 @@ pub(crate) fn at_most_max_slices<'a, 'b>(bufs: &'a [IoSlice<'b>]) -> &'a [IoSlic
     &bufs[..bufs.len().min(MAX_SLICES)]
 }
 
+/// `recv(2)` with no flags: bytes read, 0 at end of stream (on a connected
+/// UDP socket, one datagram from its peer).
+#[inline]
+pub(crate) fn recv(socket: &impl Simulated, buf: &mut [u8]) -> io::Result<usize> {
+    match socket.target() {
+        Target::Os(fd) => Ok(os::recv(fd, buf)?),
+        Target::Sim(sim) => sim.call(|net, id| net.recv(id, buf, false)),
+    }
+}
+
+/// `send(2)` with `MSG_NOSIGNAL`: a peer that has gone is an error for the
+/// writer (`BrokenPipe`), never a `SIGPIPE` for the process (on a
+/// connected UDP socket, one datagram to its peer).
+#[inline]
+pub(crate) fn send(socket: &impl Simulated, buf: &[u8]) -> io::Result<usize> {
+    match socket.target() {
+        Target::Os(fd) => Ok(os::send(fd, buf)?),
+        Target::Sim(sim) => sim.call(|net, id| net.send(id, buf)),
+    }
+}
+
+/// `recv(2)` into bytes not yet initialized (hyper's read buffers): the
+/// kernel only writes into them. Returns how many it wrote, from the start.
+/// A simulated read goes through a zeroed buffer of the same size (a
+/// simulation need not be fast).
+pub(crate) fn recv_uninit(
+    socket: &impl Simulated,
+    buf: &mut [MaybeUninit<u8>],
+) -> io::Result<usize> {
+    let sim = match socket.target() {
+        Target::Os(fd) => return Ok(os::recv_uninit(fd, buf)?),
+        Target::Sim(sim) => sim,
+    };
+    let mut bytes = vec![0; buf.len()];
+    let n = sim.call(|net, id| net.recv(id, &mut bytes, false))?;
+    for (to, from) in buf.iter_mut().zip(&bytes[..n]) {
+        to.write(*from);
+    }
+    Ok(n)
+}
+
+/// `sendmsg(2)` from several buffers (the first `IOV_MAX` of them), with
+/// `MSG_NOSIGNAL` (`writev(2)` cannot take the flag).
+pub(crate) fn send_vectored(socket: &impl Simulated, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    let bufs = at_most_max_slices(bufs);
+    match socket.target() {
+        Target::Os(fd) => Ok(os::send_vectored(fd, bufs)?),
+        Target::Sim(sim) => sim.call(|net, id| net.send_vectored(id, bufs)),
+    }
+}
+
+pub(crate) use os::{recv_from, send_to};
+
 /// Linux and Android: rustix, the syscall itself.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-mod imp {
+mod os {
     use rustix::net::{RecvFlags, SendFlags};
-
-    use mio::net::UdpSocket;
 
     use super::*;
 
-    /// `recv(2)` with no flags: bytes read, 0 at end of stream.
-    #[inline]
-    pub(crate) fn recv(socket: &impl Simulated, buf: &mut [u8]) -> io::Result<usize> {
-        match socket.target() {
-            Target::Os(fd) => {
-                // The second count is the datagram's full length (for
-                // `MSG_TRUNC`); on a stream it is the first.
-                let (read, _) = rustix::net::recv(fd, buf, RecvFlags::empty())?;
-                Ok(read)
-            }
-            Target::Sim(sim) => sim.call(|net, id| net.recv(id, buf, false)),
-        }
+    // These return rustix's errno, which their callers convert with `?`:
+    // the shape the calls had when written in them (converted here, `send`
+    // cost line_echo about 15 instructions per message more).
+
+    #[inline(always)]
+    pub(super) fn recv(fd: BorrowedFd<'_>, buf: &mut [u8]) -> rustix::io::Result<usize> {
+        // The second count is the datagram's full length (for `MSG_TRUNC`);
+        // on a stream it is the first.
+        let (read, _) = rustix::net::recv(fd, buf, RecvFlags::empty())?;
+        Ok(read)
     }
 
-    /// `send(2)` with `MSG_NOSIGNAL`: a peer that has gone is an error for the
-    /// writer (`BrokenPipe`), never a `SIGPIPE` for the process.
-    #[inline]
-    pub(crate) fn send(socket: &impl Simulated, buf: &[u8]) -> io::Result<usize> {
-        match socket.target() {
-            Target::Os(fd) => Ok(rustix::net::send(fd, buf, SendFlags::NOSIGNAL)?),
-            Target::Sim(sim) => sim.call(|net, id| net.send(id, buf)),
-        }
+    #[inline(always)]
+    pub(super) fn send(fd: BorrowedFd<'_>, buf: &[u8]) -> rustix::io::Result<usize> {
+        rustix::net::send(fd, buf, SendFlags::NOSIGNAL)
     }
 
-    /// `recv(2)` into bytes not yet initialized (hyper's read buffers): the
-    /// kernel only writes into them. Returns how many it wrote, from the start.
-    pub(crate) fn recv_uninit(
-        socket: &impl Simulated,
+    pub(super) fn recv_uninit(
+        fd: BorrowedFd<'_>,
         buf: &mut [MaybeUninit<u8>],
-    ) -> io::Result<usize> {
-        match socket.target() {
-            Target::Os(fd) => {
-                let ((filled, _), _) = rustix::net::recv(fd, buf, RecvFlags::empty())?;
-                Ok(filled.len())
-            }
-            Target::Sim(sim) => recv_uninit_simulated(sim, buf),
-        }
+    ) -> rustix::io::Result<usize> {
+        let ((filled, _), _) = rustix::net::recv(fd, buf, RecvFlags::empty())?;
+        Ok(filled.len())
     }
 
-    /// `sendmsg(2)` from several buffers (the first `IOV_MAX` of them), with
-    /// `MSG_NOSIGNAL` (`writev(2)` cannot take the flag).
-    pub(crate) fn send_vectored(
-        socket: &impl Simulated,
+    pub(super) fn send_vectored(
+        fd: BorrowedFd<'_>,
         bufs: &[IoSlice<'_>],
-    ) -> io::Result<usize> {
-        let bufs = at_most_max_slices(bufs);
-        match socket.target() {
-            Target::Os(fd) => {
-                let mut no_control = rustix::net::SendAncillaryBuffer::default();
-                Ok(rustix::net::sendmsg(
-                    fd,
-                    bufs,
-                    &mut no_control,
-                    SendFlags::NOSIGNAL,
-                )?)
-            }
-            Target::Sim(sim) => sim.call(|net, id| net.send_vectored(id, bufs)),
-        }
+    ) -> rustix::io::Result<usize> {
+        let mut no_control = rustix::net::SendAncillaryBuffer::default();
+        rustix::net::sendmsg(fd, bufs, &mut no_control, SendFlags::NOSIGNAL)
     }
 
     /// `recvfrom(2)`: one datagram into `buf` (the rest of a longer one is
@@ -158,85 +180,48 @@ mod imp {
 
     /// `sendto(2)`: one datagram to `target`.
     pub(crate) fn send_to(socket: &UdpSocket, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
-        let sent = rustix::net::sendto(socket, buf, SendFlags::NOSIGNAL, &target)?;
-        Ok(sent)
+        Ok(rustix::net::sendto(
+            socket,
+            buf,
+            SendFlags::NOSIGNAL,
+            &target,
+        )?)
     }
-
-    /// `recv(2)` and `send(2)` on a connected UDP socket: one datagram from
-    /// or to its peer.
-    pub(crate) use self::{recv as recv_datagram, send as send_datagram};
 }
 
-/// Elsewhere: std, mio and socket2.
+/// Elsewhere: socket2 and mio (std). No `SIGPIPE` there either: mio sets
+/// `SO_NOSIGPIPE` on Apple's sockets, and Windows has no such signal. Unix
+/// sockets send through `unix::sys::send`.
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-mod imp {
+mod os {
     use std::io::{Read, Write};
-
-    use socket2::SockRef;
-
-    use mio::net::UdpSocket;
 
     use super::*;
 
-    /// `recv` through socket2 where there is no rustix.
-    pub(crate) fn recv(socket: &impl Simulated, buf: &mut [u8]) -> io::Result<usize> {
-        match socket.target() {
-            Target::Os(fd) => (&*SockRef::from(&fd)).read(buf),
-            Target::Sim(sim) => sim.call(|net, id| net.recv(id, buf, false)),
-        }
+    pub(super) fn recv(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+        (&*SockRef::from(&fd)).read(buf)
     }
 
-    /// `send` through socket2, where there is no rustix. No `SIGPIPE` there
-    /// either: mio sets `SO_NOSIGPIPE` on Apple's sockets, and Windows has
-    /// no such signal. Unix sockets send through `unix::sys::send`.
-    pub(crate) fn send(socket: &impl Simulated, buf: &[u8]) -> io::Result<usize> {
-        match socket.target() {
-            Target::Os(fd) => (&*SockRef::from(&fd)).write(buf),
-            Target::Sim(sim) => sim.call(|net, id| net.send(id, buf)),
-        }
+    pub(super) fn send(fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize> {
+        (&*SockRef::from(&fd)).write(buf)
     }
 
-    /// `recv_uninit` through socket2 where there is no rustix: any socket
-    /// socket2 can borrow (TCP, and Unix streams).
-    pub(crate) fn recv_uninit(
-        socket: &impl Simulated,
+    pub(super) fn recv_uninit(
+        fd: BorrowedFd<'_>,
         buf: &mut [MaybeUninit<u8>],
     ) -> io::Result<usize> {
-        match socket.target() {
-            Target::Os(fd) => SockRef::from(&fd).recv(buf),
-            Target::Sim(sim) => recv_uninit_simulated(sim, buf),
-        }
+        SockRef::from(&fd).recv(buf)
     }
 
-    /// `send_vectored` through socket2 where there is no rustix.
-    pub(crate) fn send_vectored(
-        socket: &impl Simulated,
-        bufs: &[IoSlice<'_>],
-    ) -> io::Result<usize> {
-        let bufs = at_most_max_slices(bufs);
-        match socket.target() {
-            Target::Os(fd) => SockRef::from(&fd).send_vectored(bufs),
-            Target::Sim(sim) => sim.call(|net, id| net.send_vectored(id, bufs)),
-        }
+    pub(super) fn send_vectored(fd: BorrowedFd<'_>, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        SockRef::from(&fd).send_vectored(bufs)
     }
 
-    /// `recv_from` through mio (std) where there is no rustix.
     pub(crate) fn recv_from(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         socket.recv_from(buf)
     }
 
-    /// `send_to` through mio (std) where there is no rustix.
     pub(crate) fn send_to(socket: &UdpSocket, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
         socket.send_to(buf, target)
-    }
-
-    /// `recv_datagram` through mio (std) where there is no rustix.
-    pub(crate) fn recv_datagram(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<usize> {
-        socket.recv(buf)
-    }
-
-    /// `send_datagram` through mio (std) where there is no rustix.
-    pub(crate) fn send_datagram(socket: &UdpSocket, buf: &[u8]) -> io::Result<usize> {
-        socket.send(buf)
     }
 }

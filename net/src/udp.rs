@@ -119,7 +119,7 @@ impls::debug_and_fd!(UdpSocket: local_addr);
 impl UdpSocket {
     /// The OS socket, for an option; a simulated one has none.
     fn sock(&self) -> io::Result<SockRef<'_>> {
-        self.io.get_ref().os().ok_or_else(options::no_options)
+        options::Sock::sock(&self.io).ok_or_else(options::no_options)
     }
 }
 

@@ -95,7 +95,7 @@ mod checked {
     pub struct Mutex<T: ?Sized>(parking_lot::Mutex<T>);
 
     /// The guard of a [`Mutex`]: the lock counts as held while it lives.
-    pub struct MutexGuard<'a, T: ?Sized>(parking_lot::MutexGuard<'a, T>);
+    pub struct MutexGuard<'a, T: ?Sized>(parking_lot::MutexGuard<'a, T>, super::Held);
 
     impl<T> Mutex<T> {
         /// A new mutex around `value`.
@@ -113,9 +113,7 @@ mod checked {
         /// Waits for the lock and takes it.
         #[inline]
         pub fn lock(&self) -> MutexGuard<'_, T> {
-            let guard = self.0.lock();
-            acquired();
-            MutexGuard(guard)
+            MutexGuard(self.0.lock(), super::Held::enter())
         }
 
         /// The value, through a unique reference: no lock needed.
@@ -135,12 +133,6 @@ mod checked {
     impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
         fn deref_mut(&mut self) -> &mut T {
             &mut self.0
-        }
-    }
-
-    impl<T: ?Sized> Drop for MutexGuard<'_, T> {
-        fn drop(&mut self) {
-            released();
         }
     }
 }
