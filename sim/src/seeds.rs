@@ -47,7 +47,12 @@ pub const DETERMINISM_VAR: &str = "IOLOOP_SIM_DETERMINISM";
 
 /// Whether [`DETERMINISM_VAR`] asks for the check.
 fn checked() -> bool {
-    std::env::var_os(DETERMINISM_VAR).is_some_and(|v| !v.is_empty() && v != "0")
+    asks(std::env::var_os(DETERMINISM_VAR))
+}
+
+/// Whether a value of [`DETERMINISM_VAR`] turns the check on.
+fn asks(value: Option<std::ffi::OsString>) -> bool {
+    value.is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 /// Runs one seed: `make(seed).run()`, or with [`DETERMINISM_VAR`] set,
@@ -157,7 +162,7 @@ fn trace_hash(outcome: &Result<Report, Failure>) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{Step, diverge};
+    use super::{Step, asks, diverge};
 
     fn steps(lines: &[&str]) -> Vec<Step> {
         lines
@@ -167,6 +172,17 @@ mod tests {
                 schedule: 0,
             })
             .collect()
+    }
+
+    #[test]
+    fn any_value_but_none_empty_or_0_asks_for_the_check() {
+        let value = |v: &str| Some(v.into());
+        assert!(!asks(None));
+        assert!(!asks(value("")));
+        assert!(!asks(value("0")));
+        assert!(asks(value("1")));
+        assert!(asks(value("yes")));
+        assert!(asks(value("00")));
     }
 
     #[test]
