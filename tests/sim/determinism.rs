@@ -133,3 +133,46 @@ fn a_failure_the_same_both_times_is_the_worlds_own() {
     assert!(failure.what.contains("always"), "{failure}");
     assert!(!failure.what.contains("nondeterminism"), "{failure}");
 }
+
+/// Run by [`the_variable_turns_the_check_on_for_run_seeds`] in a process
+/// of its own, with and without the variable: a world that sends
+/// otherwise each time it is made, under `run_seeds`.
+#[test]
+#[ignore = "run by the_variable_turns_the_check_on_for_run_seeds"]
+fn a_world_unlike_itself_under_run_seeds() {
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let len = || 3 + RUNS.fetch_add(1, Ordering::Relaxed) as usize % 2;
+    ioloop::sim::run_seeds(0..1, |seed| echo(seed, len)).unwrap_or_else(|f| panic!("{f}"));
+}
+
+#[test]
+fn the_variable_turns_the_check_on_for_run_seeds() {
+    // The variable is read by the process, so each setting gets one.
+    let run = |value: Option<&str>| {
+        let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+        command.args([
+            "--ignored",
+            "--exact",
+            "determinism::a_world_unlike_itself_under_run_seeds",
+        ]);
+        command.env_remove(ioloop::sim::DETERMINISM_VAR);
+        command.env_remove(ioloop::sim::SEED_VAR);
+        if let Some(value) = value {
+            command.env(ioloop::sim::DETERMINISM_VAR, value);
+        }
+        let out = command.output().expect("the test binary runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            text.contains("1 passed") || text.contains("1 failed"),
+            "{text}"
+        );
+        (out.status.success(), text)
+    };
+    // Off (unset, or 0): one run a seed, which passes.
+    assert!(run(None).0, "unset");
+    assert!(run(Some("0")).0, "0");
+    // On: two runs, which differ at the send.
+    let (passed, text) = run(Some("1"));
+    assert!(!passed && text.contains("diverge at step"), "{text}");
+}
