@@ -71,8 +71,9 @@ const LAYERS: &str = "
     sim/src/errno.rs                           0  the simulation: the kernel's errors,
     sim/src/network.rs                         1  the simulated network,
     sim/src/world.rs                           2  the world that fills the seams,
-    sim/src/harness.rs                         3  and the harness that runs it
-    sim/src/lib.rs                             4
+    sim/src/harness.rs                         3  the harness that runs it,
+    sim/src/seeds.rs                           4  and seeds, replayed and checked
+    sim/src/lib.rs                             5
     compat/src/hyper/                          0  the adapters
     compat/src/hyper/serve.rs                  1  the server on them
     compat/src/lib.rs                          2

@@ -16,7 +16,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
 use crate::event_loop::cell::TaskCell;
-use crate::event_loop::core::{self, Job, Shared};
+use crate::event_loop::core::{self, Core, Job, Shared};
 use crate::metrics::Metrics;
 use crate::task::dump::Dump;
 use crate::task::join::JoinHandle;
@@ -127,6 +127,13 @@ impl Handle {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
+        // In a simulation, a job is a task of the loop's: its turn the
+        // seeded scheduler's, its time the virtual clock's, the same in
+        // every run of a seed (a closure that blocks holds the world up).
+        let simulated = |core: &Core| Arc::ptr_eq(&core.shared, &self.shared) && core.simulated();
+        if core::with_core(|core| core.is_some_and(simulated)) {
+            return self.spawn(async move { f() });
+        }
         // The closure dressed as a future that completes on its first poll,
         // so a blocking job is the same single-allocation task as a spawned
         // future. It runs working for its runtime.
@@ -385,6 +392,15 @@ where
 /// Shutting the runtime down cancels no closure, nor waits for one: each
 /// spawned before runs to completion on the pool's threads (see
 /// [`Runtime`](crate::Runtime)); one spawned after is cancelled at once.
+///
+/// # In a simulation
+///
+/// A simulated runtime (`Builder::build_simulated`, as `ioloop::sim`
+/// builds one) runs each job as a task on its loop's thread instead: its
+/// turn comes in the seeded order of the loop's jobs, on the virtual
+/// clock, so a seed replays it. A closure that blocks holds up the whole
+/// simulation meanwhile, and one still waiting for its turn when the
+/// runtime shuts down is dropped, as a task is.
 ///
 /// # Errors
 ///

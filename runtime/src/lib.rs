@@ -41,7 +41,7 @@ pub use sync::lock;
 pub mod seam {
     pub use crate::event_loop::backend::{Backend, Ready};
     pub use crate::rng::{Rng, TraceHash};
-    pub use crate::seed::{schedule_hash, tag, with_tag};
+    pub use crate::seed::{abort_tagged, schedule_hash, tag, with_tag};
 }
 
 pub use handle::{Handle, RuntimeId, spawn, spawn_blocking, spawn_local};

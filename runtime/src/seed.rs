@@ -6,6 +6,7 @@
 use std::cell::{Cell, RefCell};
 
 use crate::event_loop::backend::Pick;
+use crate::event_loop::cell::Task;
 use crate::event_loop::core;
 use crate::rng::{Rng, TraceHash};
 
@@ -47,7 +48,7 @@ impl Pick for Seeded {
     fn chosen(&self, task: Option<usize>) {
         // The job's tag is current while it runs (and until the next pick):
         // what it spawns carries it.
-        let tag = task.map_or(0, |key| self.tags.borrow().get(key).copied().unwrap_or(0));
+        let tag = task.map_or(0, |key| self.tag(key));
         TAG.set(tag);
         let id = task.map_or(0, |key| key as u64 + 1);
         let mut hash = self.trace.get();
@@ -66,6 +67,10 @@ impl Pick for Seeded {
     fn hash(&self) -> u64 {
         self.trace.get().get()
     }
+
+    fn tag(&self, key: usize) -> u32 {
+        self.tags.borrow().get(key).copied().unwrap_or(0)
+    }
 }
 
 /// A hash of the order the loop on this thread ran its jobs in so far, if
@@ -83,6 +88,29 @@ pub fn tag() -> u32 {
     TAG.get()
 }
 
+/// Aborts every task of the seeded runtime on this thread that carries
+/// `tag`, as `JoinHandle::abort` would (each stops at its next turn, and
+/// what it held, its sockets included, is dropped): a simulated host's
+/// crash. Returns how many; none outside a seeded runtime.
+pub fn abort_tagged(tag: u32) -> usize {
+    let tasks: Vec<Task> = core::with_core(|core| {
+        let Some((core, pick)) = core.and_then(|core| Some((core, core.seeded.as_deref()?))) else {
+            return Vec::new();
+        };
+        let list = core.shared.tasks.lock();
+        list.slab
+            .iter()
+            .filter(|&(key, _)| pick.tag(key) == tag)
+            .map(|(_, listed)| listed.task.clone())
+            .collect()
+    });
+    // Aborted once the task list's lock is let go: an abort queues the
+    // task, which is a wake.
+    let count = tasks.len();
+    tasks.into_iter().for_each(Task::abort);
+    count
+}
+
 /// Runs `f` with `tag` current: a task it spawns on a seeded runtime
 /// carries `tag`.
 pub fn with_tag<R>(tag: u32, f: impl FnOnce() -> R) -> R {
@@ -94,4 +122,56 @@ pub fn with_tag<R>(tag: u32, f: impl FnOnce() -> R) -> R {
     }
     let _restore = Restore(TAG.replace(tag));
     f()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Pick, Seeded, abort_tagged, with_tag};
+
+    /// The hash after each of `jobs` was chosen, on a fresh scheduler.
+    fn hash(jobs: &[Option<usize>]) -> u64 {
+        let seeded = Seeded::new(0);
+        for &job in jobs {
+            seeded.chosen(job);
+        }
+        seeded.hash()
+    }
+
+    #[test]
+    fn every_job_hashes_apart_block_on_and_the_first_task_too() {
+        // `block_on`'s future and task 0 are different jobs: a schedule
+        // that ran one where the other ran is another schedule.
+        assert_ne!(hash(&[None]), hash(&[Some(0)]));
+        assert_ne!(hash(&[Some(0)]), hash(&[Some(1)]));
+        assert_ne!(hash(&[Some(0), Some(1)]), hash(&[Some(1), Some(0)]));
+        assert_eq!(hash(&[Some(3), None]), hash(&[Some(3), None]));
+    }
+
+    #[test]
+    fn abort_tagged_aborts_the_tasks_of_one_tag_and_no_other() {
+        let rt = crate::Builder::new().seed(0).build().expect("a runtime");
+        rt.block_on(async {
+            let pending = || crate::spawn_local(std::future::pending::<()>());
+            let ones: Vec<_> = (0..3).map(|_| with_tag(1, pending)).collect();
+            let two = with_tag(2, pending);
+            let untagged = pending();
+            crate::yield_now().await;
+            assert_eq!(abort_tagged(7), 0, "no task has tag 7");
+            assert_eq!(abort_tagged(1), 3);
+            for one in ones {
+                assert!(one.await.expect_err("aborted").is_cancelled());
+            }
+            crate::yield_now().await;
+            assert!(!two.is_finished() && !untagged.is_finished());
+            assert_eq!(abort_tagged(1), 0, "gone already");
+        });
+        // Outside a seeded runtime there is nothing to abort.
+        assert_eq!(abort_tagged(1), 0);
+        let plain = crate::Runtime::new().expect("a runtime");
+        plain.block_on(async {
+            let _task = with_tag(1, || crate::spawn_local(std::future::pending::<()>()));
+            crate::yield_now().await;
+            assert_eq!(abort_tagged(1), 0);
+        });
+    }
 }

@@ -2,12 +2,14 @@
 //! clock, over the simulated network; a failure reports its seed, and the
 //! same seed replays it.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::future::{Future, poll_fn};
 use std::io;
 use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -18,15 +20,18 @@ use ioloop_runtime::task::JoinHandle;
 use ioloop_runtime::time::{Instant, sleep};
 use ioloop_runtime::{Builder, spawn_local};
 
-use super::network::{self, HostId, NetConfig, Network};
+use super::network::{self, HostId, NetConfig, Network, Step};
 use super::world::{self, Seam, World};
 
 /// The variable naming the one seed to run, to replay a failure: see
-/// [`run_seeds`].
+/// [`run_seeds`](crate::run_seeds).
 pub const SEED_VAR: &str = "IOLOOP_SIM_SEED";
 
 /// A host's async fn, boxed until the run starts it.
 type Run = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = io::Result<()>>>>>;
+
+/// A restartable host's async fn, called again at each restart.
+type Restart = Rc<dyn Fn() -> Pin<Box<dyn Future<Output = io::Result<()>>>>>;
 
 /// The faults a simulation injects, all off by default
 /// ([`Faults::all`] turns each on at a rate that breaks something in most
@@ -47,6 +52,11 @@ pub struct Faults {
     /// Now and then stop a server host (it answers nothing), and start
     /// it again later.
     pub stops: bool,
+    /// Now and then crash a host added with
+    /// [`Sim::restartable_host`]: every task of it is aborted, so its
+    /// sockets close and what it kept is lost; after a while its async fn
+    /// is called again. Hosts added otherwise never crash.
+    pub crashes: bool,
 }
 
 impl Faults {
@@ -59,6 +69,7 @@ impl Faults {
             udp_reorder: 0.1,
             partitions: true,
             stops: true,
+            crashes: true,
         }
     }
 }
@@ -80,6 +91,8 @@ struct Host {
     name: String,
     client: bool,
     run: Run,
+    /// A restartable host's async fn, for its restarts.
+    restart: Option<Restart>,
 }
 
 /// A simulated world: named hosts, each running an async fn, on one
@@ -130,12 +143,17 @@ pub struct Sim {
     config: NetConfig,
     partitions: bool,
     stops: bool,
+    crashes: bool,
     deadline: Duration,
     progress_bound: u64,
     buffers: Option<(usize, usize)>,
     hosts: Vec<Host>,
     /// What `run` chose for the world, for a failure's report.
     world: String,
+    /// Whether `run` keeps the run's steps in `steps`, for the
+    /// determinism check (`determinism.rs`).
+    pub(crate) record: bool,
+    pub(crate) steps: Vec<Step>,
 }
 
 impl Sim {
@@ -146,11 +164,14 @@ impl Sim {
             config: NetConfig::default(),
             partitions: false,
             stops: false,
+            crashes: false,
             deadline: Duration::from_secs(600),
             progress_bound: PROGRESS_BOUND,
             buffers: None,
             hosts: Vec::new(),
             world: String::new(),
+            record: false,
+            steps: Vec::new(),
         }
     }
 
@@ -164,6 +185,7 @@ impl Sim {
         };
         self.partitions = faults.partitions;
         self.stops = faults.stops;
+        self.crashes = faults.crashes;
         self
     }
 
@@ -221,6 +243,25 @@ impl Sim {
         self.add(name, true, run)
     }
 
+    /// Adds a server host that can crash, as turmoil's `bounce` does: with
+    /// [`Faults::crashes`] on, the world now and then aborts every task
+    /// of the host (its sockets close as they drop: peers see the end of
+    /// their connections, and connects are refused until it listens
+    /// again; whatever it kept in memory is lost) and, after a while,
+    /// calls `run` again. A [`Faults::stops`] stop, by contrast, keeps the
+    /// host's state and only cuts it off. Otherwise as [`host`](Self::host).
+    pub fn restartable_host<F, Fut>(&mut self, name: &str, run: F) -> &mut Self
+    where
+        F: Fn() -> Fut + 'static,
+        Fut: Future<Output = io::Result<()>> + 'static,
+    {
+        let restart: Restart = Rc::new(move || Box::pin(run()));
+        let first = restart.clone();
+        self.add(name, false, move || first());
+        self.hosts.last_mut().expect("just added").restart = Some(restart);
+        self
+    }
+
     fn add<F, Fut>(&mut self, name: &str, client: bool, run: F) -> &mut Self
     where
         F: FnOnce() -> Fut + 'static,
@@ -228,7 +269,12 @@ impl Sim {
     {
         let name = name.to_owned();
         let run: Run = Box::new(move || Box::pin(run()));
-        self.hosts.push(Host { name, client, run });
+        self.hosts.push(Host {
+            name,
+            client,
+            run,
+            restart: None,
+        });
         self
     }
 
@@ -248,15 +294,19 @@ impl Sim {
             let mut size = || 1 << sizes.range(9..17);
             (size(), size())
         });
-        self.world = describe(&config, self.partitions, self.stops);
+        self.world = describe(&config, self.partitions, self.stops, self.crashes);
         let net = Network::new(root.fork(), config);
         let chaos = Chaos {
             rng: root.fork(),
             partitions: self.partitions,
             stops: self.stops,
+            crashes: self.crashes,
         };
         let hosts = std::mem::take(&mut self.hosts);
         let mut world = World::new(net);
+        if self.record {
+            world.net.record_steps();
+        }
         world.deadline = Some(u64::try_from(self.deadline.as_nanos()).unwrap_or(u64::MAX));
         world.progress_bound = self.progress_bound;
         for host in &hosts {
@@ -301,7 +351,8 @@ impl Sim {
         // Read before the runtime drops: its tasks' sockets close then, and
         // their resets would bury the events that led to the end.
         let (mut hash, recent) = {
-            let world = world.lock();
+            let mut world = world.lock();
+            self.steps = world.net.take_steps();
             let recent = world.net.recent(256).map(str::to_owned).collect::<Vec<_>>();
             (world.net.trace_hash(), recent)
         };
@@ -319,7 +370,12 @@ impl Sim {
         }
     }
 
-    fn failure(&self, what: String, mut recent: Vec<String>, trace_hash: u64) -> Failure {
+    pub(crate) fn failure(
+        &self,
+        what: String,
+        mut recent: Vec<String>,
+        trace_hash: u64,
+    ) -> Failure {
         recent.drain(..recent.len().saturating_sub(40));
         Failure {
             seed: self.seed,
@@ -381,34 +437,8 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
-/// Runs `make(seed)` for each seed in `seeds` (or only the one in the
-/// [`SEED_VAR`] environment variable, if it is set, to replay it), and
-/// returns how many ran, or the first failure.
-///
-/// # Errors
-///
-/// The first run's [`Failure`]; an unreadable [`SEED_VAR`] is one too.
-pub fn run_seeds(seeds: Range<u64>, mut make: impl FnMut(u64) -> Sim) -> Result<u64, Failure> {
-    if let Ok(var) = std::env::var(SEED_VAR) {
-        let seed = var.trim().parse().map_err(|err| Failure {
-            seed: 0,
-            what: format!("{SEED_VAR}={var:?}: {err}"),
-            world: String::new(),
-            recent: Vec::new(),
-            trace_hash: 0,
-        })?;
-        make(seed).run()?;
-        return Ok(1);
-    }
-    let count = seeds.end.saturating_sub(seeds.start);
-    for seed in seeds {
-        make(seed).run()?;
-    }
-    Ok(count)
-}
-
 /// The world a run chose, in a line.
-fn describe(config: &NetConfig, partitions: bool, stops: bool) -> String {
+fn describe(config: &NetConfig, partitions: bool, stops: bool, crashes: bool) -> String {
     let micros = |nanos: u64| nanos / 1_000;
     let f = &config.faults;
     let mut faults = Vec::new();
@@ -424,6 +454,7 @@ fn describe(config: &NetConfig, partitions: bool, stops: bool) -> String {
     }
     faults.extend(partitions.then(|| "partitions".to_owned()));
     faults.extend(stops.then(|| "host stops".to_owned()));
+    faults.extend(crashes.then(|| "host crashes".to_owned()));
     let faults = if faults.is_empty() {
         "none".to_owned()
     } else {
@@ -438,32 +469,80 @@ fn describe(config: &NetConfig, partitions: bool, stops: bool) -> String {
     )
 }
 
-/// The partitions and stops a run injects.
+/// The partitions, stops and crashes a run injects.
 struct Chaos {
     rng: Rng,
     partitions: bool,
     stops: bool,
+    crashes: bool,
 }
 
 /// A host started: its name, whether it is a client, and its task until
-/// it returns.
+/// it returns (or crashes).
 type Running = (String, bool, Option<JoinHandle<io::Result<()>>>);
+
+/// The hosts started, shared by the run and the chaos that crashes and
+/// restarts them.
+type Hosts = Rc<RefCell<Vec<Running>>>;
+
+/// The tag host `i`'s tasks carry.
+fn host_tag(i: usize) -> u32 {
+    u32::try_from(i + 1).unwrap_or(u32::MAX)
+}
 
 /// Starts the hosts, then waits for the clients; `Err` says what failed.
 async fn drive(hosts: Vec<Host>, world: &Arc<Mutex<World>>, chaos: Chaos) -> Result<(), String> {
-    let mut running: Vec<Running> = Vec::new();
+    let running: Hosts = Rc::default();
     let mut servers = Vec::new();
+    let mut restartable = Vec::new();
     for (i, host) in hosts.into_iter().enumerate() {
-        let tag = u32::try_from(i + 1).unwrap_or(u32::MAX);
-        let task = rt_sim::with_tag(tag, || spawn_local((host.run)()));
+        let task = rt_sim::with_tag(host_tag(i), || spawn_local((host.run)()));
         if !host.client {
             servers.push(world.lock().hosts[i]);
         }
-        running.push((host.name, host.client, Some(task)));
+        restartable.extend(host.restart.map(|restart| (i, restart)));
+        running
+            .borrow_mut()
+            .push((host.name, host.client, Some(task)));
     }
-    let _chaos = (chaos.partitions || chaos.stops)
-        .then(|| spawn_local(inject(chaos, world.clone(), servers)));
-    poll_fn(|cx| poll_hosts(&mut running, world, cx)).await
+    let crashes = if chaos.crashes {
+        restartable
+    } else {
+        Vec::new()
+    };
+    let chaos_on = chaos.partitions || chaos.stops || !crashes.is_empty();
+    let _chaos = chaos_on.then(|| {
+        let crashes = Crashes {
+            hosts: running.clone(),
+            restartable: crashes,
+        };
+        spawn_local(inject(chaos, world.clone(), servers, crashes))
+    });
+    poll_fn(|cx| poll_hosts(&mut running.borrow_mut(), world, cx)).await
+}
+
+/// The hosts chaos may crash: by index, with the async fn that restarts
+/// each.
+struct Crashes {
+    hosts: Hosts,
+    restartable: Vec<(usize, Restart)>,
+}
+
+impl Crashes {
+    /// Crashes a host drawn from `rng`, and restarts it after `outage`.
+    async fn crash(&self, rng: &mut Rng, world: &Arc<Mutex<World>>, outage: Duration) {
+        let (i, restart) = &self.restartable[rng.below(self.restartable.len() as u64) as usize];
+        let host = world.lock().hosts[*i];
+        world.lock().net.note_host(host, "crash");
+        // Its task is dropped, not awaited: aborted with the rest, it is
+        // no failure of the run.
+        self.hosts.borrow_mut()[*i].2 = None;
+        rt_sim::abort_tagged(host_tag(*i));
+        sleep(outage).await;
+        world.lock().net.note_host(host, "restart");
+        let task = rt_sim::with_tag(host_tag(*i), || spawn_local(restart()));
+        self.hosts.borrow_mut()[*i].2 = Some(task);
+    }
 }
 
 /// One look at the hosts and the world's state.
@@ -528,12 +607,24 @@ fn poll_hosts(
     Poll::Pending
 }
 
-/// Injects up to [`CHAOS_ROUNDS`] partitions and stops, each healed
-/// after a while.
-async fn inject(mut chaos: Chaos, world: Arc<Mutex<World>>, servers: Vec<HostId>) {
+/// Injects up to [`CHAOS_ROUNDS`] partitions, stops and crashes, each
+/// healed after a while.
+async fn inject(
+    mut chaos: Chaos,
+    world: Arc<Mutex<World>>,
+    servers: Vec<HostId>,
+    crashes: Crashes,
+) {
     let hosts = world.lock().hosts.clone();
     for _ in 0..CHAOS_ROUNDS {
         sleep(Duration::from_millis(chaos.rng.range(5..200))).await;
+        // Drawn only in a world with a restartable host: every other
+        // world's chaos stays what its seed made it before crashes were.
+        if !crashes.restartable.is_empty() && chaos.rng.chance(0.5) {
+            let outage = Duration::from_millis(chaos.rng.range(10..400));
+            crashes.crash(&mut chaos.rng, &world, outage).await;
+            continue;
+        }
         let stop =
             chaos.stops && !servers.is_empty() && (!chaos.partitions || chaos.rng.chance(0.5));
         let outage = Duration::from_millis(chaos.rng.range(10..400));

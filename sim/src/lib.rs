@@ -17,7 +17,9 @@
 mod errno;
 mod harness;
 mod network;
+mod seeds;
 mod world;
 
-pub use harness::{Failure, Faults, Report, SEED_VAR, Sim, run_seeds};
+pub use harness::{Failure, Faults, Report, SEED_VAR, Sim};
 pub use ioloop_runtime::seam::{Backend, Ready, Rng, TraceHash, schedule_hash, tag, with_tag};
+pub use seeds::{DETERMINISM_VAR, check_determinism, run_seed, run_seeds};

@@ -18,7 +18,7 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr};
 use std::ops::Range;
 
-use ioloop_runtime::seam::{Rng, TraceHash};
+use ioloop_runtime::seam::{self as rt_seam, Rng, TraceHash};
 
 use super::errno::{
     EADDRINUSE, EADDRNOTAVAIL, EAGAIN, EBADF, ECONNREFUSED, ECONNRESET, EDESTADDRREQ, EINVAL,
@@ -294,6 +294,19 @@ pub(crate) struct Network {
     changed: Vec<SockId>,
     trace: VecDeque<String>,
     hash: TraceHash,
+    /// Every trace line so far, with the schedule's hash when it was
+    /// traced, while the determinism check records a run (`steps`).
+    steps: Option<Vec<Step>>,
+}
+
+/// One step of a run, as the determinism check compares two: a trace line
+/// (`<virtual ns> <what>`) and the hash of the order the loop ran its jobs
+/// in up to it, so a run whose tasks ran in another order between the
+/// same two events diverges at the second.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Step {
+    pub(crate) line: String,
+    pub(crate) schedule: u64,
 }
 
 /// A socket the network does not know (already closed).
@@ -320,7 +333,18 @@ impl Network {
             changed: Vec::new(),
             trace: VecDeque::new(),
             hash: TraceHash::new(),
+            steps: None,
         }
+    }
+
+    /// Keeps every step from now on, for [`take_steps`](Self::take_steps).
+    pub(crate) fn record_steps(&mut self) {
+        self.steps = Some(Vec::new());
+    }
+
+    /// The steps kept since `record_steps` (none if it was not called).
+    pub(crate) fn take_steps(&mut self) -> Vec<Step> {
+        self.steps.take().unwrap_or_default()
     }
 
     // ---- hosts and faults -------------------------------------------------
@@ -360,6 +384,12 @@ impl Network {
         self.trace(format!("heal {} {}", self.name(a), self.name(b)));
         self.partitions.remove(&(a.min(b), a.max(b)));
         self.pump_all();
+    }
+
+    /// Notes in the trace that `host` crashed (its tasks are aborted, and
+    /// its sockets close as they drop) or restarted.
+    pub(crate) fn note_host(&mut self, host: HostId, what: &str) {
+        self.trace(format!("{what} {}", self.name(host)));
     }
 
     /// Stops `host`: nothing reaches it and it sends nothing.
@@ -948,6 +978,13 @@ impl Network {
         log::trace!("sim: {line}");
         self.hash.add(line.as_bytes());
         self.hash.add(b"\n");
+        if let Some(steps) = &mut self.steps {
+            let schedule = rt_seam::schedule_hash().unwrap_or(0);
+            steps.push(Step {
+                line: line.clone(),
+                schedule,
+            });
+        }
         if self.trace.len() == TRACE_LINES {
             self.trace.pop_front();
         }

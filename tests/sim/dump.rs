@@ -5,7 +5,7 @@
 use std::io;
 use std::time::Duration;
 
-use ioloop::sim::Sim;
+use ioloop::sim::{Sim, run_seed};
 use ioloop::task::{Dump, TaskDump};
 use ioloop::time::sleep;
 
@@ -45,8 +45,11 @@ async fn dumps_a_sleeper() -> io::Result<()> {
 #[test]
 fn a_dump_in_a_simulation_reads_the_virtual_clock() {
     for seed in [0, 1, 7] {
-        let mut sim = Sim::new(seed);
-        sim.client("dumper", dumps_a_sleeper);
-        sim.run().unwrap_or_else(|failure| panic!("{failure}"));
+        run_seed(seed, |seed| {
+            let mut sim = Sim::new(seed);
+            sim.client("dumper", dumps_a_sleeper);
+            sim
+        })
+        .unwrap_or_else(|failure| panic!("{failure}"));
     }
 }

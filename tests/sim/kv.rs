@@ -12,7 +12,7 @@ use futures_util::future::try_join;
 use ioloop::io::{StreamReader, StreamWriter};
 use ioloop::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use ioloop::net::{TcpListener, TcpStream};
-use ioloop::sim::{Faults, Rng, Sim};
+use ioloop::sim::{Faults, Rng, Sim, run_seed};
 use ioloop::time::timeout;
 use testkit::kv_server::{Config, serve};
 use testkit::resp;
@@ -226,9 +226,9 @@ fn every_kv_reply_is_exact_under_faults_and_nothing_hangs() {
 /// both sides waited on full buffers.
 #[test]
 fn kv_client_reads_replies_while_a_large_set_behind_a_large_get_goes_out() {
-    Sim::new(10)
-        .host("server", kv_host)
-        .client("client", || async {
+    run_seed(10, |seed| {
+        let mut sim = Sim::new(seed);
+        sim.host("server", kv_host).client("client", || async {
             let (read, write) = TcpStream::connect("server:6379").await?.into_split();
             let mut conn = (StreamReader::new(read), StreamWriter::new(write));
             let big = vec![b'v'; 200_000];
@@ -239,7 +239,8 @@ fn kv_client_reads_replies_while_a_large_set_behind_a_large_get_goes_out() {
             let wire = encode(0, &both);
             let pipelined = exchange(&mut conn, &wire, &both, &model, false);
             timeout(Duration::from_secs(5), pipelined).await?
-        })
-        .run()
-        .unwrap_or_else(|failure| panic!("{failure}"));
+        });
+        sim
+    })
+    .unwrap_or_else(|failure| panic!("{failure}"));
 }

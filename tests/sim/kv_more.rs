@@ -14,7 +14,7 @@ use std::time::Duration;
 use ioloop::io::{StreamReader, StreamWriter};
 use ioloop::net::TcpStream;
 use ioloop::net::tcp::OwnedReadHalf;
-use ioloop::sim::{Faults, Rng, Sim, run_seeds};
+use ioloop::sim::{Faults, Rng, Sim, run_seed, run_seeds};
 use ioloop::time::{sleep, timeout};
 use testkit::resp;
 
@@ -55,9 +55,9 @@ fn deep_kv_pipelines_are_answered_exactly_under_faults() {
 fn a_deep_pipeline_of_one_set_behind_a_get_of_the_same_key_is_answered_in_order() {
     // Not in `kv_client`'s batches (their keys differ, to retry them
     // whole): the GET must see the value before the SET, then the new one.
-    Sim::new(0)
-        .host("server", kv_host)
-        .client("client", || async {
+    run_seed(0, |seed| {
+        let mut sim = Sim::new(seed);
+        sim.host("server", kv_host).client("client", || async {
             let mut conn = connect().await?;
             let mut wire = Vec::new();
             for i in 0..64u32 {
@@ -77,9 +77,10 @@ fn a_deep_pipeline_of_one_set_behind_a_get_of_the_same_key_is_answered_in_order(
                 }
             }
             Ok(())
-        })
-        .run()
-        .unwrap_or_else(|failure| panic!("{failure}"));
+        });
+        sim
+    })
+    .unwrap_or_else(|failure| panic!("{failure}"));
 }
 
 /// A RESP reply or message, as far as these clients need.

@@ -2,6 +2,11 @@
 //! world over the simulated network. A failing test prints the seed; run
 //! it again with `IOLOOP_SIM_SEED=<seed>` to replay exactly that run.
 //!
+//! - `crash`: a restartable host crashed and started again: its state
+//!   lost, its port bound again, its clients served.
+//! - `determinism`: a seed run twice takes the same steps; a world that
+//!   leaks anything else into what it does fails at the first step that
+//!   differs, named.
 //! - `dump`: a task dump inside a simulation reads the virtual clock.
 //! - `echo`: `line_echo`'s handler under many seeds, with and without
 //!   faults: every line's echo is exact, and nothing hangs.
@@ -39,6 +44,8 @@ mod blocking;
 mod callbacks;
 #[path = "../../examples/sim_echo/client.rs"]
 mod clients;
+mod crash;
+mod determinism;
 mod dump;
 mod echo;
 mod hyper;

@@ -4,7 +4,7 @@
 use std::io;
 
 use ioloop::net::UdpSocket;
-use ioloop::sim::{Sim, run_seeds};
+use ioloop::sim::{Sim, run_seed, run_seeds};
 
 /// An echo server on `server:53` that answers each datagram with its
 /// length.
@@ -52,8 +52,9 @@ fn error<T: std::fmt::Debug>(result: io::Result<T>) -> (io::ErrorKind, Option<i3
 
 #[test]
 fn the_simulated_udp_errors_are_the_kernels() {
-    Sim::new(1)
-        .host("server", || async {
+    run_seed(1, |seed| {
+        let mut sim = Sim::new(seed);
+        sim.host("server", || async {
             let _socket = UdpSocket::bind("0.0.0.0:53").await?;
             std::future::pending().await
         })
@@ -81,7 +82,8 @@ fn the_simulated_udp_errors_are_the_kernels() {
                 (io::ErrorKind::WouldBlock, Some(libc::EAGAIN))
             );
             Ok(())
-        })
-        .run()
-        .unwrap_or_else(|failure| panic!("{failure}"));
+        });
+        sim
+    })
+    .unwrap_or_else(|failure| panic!("{failure}"));
 }

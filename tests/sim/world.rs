@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use ioloop::io::{AsyncReadExt, AsyncWriteExt};
 use ioloop::net::{TcpListener, TcpSocket, TcpStream, UdpSocket, lookup_host};
-use ioloop::sim::{Faults, Sim};
+use ioloop::sim::{Faults, Sim, run_seed};
 
 #[test]
 fn hosts_are_named_and_numbered_in_the_order_they_are_added() {
-    Sim::new(1)
-        .host("a", || async {
+    run_seed(1, |seed| {
+        let mut sim = Sim::new(seed);
+        sim.host("a", || async {
             let listener = TcpListener::bind("0.0.0.0:80").await?;
             // As the kernel says of a socket bound to the unspecified
             // address; a connection it accepts is on the host's own.
@@ -34,15 +35,17 @@ fn hosts_are_named_and_numbered_in_the_order_they_are_added() {
             let err = lookup_host("nosuch:1").await.err().expect("no host");
             assert_eq!(err.kind(), io::ErrorKind::NotFound);
             Ok(())
-        })
-        .run()
-        .unwrap_or_else(|failure| panic!("{failure}"));
+        });
+        sim
+    })
+    .unwrap_or_else(|failure| panic!("{failure}"));
 }
 
 #[test]
 fn udp_datagrams_come_back_whole_and_a_connect_to_no_listener_is_refused() {
-    Sim::new(2)
-        .host("time", || async {
+    run_seed(2, |seed| {
+        let mut sim = Sim::new(seed);
+        sim.host("time", || async {
             let socket = UdpSocket::bind("0.0.0.0:37").await?;
             let mut buf = [0; 64];
             loop {
@@ -64,15 +67,17 @@ fn udp_datagrams_come_back_whole_and_a_connect_to_no_listener_is_refused() {
             let err = TcpSocket::new_v4().expect_err("TcpSocket is not simulated");
             assert_eq!(err.kind(), io::ErrorKind::Unsupported);
             Ok(())
-        })
-        .run()
-        .unwrap_or_else(|failure| panic!("{failure}"));
+        });
+        sim
+    })
+    .unwrap_or_else(|failure| panic!("{failure}"));
 }
 
 #[test]
 fn a_client_waiting_on_nothing_is_a_deadlock_reported_with_its_seed() {
-    let failure = Sim::new(3)
-        .host("server", || async {
+    let failure = run_seed(3, |seed| {
+        let mut sim = Sim::new(seed);
+        sim.host("server", || async {
             let listener = TcpListener::bind("0.0.0.0:1").await?;
             // Accepts and never answers.
             let _kept = listener.accept().await?;
@@ -83,9 +88,10 @@ fn a_client_waiting_on_nothing_is_a_deadlock_reported_with_its_seed() {
             let mut buf = [0; 1];
             stream.read_exact(&mut buf).await?;
             Ok(())
-        })
-        .run()
-        .expect_err("a deadlock");
+        });
+        sim
+    })
+    .expect_err("a deadlock");
     assert_eq!(failure.seed, 3);
     assert!(failure.what.contains("deadlock"), "{failure}");
     assert!(failure.what.contains("client"), "{failure}");
@@ -99,21 +105,25 @@ fn a_client_waiting_on_nothing_is_a_deadlock_reported_with_its_seed() {
 
 #[test]
 fn a_client_still_busy_at_the_deadline_fails_and_one_that_panics_is_named() {
-    let failure = Sim::new(4)
-        .deadline(Duration::from_secs(10))
-        .client("ticker", || async {
-            loop {
-                ioloop::time::sleep(Duration::from_secs(1)).await;
-            }
-        })
-        .run()
-        .expect_err("the deadline");
+    let failure = run_seed(4, |seed| {
+        let mut sim = Sim::new(seed);
+        sim.deadline(Duration::from_secs(10))
+            .client("ticker", || async {
+                loop {
+                    ioloop::time::sleep(Duration::from_secs(1)).await;
+                }
+            });
+        sim
+    })
+    .expect_err("the deadline");
     assert!(failure.what.contains("deadline"), "{failure}");
 
-    let failure = Sim::new(5)
-        .client("crasher", || async { panic!("planted") })
-        .run()
-        .expect_err("a panic");
+    let failure = run_seed(5, |seed| {
+        let mut sim = Sim::new(seed);
+        sim.client("crasher", || async { panic!("planted") });
+        sim
+    })
+    .expect_err("a panic");
     assert!(
         failure.what.contains("crasher") && failure.what.contains("planted"),
         "{failure}"
@@ -125,38 +135,41 @@ fn partitions_hold_bytes_until_they_heal_and_lose_none() {
     // Faults all on, one connection, many bytes both ways: whatever the
     // partitions and stops did, the bytes arrive whole.
     for seed in 0..20 {
-        let mut sim = Sim::new(seed);
-        sim.faults(Faults {
-            reset: 0.0,
-            ..Faults::all()
-        });
-        sim.host("server", || async {
-            let listener = TcpListener::bind("0.0.0.0:9").await?;
-            let (stream, _) = listener.accept().await?;
-            let (mut read, mut write) = stream.into_split();
-            ioloop::io::copy(&mut read, &mut write).await?;
-            Ok(())
-        })
-        .client("client", move || async move {
-            let stream = TcpStream::connect("server:9").await?;
-            let (mut read, mut write) = stream.into_split();
-            let sent: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
-            let expected = sent.clone();
-            let writer = ioloop::spawn_local(async move {
-                write.write_all(&sent).await?;
-                write.close().await
+        run_seed(seed, |seed| {
+            let mut sim = Sim::new(seed);
+            sim.faults(Faults {
+                reset: 0.0,
+                ..Faults::all()
             });
-            let mut back = Vec::new();
-            read.read_to_end(&mut back).await?;
-            writer.await.unwrap()?;
-            assert!(
-                back == expected,
-                "seed {seed}: {} bytes back of 300,000",
-                back.len()
-            );
-            Ok(())
-        });
-        sim.run().unwrap_or_else(|failure| panic!("{failure}"));
+            sim.host("server", || async {
+                let listener = TcpListener::bind("0.0.0.0:9").await?;
+                let (stream, _) = listener.accept().await?;
+                let (mut read, mut write) = stream.into_split();
+                ioloop::io::copy(&mut read, &mut write).await?;
+                Ok(())
+            })
+            .client("client", move || async move {
+                let stream = TcpStream::connect("server:9").await?;
+                let (mut read, mut write) = stream.into_split();
+                let sent: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+                let expected = sent.clone();
+                let writer = ioloop::spawn_local(async move {
+                    write.write_all(&sent).await?;
+                    write.close().await
+                });
+                let mut back = Vec::new();
+                read.read_to_end(&mut back).await?;
+                writer.await.unwrap()?;
+                assert!(
+                    back == expected,
+                    "seed {seed}: {} bytes back of 300,000",
+                    back.len()
+                );
+                Ok(())
+            });
+            sim
+        })
+        .unwrap_or_else(|failure| panic!("{failure}"));
     }
 }
 
@@ -167,14 +180,16 @@ fn partitions_hold_bytes_until_they_heal_and_lose_none() {
 #[test]
 fn a_runs_time_is_the_virtual_clocks_even_with_no_network_event() {
     for seed in 0..4 {
-        let report = Sim::new(seed)
-            .client("sleeper", || async {
+        let report = run_seed(seed, |seed| {
+            let mut sim = Sim::new(seed);
+            sim.client("sleeper", || async {
                 ioloop::time::sleep(Duration::from_secs(5)).await;
                 ioloop::time::sleep(Duration::from_secs(55)).await;
                 Ok(())
-            })
-            .run()
-            .unwrap_or_else(|failure| panic!("{failure}"));
+            });
+            sim
+        })
+        .unwrap_or_else(|failure| panic!("{failure}"));
         assert_eq!(report.elapsed, Duration::from_secs(60), "seed {seed}");
     }
 }
@@ -186,20 +201,22 @@ fn a_runs_time_is_the_virtual_clocks_even_with_no_network_event() {
 #[test]
 fn a_livelock_on_the_virtual_clock_is_a_report_not_a_spin() {
     for (name, spin) in [("yield", false), ("sleep 0", true)] {
-        let failure = Sim::new(5)
-            .progress_bound(1_000)
-            .client("spinner", move || async move {
-                ioloop::time::sleep(Duration::from_millis(3)).await;
-                loop {
-                    if spin {
-                        ioloop::time::sleep(Duration::ZERO).await;
-                    } else {
-                        ioloop::yield_now().await;
+        let failure = run_seed(5, |seed| {
+            let mut sim = Sim::new(seed);
+            sim.progress_bound(1_000)
+                .client("spinner", move || async move {
+                    ioloop::time::sleep(Duration::from_millis(3)).await;
+                    loop {
+                        if spin {
+                            ioloop::time::sleep(Duration::ZERO).await;
+                        } else {
+                            ioloop::yield_now().await;
+                        }
                     }
-                }
-            })
-            .run()
-            .expect_err("a livelock");
+                });
+            sim
+        })
+        .expect_err("a livelock");
         let shown = failure.to_string();
         assert_eq!(failure.seed, 5, "{name}");
         assert!(failure.what.contains("livelock"), "{name}: {shown}");
@@ -210,9 +227,9 @@ fn a_livelock_on_the_virtual_clock_is_a_report_not_a_spin() {
     }
     // Bursts of 200 yields, each at an instant of its own: far past the
     // bound in all, never at one instant.
-    let report = Sim::new(5)
-        .progress_bound(1_000)
-        .client("bursts", || async {
+    let report = run_seed(5, |seed| {
+        let mut sim = Sim::new(seed);
+        sim.progress_bound(1_000).client("bursts", || async {
             for _ in 0..50 {
                 for _ in 0..200 {
                     ioloop::yield_now().await;
@@ -220,7 +237,8 @@ fn a_livelock_on_the_virtual_clock_is_a_report_not_a_spin() {
                 ioloop::time::sleep(Duration::from_millis(1)).await;
             }
             Ok(())
-        })
-        .run();
+        });
+        sim
+    });
     assert!(report.is_ok(), "{}", report.unwrap_err());
 }

@@ -25,6 +25,8 @@ pub(crate) trait Pick: Send {
     fn entered(&self, key: usize);
     /// A hash of the order the chosen jobs ran in so far.
     fn hash(&self) -> u64;
+    /// The tag of the task entered under `key` (0: none).
+    fn tag(&self, key: usize) -> u32;
 }
 
 /// What a simulated source became ready for, as an OS poller reports it.

@@ -447,7 +447,7 @@ pub(crate) struct Core {
     _home: Home,
     /// A seeded runtime's choices (`Builder::seed`); `None`: first in,
     /// first out. Boxed: an unseeded loop pays a word and a branch a job.
-    seeded: Option<Box<dyn Pick>>,
+    pub(crate) seeded: Option<Box<dyn Pick>>,
 }
 
 impl Core {
@@ -477,6 +477,11 @@ impl Core {
             local_home: Cell::new(None),
             seeded,
         }
+    }
+
+    /// Whether the loop is a simulation's (`Builder::build_simulated`).
+    pub(crate) fn simulated(&self) -> bool {
+        self.driver.borrow().sim.is_some()
     }
 
     /// A seeded loop's hash of the order its jobs ran in so far; `None`
