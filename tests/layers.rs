@@ -42,6 +42,7 @@ const LAYERS: &str = "
     runtime/src/sync/                          0  the shim: std or loom
     runtime/src/base.rs                        1  what the loop writes and the layers above read
     runtime/src/clock.rs                       1  the clock the core and the time layer read
+    runtime/src/rare.rs                        1  the rare-path hook a simulation answers
     runtime/src/event_loop/timers.rs           2  the core, bottom up: the clock and the timer
     runtime/src/event_loop/reactor.rs          2  heap, the reactor, the task cell; then the
     runtime/src/event_loop/cell.rs             2  tick, and the half other threads reach
@@ -69,6 +70,7 @@ const LAYERS: &str = "
     net/src/callbacks/                         3  the lesson's callback layer
     net/src/lib.rs                             4
     sim/src/errno.rs                           0  the simulation: the kernel's errors,
+    sim/src/rare.rs                            0  the rare paths,
     sim/src/network.rs                         1  the simulated network,
     sim/src/world.rs                           2  the world that fills the seams,
     sim/src/harness.rs                         3  and the harness that runs it

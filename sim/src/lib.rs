@@ -17,7 +17,9 @@
 mod errno;
 mod harness;
 mod network;
+mod rare;
 mod world;
 
-pub use harness::{Failure, Faults, Report, SEED_VAR, Sim, run_seeds};
+pub use harness::{COVERAGE_VAR, Failure, Faults, Report, SEED_VAR, Sim, run_seeds};
 pub use ioloop_runtime::seam::{Backend, Ready, Rng, TraceHash, schedule_hash, tag, with_tag};
+pub use rare::RARE_POINTS;
