@@ -458,6 +458,11 @@ impl Network {
         }
     }
 
+    /// Reports `sock`'s readiness at the next `take_changed`.
+    pub(crate) fn report(&mut self, sock: SockId) {
+        self.notify(sock);
+    }
+
     /// Whether a socket's readiness waits for `take_changed`.
     pub(crate) fn has_changed(&self) -> bool {
         !self.changed.is_empty()

@@ -380,12 +380,24 @@ impl seam::Network for Sockets {
         self.on(id, |net, id| net.take_error(id))
     }
 
+    /// A socket registered when it is ready already (an accepted one whose
+    /// bytes and FIN came while it was queued) has its readiness reported
+    /// at the next poll, as `epoll_ctl`'s `EPOLL_CTL_ADD` queues an event
+    /// for a ready descriptor: a registration's first guess (readable and
+    /// writable) knows nothing of a FIN.
     fn register(&self, id: u32, token: Option<Token>) {
-        let tokens = &mut self.0.lock().tokens;
+        let (world, id) = (&mut *self.0.lock(), SockId(id));
         match token {
-            Some(token) => tokens.insert(SockId(id), token),
-            None => tokens.remove(&SockId(id)),
-        };
+            Some(token) => {
+                world.tokens.insert(id, token);
+                if world.net.readiness(id) != Ready::default() {
+                    world.net.report(id);
+                }
+            }
+            None => {
+                world.tokens.remove(&id);
+            }
+        }
     }
 
     fn close(&self, id: u32) {

@@ -2,7 +2,8 @@
 //! where it must, a run's report names what fired, off they fire nothing,
 //! and a point's rate is obeyed at its limits, 0 and 1.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::io;
 use std::rc::Rc;
 use std::time::Duration;
@@ -207,4 +208,85 @@ fn the_same_seed_takes_the_same_rare_paths() {
 #[should_panic(expected = "no rare path named \"nosuch\"")]
 fn a_rate_for_no_point_is_refused() {
     Sim::new(0).rare_rate("nosuch", 1.0);
+}
+
+/// A client whose `tasks` tasks sleep to one deadline, `rounds` times; the
+/// order they woke in, each round.
+fn sleepers(
+    tasks: usize,
+    rounds: usize,
+    rate: f64,
+) -> (Vec<Vec<usize>>, BTreeMap<&'static str, u64>) {
+    let woke = Rc::new(RefCell::new(Vec::new()));
+    let seen = woke.clone();
+    let report = Sim::new(5)
+        .rare_paths(false)
+        .rare_rate("timers_reorder", rate)
+        .client("c", move || async move {
+            for _ in 0..rounds {
+                let order = Rc::new(RefCell::new(Vec::new()));
+                let mut set = JoinSet::new();
+                for i in 0..tasks {
+                    let order = order.clone();
+                    set.spawn_local(async move {
+                        sleep(Duration::from_millis(3)).await;
+                        order.borrow_mut().push(i);
+                    });
+                }
+                while set.join_next().await.is_some() {}
+                seen.borrow_mut().push(order.take());
+            }
+            Ok(())
+        })
+        .run()
+        .unwrap_or_else(|f| panic!("{f}"));
+    (woke.take(), report.rare)
+}
+
+#[test]
+fn timers_of_one_deadline_are_woken_in_reverse_only_when_two_or_more_fire() {
+    // One timer at a time: never a reorder, even at rate 1.
+    let (_, rare) = sleepers(1, 4, 1.0);
+    assert!(rare.is_empty(), "{rare:?}");
+    // Two at a time: one reorder a round at rate 1, and the seeded
+    // scheduler, making the same choices, runs them in other orders.
+    let (reversed, rare) = sleepers(2, 8, 1.0);
+    assert_eq!(rare.get("timers_reorder"), Some(&8));
+    let (plain, rare) = sleepers(2, 8, 0.0);
+    assert!(rare.is_empty(), "{rare:?}");
+    assert_ne!(reversed, plain);
+    for order in reversed.iter().chain(&plain) {
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, [0, 1]);
+    }
+}
+
+#[test]
+fn a_connection_whose_bytes_and_fin_came_while_queued_reads_to_its_end() {
+    // Found by the rare paths (`accept_emfile` held a connection queued
+    // while its bytes and FIN arrived): the world reported nothing for a
+    // socket registered ready, so the reader, cleared by a read shorter
+    // than its buffer, waited for an edge that had come before. As
+    // `EPOLL_CTL_ADD` does, registering now reports what is ready.
+    for seed in 0..20 {
+        Sim::new(seed)
+            .rare_paths(false)
+            .client("c", || async {
+                let listener = TcpListener::bind("0.0.0.0:7").await?;
+                let mut client = TcpStream::connect("c:7").await?;
+                client.write_all(b"bye").await?;
+                client.close().await?;
+                drop(client);
+                // Long enough for the bytes and the FIN to arrive.
+                sleep(Duration::from_millis(50)).await;
+                let (mut server, _) = listener.accept().await?;
+                let mut got = Vec::new();
+                assert_eq!(server.read_to_end(&mut got).await?, 3);
+                assert_eq!(got, b"bye");
+                Ok(())
+            })
+            .run()
+            .unwrap_or_else(|f| panic!("{f}"));
+    }
 }
