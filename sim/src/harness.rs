@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::{Future, poll_fn};
-use std::io::{self, Write};
+use std::io;
 use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -358,7 +358,8 @@ impl Sim {
             let recent = world.net.recent(256).map(str::to_owned).collect::<Vec<_>>();
             // A rate set by hand says nothing of what the suite reaches.
             if self.rare_rates.is_empty() {
-                coverage(&world.rare.line(self.seed));
+                let path = std::env::var_os(COVERAGE_VAR);
+                rare::append(path.as_deref(), &world.rare.line(self.seed));
             }
             (world.net.trace_hash(), recent, world.rare.fired())
         };
@@ -476,22 +477,6 @@ pub fn run_seeds(seeds: Range<u64>, mut make: impl FnMut(u64) -> Sim) -> Result<
         make(seed).run()?;
     }
     Ok(count)
-}
-
-/// Appends `line` to the file [`COVERAGE_VAR`] names, if it is set: one
-/// `write` with `O_APPEND`, so the lines of runs on parallel threads (the
-/// test harness's) do not mix.
-fn coverage(line: &str) {
-    let Some(path) = std::env::var_os(COVERAGE_VAR) else {
-        return;
-    };
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path);
-    if let Err(err) = file.and_then(|mut file| file.write_all(line.as_bytes())) {
-        log::warn!("{COVERAGE_VAR}={}: {err}", path.display());
-    }
 }
 
 /// The world a run chose, in a line.

@@ -13,6 +13,8 @@
 //! run it was before they existed.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::io::Write;
 
 use ioloop_runtime::seam::{RarePoint, Rng};
 
@@ -148,5 +150,110 @@ impl Rare {
         }
         line.push('\n');
         line
+    }
+}
+
+/// Appends `line` to the file at `path`, if there is one (the coverage
+/// file, `COVERAGE_VAR`): one `write` with `O_APPEND`, so the lines of runs
+/// on parallel threads (the test harness's) do not mix.
+pub(crate) fn append(path: Option<&OsStr>, line: &str) {
+    let Some(path) = path else { return };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path);
+    if let Err(err) = file.and_then(|mut file| file.write_all(line.as_bytes())) {
+        log::warn!("the coverage file {}: {err}", path.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ioloop_runtime::seam::{RarePoint, Rng};
+
+    use super::{Point, RARE_POINTS, Rare, append, index};
+
+    #[test]
+    fn points_are_named_and_found_by_name() {
+        assert_eq!(index("recv_short"), Some(0));
+        assert_eq!(index("timers_reorder"), Some(11));
+        assert_eq!(index("nosuch"), None);
+        assert_eq!(
+            RARE_POINTS[Point::ConnectRefused as usize],
+            "connect_refused"
+        );
+        assert_eq!(Point::from(RarePoint::Evict), Point::WaitersEvict);
+        assert_eq!(Point::from(RarePoint::TimerOrder), Point::TimersReorder);
+    }
+
+    #[test]
+    fn a_run_counts_what_fired_and_says_it_in_a_line() {
+        let mut rare = Rare::new(Rng::new(0), false, false, &[(1, 1.0), (2, 0.0)]);
+        for _ in 0..3 {
+            assert!(rare.fire(Point::SendShort));
+            assert!(!rare.fire(Point::RecvWouldBlock), "rate 0");
+            assert!(!rare.fire(Point::RecvShort), "not enabled");
+        }
+        assert_eq!(
+            rare.fired().into_iter().collect::<Vec<_>>(),
+            [("send_short", 3)]
+        );
+        let line = rare.line(7);
+        let mut want = "seed=7".to_owned();
+        for (i, name) in RARE_POINTS.iter().enumerate() {
+            let count = ["-", "3", "0"].get(i).copied().unwrap_or("-");
+            want.push_str(&format!(" {name}={count}"));
+        }
+        assert_eq!(line, want + "\n");
+    }
+
+    #[test]
+    fn a_short_length_is_1_to_most_minus_1() {
+        let mut rare = Rare::new(Rng::new(1), false, false, &[(0, 1.0)]);
+        assert_eq!(rare.short(Point::RecvShort, 0), None);
+        assert_eq!(rare.short(Point::RecvShort, 1), None);
+        assert_eq!(rare.short(Point::RecvShort, 2), Some(1));
+        let mut seen = [0; 5];
+        for _ in 0..200 {
+            seen[rare.short(Point::RecvShort, 5).expect("rate 1")] += 1;
+        }
+        assert_eq!(seen[0], 0);
+        assert!(seen[1..].iter().all(|&n| n > 0), "{seen:?}");
+        assert!(rare.below(3) < 3);
+    }
+
+    #[test]
+    fn the_seed_enables_about_half_and_the_fault_like_only_with_faults() {
+        let mut on = [0; 12];
+        for seed in 0..100 {
+            let invisible = Rare::new(Rng::new(seed), true, false, &[]);
+            let faults = Rare::new(Rng::new(seed), false, true, &[]);
+            for (i, rate) in invisible.rates.iter().enumerate() {
+                on[i] += u32::from(rate.is_some());
+                // One draw per point decides: the kinds allowed filter it.
+                let both = Rare::new(Rng::new(seed), true, true, &[]).rates[i].is_some();
+                let fault = i == Point::ConnectRefused as usize;
+                assert_eq!(faults.rates[i].is_some(), fault && both);
+                assert_eq!(rate.is_some(), !fault && both);
+            }
+        }
+        for (i, n) in on.iter().enumerate() {
+            let fault = i == Point::ConnectRefused as usize;
+            assert!(
+                if fault { *n == 0 } else { (30..70).contains(n) },
+                "{i}: {n}"
+            );
+        }
+    }
+
+    #[test]
+    fn lines_are_appended_whole() {
+        let path = std::env::temp_dir().join(format!("ioloop-rare-{}.txt", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        append(None, "nowhere\n");
+        append(Some(path.as_os_str()), "a\n");
+        append(Some(path.as_os_str()), "b\n");
+        assert_eq!(std::fs::read_to_string(&path).expect("the file"), "a\nb\n");
+        std::fs::remove_file(&path).expect("removed");
     }
 }
