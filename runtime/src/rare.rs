@@ -16,7 +16,8 @@ pub enum RarePoint {
     TimerOrder,
 }
 
-/// What answers [`rare`]: a simulation's seeded chance, which counts it.
+/// What answers the core's rare points: a simulation's seeded chance, which
+/// counts it.
 pub type RareHook = fn(RarePoint) -> bool;
 
 thread_local! {
