@@ -7,6 +7,7 @@
 //! ```sh
 //! cargo run --example sim_echo -- --seed 42
 //! cargo run --example sim_echo -- --seed 42 --faults off --clients 5 --lines 20
+//! cargo run --example sim_echo -- --seed 42 --rare off  # the library's rare paths not taken
 //! cargo run --example sim_echo -- --seeds 1000      # seeds 0..1000, to the first failure
 //! ```
 //!
@@ -29,18 +30,18 @@ use std::time::Duration;
 use ioloop::net::TcpListener;
 use ioloop::sim::{Faults, Sim};
 
-const USAGE: &str =
-    "usage: sim_echo [--seed 1 | --seeds N] [--clients 3] [--lines 8] [--faults on|off]";
+const USAGE: &str = "usage: sim_echo [--seed 1 | --seeds N] [--clients 3] [--lines 8] [--faults on|off] [--rare on|off]";
 
 fn main() {
     let args = args::Args::parse(USAGE);
     let clients: u64 = args.get("clients", 3);
     let lines: usize = args.get("lines", 8);
     let faults = args.get("faults", String::from("on")) == "on";
+    let rare = args.get("rare", String::from("on")) == "on";
     let seeds: u64 = args.get("seeds", 0);
     if seeds > 0 {
         // Many seeds, to the first failure.
-        let world = |seed| world(seed, clients, lines, faults, &Rc::default());
+        let world = |seed| world(seed, clients, lines, (faults, rare), &Rc::default());
         match ioloop::sim::run_seeds(0..seeds, world) {
             Ok(runs) => println!("{runs} seeds passed"),
             Err(failure) => {
@@ -56,7 +57,7 @@ fn main() {
         if faults { "on" } else { "off" }
     );
     let seen = Rc::new(RefCell::new(Vec::new()));
-    match world(seed, clients, lines, faults, &seen).run() {
+    match world(seed, clients, lines, (faults, rare), &seen).run() {
         Ok(report) => {
             let mut seen = seen.borrow_mut();
             seen.sort_by(|a, b| a.0.cmp(&b.0));
@@ -67,6 +68,17 @@ fn main() {
                 );
             }
             println!("virtual time {:.3} s", report.elapsed.as_secs_f64());
+            let rare: Vec<_> = report
+                .rare
+                .iter()
+                .map(|(point, n)| format!("{point} {n}"))
+                .collect();
+            let rare = if rare.is_empty() {
+                "none".to_owned()
+            } else {
+                rare.join(", ")
+            };
+            println!("rare paths taken: {rare}");
             println!("trace {:016x}", report.trace_hash);
         }
         Err(failure) => {
@@ -80,9 +92,11 @@ fn main() {
 type Seen = Rc<RefCell<Vec<(String, client::Seen)>>>;
 
 /// The world of one seed: the server and `clients` clients of `lines`
-/// lines each, strict when no fault is on.
-fn world(seed: u64, clients: u64, lines: usize, faults: bool, seen: &Seen) -> Sim {
+/// lines each, strict when no fault is on; the library's rare paths taken
+/// or not.
+fn world(seed: u64, clients: u64, lines: usize, (faults, rare): (bool, bool), seen: &Seen) -> Sim {
     let mut sim = Sim::new(seed);
+    sim.rare_paths(rare);
     if faults {
         sim.faults(Faults::all());
     }

@@ -19,6 +19,7 @@ mod event_loop;
 mod handle;
 pub mod io;
 mod metrics;
+mod rare;
 mod rng;
 mod runtime;
 mod seed;
@@ -40,6 +41,7 @@ pub use sync::lock;
 /// the tags of tasks, and its source of chance, [`Rng`](seam::Rng).
 pub mod seam {
     pub use crate::event_loop::backend::{Backend, Ready};
+    pub use crate::rare::{RareHook, RarePoint, set_rare_hook};
     pub use crate::rng::{Rng, TraceHash};
     pub use crate::seed::{abort_tagged, schedule_hash, tag, with_tag};
 }

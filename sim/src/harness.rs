@@ -3,6 +3,7 @@
 //! same seed replays it.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::future::{Future, poll_fn};
 use std::io;
@@ -21,11 +22,18 @@ use ioloop_runtime::time::{Instant, sleep};
 use ioloop_runtime::{Builder, spawn_local};
 
 use super::network::{self, HostId, NetConfig, Network, Step};
+use super::rare::{self, Rare};
 use super::world::{self, Seam, World};
 
 /// The variable naming the one seed to run, to replay a failure: see
 /// [`run_seeds`](crate::run_seeds).
 pub const SEED_VAR: &str = "IOLOOP_SIM_SEED";
+
+/// The variable naming a file to which every run appends a line: the
+/// seed, then each rare path's count (`-` where the run left it off); the
+/// coverage command (`tests/sim/coverage.sh`) tallies them. A run with a
+/// rate set by hand ([`Sim::rare_rate`]) writes none.
+pub const COVERAGE_VAR: &str = "IOLOOP_SIM_COVERAGE";
 
 /// A host's async fn, boxed until the run starts it.
 type Run = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = io::Result<()>>>>>;
@@ -57,6 +65,10 @@ pub struct Faults {
     /// sockets close and what it kept is lost; after a while its async fn
     /// is called again. Hosts added otherwise never crash.
     pub crashes: bool,
+    /// The rare paths a correct program sees as errors (a `connect`
+    /// refused), taken in some runs as the others are
+    /// ([`Sim::rare_paths`]).
+    pub refusals: bool,
 }
 
 impl Faults {
@@ -70,6 +82,7 @@ impl Faults {
             partitions: true,
             stops: true,
             crashes: true,
+            refusals: true,
         }
     }
 }
@@ -147,6 +160,9 @@ pub struct Sim {
     deadline: Duration,
     progress_bound: u64,
     buffers: Option<(usize, usize)>,
+    rare_paths: bool,
+    refusals: bool,
+    rare_rates: Vec<(usize, f64)>,
     hosts: Vec<Host>,
     /// What `run` chose for the world, for a failure's report.
     world: String,
@@ -168,6 +184,9 @@ impl Sim {
             deadline: Duration::from_secs(600),
             progress_bound: PROGRESS_BOUND,
             buffers: None,
+            rare_paths: true,
+            refusals: false,
+            rare_rates: Vec::new(),
             hosts: Vec::new(),
             world: String::new(),
             record: false,
@@ -186,6 +205,35 @@ impl Sim {
         self.partitions = faults.partitions;
         self.stops = faults.stops;
         self.crashes = faults.crashes;
+        self.refusals = faults.refusals;
+        self
+    }
+
+    /// Whether the library is made to take its rare paths (on by default):
+    /// short reads and writes, `WouldBlock` after a readiness event,
+    /// spurious events, `accept`'s `EMFILE` and `ECONNABORTED`, a waiter
+    /// evicted early, timers woken in reverse; and, with
+    /// [`Faults::refusals`], a `connect` refused. Each is enabled in about
+    /// half the runs, by the seed, and fires at a rate of its own; the
+    /// [`Report`] counts them. Off, the world is what it was without them:
+    /// the same seed, the same trace.
+    pub fn rare_paths(&mut self, on: bool) -> &mut Self {
+        self.rare_paths = on;
+        self
+    }
+
+    /// Enables the rare path `point` (one of [`RARE_POINTS`](crate::RARE_POINTS))
+    /// in this run whatever the seed and [`rare_paths`](Self::rare_paths)
+    /// say, firing with chance `rate` each time it is asked: 0 never, 1
+    /// always (a `WouldBlock` always is a socket that never moves: a
+    /// livelock).
+    ///
+    /// # Panics
+    ///
+    /// If no point is named `point`.
+    pub fn rare_rate(&mut self, point: &str, rate: f64) -> &mut Self {
+        let i = rare::index(point).unwrap_or_else(|| panic!("no rare path named {point:?}"));
+        self.rare_rates.push((i, rate));
         self
     }
 
@@ -302,8 +350,13 @@ impl Sim {
             stops: self.stops,
             crashes: self.crashes,
         };
+        let rt_seed = root.next_u64();
+        // Forked after everything else: rare paths off, a seed's world is
+        // the one it was before they existed.
+        let (on, refusals) = (self.rare_paths, self.rare_paths && self.refusals);
+        let rare = Rare::new(root.fork(), on, refusals, &self.rare_rates);
         let hosts = std::mem::take(&mut self.hosts);
-        let mut world = World::new(net);
+        let mut world = World::new(net, rare);
         if self.record {
             world.net.record_steps();
         }
@@ -320,7 +373,7 @@ impl Sim {
         // sockets its tasks leave are closed in the network.
         let _entered = world::enter(world.clone());
         let rt = Builder::new()
-            .seed(root.next_u64())
+            .seed(rt_seed)
             .slow_poll_threshold(None)
             .build_simulated(Seam(world.clone()))
             .map_err(|err| self.failure(format!("building the runtime: {err}"), Vec::new(), 0))?;
@@ -350,11 +403,16 @@ impl Sim {
         });
         // Read before the runtime drops: its tasks' sockets close then, and
         // their resets would bury the events that led to the end.
-        let (mut hash, recent) = {
+        let (mut hash, recent, rare) = {
             let mut world = world.lock();
             self.steps = world.net.take_steps();
             let recent = world.net.recent(256).map(str::to_owned).collect::<Vec<_>>();
-            (world.net.trace_hash(), recent)
+            // A rate set by hand says nothing of what the suite reaches.
+            if self.rare_rates.is_empty() {
+                let path = std::env::var_os(COVERAGE_VAR);
+                rare::append(path.as_deref(), &world.rare.line(self.seed));
+            }
+            (world.net.trace_hash(), recent, world.rare.fired())
         };
         drop(rt);
         hash.add(&schedule.to_le_bytes());
@@ -365,8 +423,18 @@ impl Sim {
                 trace_hash: hash,
                 elapsed,
                 recent,
+                rare,
             }),
-            Err(what) => Err(self.failure(what, recent, hash)),
+            Err(what) => {
+                let fired: Vec<_> = rare.iter().map(|(name, n)| format!("{name} {n}")).collect();
+                let fired = if fired.is_empty() {
+                    "none".to_owned()
+                } else {
+                    fired.join(", ")
+                };
+                self.world.push_str(&format!("; rare paths fired: {fired}"));
+                Err(self.failure(what, recent, hash))
+            }
         }
     }
 
@@ -400,6 +468,9 @@ pub struct Report {
     /// The network's last events (at most 256, oldest first), each
     /// `<virtual ns> <what>`: the end of the event log `trace_hash` hashes.
     pub recent: Vec<String>,
+    /// The rare paths the run took ([`Sim::rare_paths`]), by name, with
+    /// how often; none that it did not take.
+    pub rare: BTreeMap<&'static str, u64>,
 }
 
 /// A run that failed: its seed, what went wrong, and the network's last
@@ -410,7 +481,8 @@ pub struct Failure {
     pub seed: u64,
     /// What went wrong.
     pub what: String,
-    /// What the seed chose for the world: buffer sizes, latency, faults.
+    /// What the seed chose for the world: buffer sizes, latency, faults;
+    /// and the rare paths the run took, with how often.
     pub world: String,
     /// The network's last events, oldest first.
     pub recent: Vec<String>,
@@ -511,14 +583,27 @@ async fn drive(hosts: Vec<Host>, world: &Arc<Mutex<World>>, chaos: Chaos) -> Res
         Vec::new()
     };
     let chaos_on = chaos.partitions || chaos.stops || !crashes.is_empty();
-    let _chaos = chaos_on.then(|| {
+    let mut chaos = chaos_on.then(|| {
         let crashes = Crashes {
             hosts: running.clone(),
             restartable: crashes,
         };
         spawn_local(inject(chaos, world.clone(), servers, crashes))
     });
-    poll_fn(|cx| poll_hosts(&mut running.borrow_mut(), world, cx)).await
+    poll_fn(|cx| {
+        // The chaos is the harness's own code: its panic fails the run,
+        // rather than leaving the world without the faults it was given.
+        if let Some(task) = &mut chaos
+            && let Poll::Ready(done) = Pin::new(task).poll(cx)
+        {
+            chaos = None;
+            if let Err(err) = done {
+                return Poll::Ready(Err(format!("the chaos task: {err}")));
+            }
+        }
+        poll_hosts(&mut running.borrow_mut(), world, cx)
+    })
+    .await
 }
 
 /// The hosts chaos may crash: by index, with the async fn that restarts

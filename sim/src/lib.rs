@@ -17,9 +17,11 @@
 mod errno;
 mod harness;
 mod network;
+mod rare;
 mod seeds;
 mod world;
 
-pub use harness::{Failure, Faults, Report, SEED_VAR, Sim};
+pub use harness::{COVERAGE_VAR, Failure, Faults, Report, SEED_VAR, Sim};
 pub use ioloop_runtime::seam::{Backend, Ready, Rng, TraceHash, schedule_hash, tag, with_tag};
+pub use rare::RARE_POINTS;
 pub use seeds::{DETERMINISM_VAR, check_determinism, run_seed, run_seeds};

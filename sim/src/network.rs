@@ -488,6 +488,16 @@ impl Network {
         }
     }
 
+    /// Reports `sock`'s readiness at the next `take_changed`.
+    pub(crate) fn report(&mut self, sock: SockId) {
+        self.notify(sock);
+    }
+
+    /// Whether a socket's readiness waits for `take_changed`.
+    pub(crate) fn has_changed(&self) -> bool {
+        !self.changed.is_empty()
+    }
+
     /// The running FNV-1a hash of every trace line so far.
     pub(crate) fn trace_hash(&self) -> TraceHash {
         self.hash
@@ -497,6 +507,43 @@ impl Network {
     pub(crate) fn recent(&self, n: usize) -> impl Iterator<Item = &str> {
         let skip = self.trace.len().saturating_sub(n);
         self.trace.iter().skip(skip).map(String::as_str)
+    }
+
+    // ---- rare paths (`rare.rs`) --------------------------------------------
+
+    /// What `sock` holds for its user to take: a stream's bytes (`true`), or
+    /// the datagrams, connections or pending error of another (`false`).
+    pub(crate) fn waiting(&self, sock: SockId) -> (usize, bool) {
+        match self.socks.get(&sock).map(|s| &s.kind) {
+            Some(Kind::Stream(s)) => (s.input.len(), true),
+            Some(Kind::Udp(u)) => (u.queue.len() + usize::from(u.err.is_some()), false),
+            Some(Kind::Listener { queue, .. }) => (queue.len(), false),
+            _ => (0, false),
+        }
+    }
+
+    /// The bytes a `send` on `sock` would take now: 0 unless it is a
+    /// stream whose send would succeed.
+    pub(crate) fn room(&self, sock: SockId) -> usize {
+        match self.conn(sock) {
+            Some((_, s)) if s.state == State::Connected && s.err.is_none() && !s.fin_queued => {
+                self.config.send_buffer.saturating_sub(s.out.len())
+            }
+            _ => 0,
+        }
+    }
+
+    /// Records in the trace that the rare path `name` was taken on `sock`,
+    /// and, if `again`, reports its readiness at the next poll, as a new
+    /// edge would (the rare answer hid what the socket still holds).
+    pub(crate) fn rare(&mut self, name: &str, sock: Option<SockId>, again: bool) {
+        match sock {
+            Some(id) => self.trace(format!("rare {name} #{}", id.0)),
+            None => self.trace(format!("rare {name}")),
+        }
+        if let Some(id) = sock.filter(|_| again) {
+            self.notify(id);
+        }
     }
 
     // ---- TCP --------------------------------------------------------------

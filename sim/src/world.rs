@@ -3,6 +3,7 @@
 //! the loop's ([`Seam`], the runtime's `Backend`) and the sockets'
 //! ([`Sockets`], net's `seam::Network`).
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::{self, IoSlice};
 use std::net::{IpAddr, Shutdown, SocketAddr};
@@ -13,10 +14,12 @@ use std::time::Duration;
 
 use ioloop_net::seam::{self, Open};
 use ioloop_runtime::lock::Mutex;
-use ioloop_runtime::seam::{self as rt_seam, Backend, Ready};
+use ioloop_runtime::seam::{self as rt_seam, Backend, RareHook, RarePoint, Ready};
 use mio::Token;
 
+use super::errno::{EAGAIN, ECONNABORTED, ECONNREFUSED, EMFILE, os};
 use super::network::{HostId, Network, SockId};
+use super::rare::{Point, RARE_POINTS, Rare};
 
 /// The world of the simulation running on this thread.
 pub(crate) struct World {
@@ -43,10 +46,12 @@ pub(crate) struct World {
     /// loop turns, its tasks run, and virtual time stands.
     pub(crate) progress_bound: u64,
     pub(crate) livelock: bool,
+    /// The run's rare paths, enabled and counted.
+    pub(crate) rare: Rare,
 }
 
 impl World {
-    pub(crate) fn new(net: Network) -> Self {
+    pub(crate) fn new(net: Network, rare: Rare) -> Self {
         World {
             net,
             hosts: Vec::new(),
@@ -60,14 +65,66 @@ impl World {
             still: 0,
             progress_bound: u64::MAX,
             livelock: false,
+            rare,
         }
+    }
+
+    /// Whether `point` fires now; if it does, the trace says so, on `sock`
+    /// if it is one's, and with `again` its readiness is reported again at
+    /// the next poll.
+    fn rare(&mut self, point: Point, sock: Option<SockId>, again: bool) -> bool {
+        let fires = self.rare.fire(point);
+        if fires {
+            self.net.rare(RARE_POINTS[point as usize], sock, again);
+        }
+        fires
+    }
+
+    /// If `point` fires, `most` cut short (1 to `most - 1`), traced and
+    /// reported again as [`rare`](Self::rare) does.
+    fn short(&mut self, point: Point, sock: SockId, most: usize) -> Option<usize> {
+        let n = self.rare.short(point, most)?;
+        self.net.rare(RARE_POINTS[point as usize], Some(sock), true);
+        Some(n)
     }
 }
 
-/// Makes `world`'s network where this thread's new sockets go, until the
-/// guard drops.
+thread_local! {
+    /// The world running on this thread, for the core's rare points.
+    static RUNNING: RefCell<Option<Arc<Mutex<World>>>> = const { RefCell::new(None) };
+}
+
+/// The core's rare points, answered by the world running on this thread.
+fn core_hook(point: RarePoint) -> bool {
+    RUNNING.with_borrow(|world| {
+        world
+            .as_ref()
+            .is_some_and(|world| world.lock().rare(point.into(), None, false))
+    })
+}
+
+/// What [`enter`] replaced, put back when it drops.
+struct Entered<G> {
+    _sockets: G,
+    hook: Option<RareHook>,
+    world: Option<Arc<Mutex<World>>>,
+}
+
+impl<G> Drop for Entered<G> {
+    fn drop(&mut self) {
+        rt_seam::set_rare_hook(self.hook.take());
+        RUNNING.set(self.world.take());
+    }
+}
+
+/// Makes `world`'s network where this thread's new sockets go, and `world`
+/// the one that answers the core's rare points, until the guard drops.
 pub(crate) fn enter(world: Arc<Mutex<World>>) -> impl Drop {
-    seam::enter(Rc::new(Sockets(world)))
+    Entered {
+        _sockets: seam::enter(Rc::new(Sockets(world.clone()))),
+        hook: rt_seam::set_rare_hook(Some(core_hook)),
+        world: RUNNING.replace(Some(world)),
+    }
 }
 
 /// The loop's seam: the network's deliveries as readiness events.
@@ -96,14 +153,24 @@ impl Backend for Seam {
             };
             events.push((token, world.net.readiness(id)));
         }
+        world.spurious(events);
         drop(guard);
         if let Some(waker) = waker {
             waker.wake();
         }
     }
 
+    /// Now, if readiness waits to be reported (a rare answer's `again`):
+    /// the loop must poll for it before it may find itself stuck.
     fn next_deadline(&self) -> Option<Duration> {
-        self.0.lock().net.next_deadline().map(Duration::from_nanos)
+        let world = self.0.lock();
+        let due = world.net.next_deadline();
+        let due = if world.net.has_changed() {
+            Some(world.now)
+        } else {
+            due
+        };
+        due.map(Duration::from_nanos)
     }
 
     fn stuck(&mut self) {
@@ -114,6 +181,30 @@ impl Backend for Seam {
         };
         if let Some(waker) = waker {
             waker.wake();
+        }
+    }
+}
+
+impl World {
+    /// The spurious events a kernel may report (as epoll's documentation
+    /// warns): one for a registered socket with a bit that its state does
+    /// not justify (the library's call then meets a genuine `WouldBlock`
+    /// and waits again), and one with no change at all.
+    fn spurious(&mut self, events: &mut Vec<(Token, Ready)>) {
+        for point in [Point::SpuriousReadiness, Point::SpuriousWake] {
+            if self.tokens.is_empty() || !self.rare.fire(point) {
+                continue;
+            }
+            let nth = self.rare.below(self.tokens.len());
+            let (&id, &token) = self.tokens.iter().nth(nth).expect("a registered socket");
+            let mut ready = self.net.readiness(id);
+            if point == Point::SpuriousReadiness {
+                let readable = self.rare.below(2) == 0;
+                ready.readable |= readable;
+                ready.writable |= !readable;
+            }
+            self.net.rare(RARE_POINTS[point as usize], Some(id), false);
+            events.push((token, ready));
         }
     }
 }
@@ -150,6 +241,14 @@ impl Sockets {
     }
 }
 
+// The rare answers below are a kernel's too. A `WouldBlock` with bytes,
+// datagrams or connections queued, or a read or write cut short, hides
+// what the socket still holds or has room for; with edge-triggered
+// readiness, a real kernel leaves a correct program waiting only if no new
+// edge comes, and one would (the next segment, the next ACK). So the
+// world reports the socket's readiness again at the next poll (`again`):
+// the library must wait for it, and not spin nor hang.
+
 impl seam::Network for Sockets {
     fn lookup(&self, name: &str) -> Option<IpAddr> {
         self.0.lock().net.lookup(name)
@@ -158,6 +257,10 @@ impl seam::Network for Sockets {
     fn open(&self, open: Open) -> io::Result<u32> {
         let mut world = self.0.lock();
         let host = host(&world)?;
+        // Fault-like: the caller sees the refusal, as from a port with no one.
+        if matches!(open, Open::Connect(_)) && world.rare(Point::ConnectRefused, None, false) {
+            return Err(os(ECONNREFUSED));
+        }
         let net = &mut world.net;
         let id = match open {
             Open::Connect(to) => net.connect(host, to)?,
@@ -172,17 +275,27 @@ impl seam::Network for Sockets {
     }
 
     fn recv(&self, id: u32, buf: &mut [u8], peek: bool) -> io::Result<usize> {
-        self.on(id, |net, id| {
-            if peek {
-                net.peek(id, buf)
-            } else {
-                net.recv(id, buf)
-            }
-        })
+        let (world, id) = (&mut *self.0.lock(), SockId(id));
+        if peek {
+            return world.net.peek(id, buf);
+        }
+        let (waiting, stream) = world.net.waiting(id);
+        if waiting > 0 && world.rare(Point::RecvWouldBlock, Some(id), true) {
+            return Err(os(EAGAIN));
+        }
+        let most = if stream { waiting.min(buf.len()) } else { 0 };
+        let n = world.short(Point::RecvShort, id, most).unwrap_or(buf.len());
+        world.net.recv(id, &mut buf[..n])
     }
 
     fn send(&self, id: u32, buf: &[u8]) -> io::Result<usize> {
-        self.on(id, |net, id| net.send(id, buf))
+        let (world, id) = (&mut *self.0.lock(), SockId(id));
+        let room = world.net.room(id).min(buf.len());
+        if room > 0 && world.rare(Point::SendWouldBlock, Some(id), true) {
+            return Err(os(EAGAIN));
+        }
+        let n = world.short(Point::SendShort, id, room).unwrap_or(buf.len());
+        world.net.send(id, &buf[..n])
     }
 
     /// One `send` per buffer, until one takes less than it was given.
@@ -209,13 +322,14 @@ impl seam::Network for Sockets {
     }
 
     fn recv_from(&self, id: u32, buf: &mut [u8], peek: bool) -> io::Result<(usize, SocketAddr)> {
-        self.on(id, |net, id| {
-            if peek {
-                net.peek_from(id, buf)
-            } else {
-                net.recv_from(id, buf)
-            }
-        })
+        let (world, id) = (&mut *self.0.lock(), SockId(id));
+        if peek {
+            return world.net.peek_from(id, buf);
+        }
+        if world.net.waiting(id).0 > 0 && world.rare(Point::RecvWouldBlock, Some(id), true) {
+            return Err(os(EAGAIN));
+        }
+        world.net.recv_from(id, buf)
     }
 
     fn send_to(&self, id: u32, buf: &[u8], to: SocketAddr) -> io::Result<usize> {
@@ -230,8 +344,25 @@ impl seam::Network for Sockets {
         self.on(id, |net, id| net.shutdown(id, how))
     }
 
+    /// Besides `WouldBlock`, `accept`'s two errors that leave the queue as
+    /// it was: `EMFILE` (out of descriptors: the connection stays queued)
+    /// and `ECONNABORTED` (one that was aborted while queued; the real one
+    /// stays). The library absorbs both (`net/src/tcp/accept.rs`), backing
+    /// off or skipping, and readiness stays set, so no new edge is needed.
     fn accept(&self, id: u32) -> io::Result<(u32, SocketAddr)> {
-        let (id, from) = self.on(id, |net, id| net.accept(id))?;
+        let (world, id) = (&mut *self.0.lock(), SockId(id));
+        if world.net.waiting(id).0 > 0 {
+            if world.rare(Point::AcceptWouldBlock, Some(id), true) {
+                return Err(os(EAGAIN));
+            }
+            if world.rare(Point::AcceptEmfile, Some(id), false) {
+                return Err(os(EMFILE));
+            }
+            if world.rare(Point::AcceptAborted, Some(id), false) {
+                return Err(os(ECONNABORTED));
+            }
+        }
+        let (id, from) = world.net.accept(id)?;
         Ok((id.0, from))
     }
 
@@ -249,12 +380,24 @@ impl seam::Network for Sockets {
         self.on(id, |net, id| net.take_error(id))
     }
 
+    /// A socket registered when it is ready already (an accepted one whose
+    /// bytes and FIN came while it was queued) has its readiness reported
+    /// at the next poll, as `epoll_ctl`'s `EPOLL_CTL_ADD` queues an event
+    /// for a ready descriptor: a registration's first guess (readable and
+    /// writable) knows nothing of a FIN.
     fn register(&self, id: u32, token: Option<Token>) {
-        let tokens = &mut self.0.lock().tokens;
+        let (world, id) = (&mut *self.0.lock(), SockId(id));
         match token {
-            Some(token) => tokens.insert(SockId(id), token),
-            None => tokens.remove(&SockId(id)),
-        };
+            Some(token) => {
+                world.tokens.insert(id, token);
+                if world.net.readiness(id) != Ready::default() {
+                    world.net.report(id);
+                }
+            }
+            None => {
+                world.tokens.remove(&id);
+            }
+        }
     }
 
     fn close(&self, id: u32) {
@@ -277,6 +420,7 @@ mod tests {
 
     use super::{IOV_MAX, Seam, Sockets, World};
     use crate::network::{NetConfig, Network};
+    use crate::rare::Rare;
     use ioloop_runtime::seam::Backend;
     use std::time::Duration;
 
@@ -288,7 +432,10 @@ mod tests {
         let mut net = Network::new(Rng::new(0), NetConfig::default());
         let host = net.add_host("a")?;
         let id = net.udp_bind(host, "0.0.0.0:9".parse().expect("an address"))?;
-        let sockets = Sockets(Arc::new(Mutex::new(World::new(net))));
+        let sockets = Sockets(Arc::new(Mutex::new(World::new(
+            net,
+            Rare::new(Rng::new(0), false, false, &[]),
+        ))));
         for (count, emsgsize) in [(IOV_MAX - 1, false), (IOV_MAX, false), (IOV_MAX + 1, true)] {
             let err = sockets
                 .send_vectored(id.0, &vec![IoSlice::new(b"x"); count])
@@ -304,7 +451,8 @@ mod tests {
 
     #[test]
     fn the_progress_bound_is_passed_at_its_count_plus_one_polls_at_one_instant() {
-        let world = World::new(Network::new(Rng::new(0), NetConfig::default()));
+        let net = Network::new(Rng::new(0), NetConfig::default());
+        let world = World::new(net, Rare::new(Rng::new(0), false, false, &[]));
         let world = Arc::new(Mutex::new(World {
             progress_bound: 3,
             ..world

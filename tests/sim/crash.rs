@@ -92,8 +92,14 @@ fn a_crash_loses_the_hosts_state_and_its_restart_serves_again() {
     let seen = Rc::new(RefCell::new(Seen::default()));
     let (mut restarted, mut lost) = (0, 0);
     for seed in 0..crate::seeds() {
-        run_seed(seed, |seed| world(seed, crashes.clone(), &seen))
+        let report = run_seed(seed, |seed| world(seed, crashes.clone(), &seen))
             .unwrap_or_else(|failure| panic!("{failure}"));
+        // Crashes only: the chaos stops no host.
+        assert!(
+            !report.recent.iter().any(|line| line.contains(" stop ")),
+            "seed {seed}: {:?}",
+            report.recent
+        );
         let seen = seen.borrow();
         assert_eq!(seen.answers.len(), ASKS, "seed {seed}: {seen:?}");
         let mut zeros = 0;

@@ -28,6 +28,8 @@
 //!   limit minus one, the limit and one more, `\r\n` endings counted.
 //! - `hyper`: `compat::hyper::serve` likewise, an echo service under
 //!   hyper's own client, several requests per connection.
+//! - `rare`: the rare paths (issue 41): each fires where it must, the
+//!   report names it, off none fires, a rate of 0 and of 1 obeyed.
 //! - `shutdown`: `line_echo` told to stop at a seeded moment, mid-stream:
 //!   exact echoes, and every client learns it stopped.
 //! - `trace`: the same seed gives the same trace; others, others.
@@ -55,6 +57,7 @@ mod kernel;
 mod kv;
 mod kv_more;
 mod lines;
+mod rare;
 mod retry;
 mod shutdown;
 mod trace;

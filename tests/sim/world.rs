@@ -242,3 +242,56 @@ fn a_livelock_on_the_virtual_clock_is_a_report_not_a_spin() {
     });
     assert!(report.is_ok(), "{}", report.unwrap_err());
 }
+
+/// A world of clients alone, every fault on: the chaos partitions them and
+/// has no server to stop. Whatever the chaos draws, it stops no host, and
+/// the run (which would fail were the chaos task to panic) succeeds.
+#[test]
+fn a_world_of_clients_alone_under_every_fault_is_partitioned_and_never_stopped() {
+    for seed in 0..crate::seeds().min(100) {
+        let mut sim = Sim::new(seed);
+        sim.faults(Faults::all());
+        for name in ["a", "b", "c"] {
+            sim.client(name, || async {
+                ioloop::time::sleep(Duration::from_secs(3)).await;
+                Ok(())
+            });
+        }
+        let report = sim.run().unwrap_or_else(|failure| panic!("{failure}"));
+        assert!(
+            !report.recent.iter().any(|line| line.contains(" stop ")),
+            "seed {seed}: {:?}",
+            report.recent
+        );
+    }
+}
+
+/// Stops and partitions both on: the chaos draws each, so in a few seeds
+/// the trace holds a stopped server and a partition.
+#[test]
+fn with_stops_and_partitions_on_the_chaos_takes_each() {
+    let (mut stops, mut partitions) = (0, 0);
+    for seed in 0..20 {
+        let mut sim = Sim::new(seed);
+        sim.faults(Faults {
+            stops: true,
+            partitions: true,
+            ..Faults::default()
+        });
+        sim.host("server", || async {
+            let _listener = TcpListener::bind("0.0.0.0:7").await?;
+            std::future::pending().await
+        })
+        .client("client", || async {
+            ioloop::time::sleep(Duration::from_secs(3)).await;
+            Ok(())
+        });
+        let report = sim.run().unwrap_or_else(|failure| panic!("{failure}"));
+        stops += usize::from(report.recent.iter().any(|l| l.ends_with(" stop server")));
+        partitions += usize::from(report.recent.iter().any(|l| l.contains(" partition ")));
+    }
+    assert!(
+        stops > 0 && partitions > 0,
+        "{stops} stops, {partitions} partitions"
+    );
+}

@@ -49,6 +49,7 @@ use super::reactor::Reactor;
 use super::timers::Timers;
 use crate::base::{self, Counters, JoinError, Watch, budget};
 use crate::clock::{Clock, ClockState, LoopClock};
+use crate::rare::{RarePoint, rare};
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker, lock};
 
 thread_local! {
@@ -619,6 +620,11 @@ impl Core {
         }
         let now = self.clock.read_now();
         self.timers.borrow_mut().fire(now, wakers);
+        // Each was due: their tasks may run in any order (a simulation
+        // checks that nothing assumes one).
+        if wakers.len() > 1 && rare(RarePoint::TimerOrder) {
+            wakers.reverse();
+        }
         wake_all(wakers);
         Some(now)
     }

@@ -62,6 +62,7 @@ use mio::{Interest, Registry, Token};
 use slab::Slab;
 
 use crate::base::set_waker;
+use crate::rare::{RarePoint, rare};
 use crate::sync::{AtomicBool, AtomicU64, Mutex, Ordering};
 
 // The token: a slab key and a generation packed into a `mio::Token`. An
@@ -164,7 +165,7 @@ impl Waiters {
             return None;
         }
         shared.push_back(waker.clone());
-        if shared.len() > SHARED_LIMIT {
+        if shared.len() > SHARED_LIMIT || rare(RarePoint::Evict) {
             shared.pop_front()
         } else {
             None

@@ -99,10 +99,11 @@ async fn client_conn(conn: Rc<Conn>, id: u64, mut rng: Rng) -> io::Result<()> {
         Err(err) => return Err(violation(format!("{name}: connect: {err}, with no fault"))),
     };
     // The header: 8 bytes naming the connection, before any of its
-    // pattern. `try_write` into an empty socket takes all 8 at once.
-    let header = stream.try_write(&id.to_le_bytes());
+    // pattern. Written whole, not in one `try_write`: a send may take
+    // fewer bytes than it has room for (the rare path `send_short`).
+    let header = ioloop::io::AsyncWriteExt::write_all(&mut &stream, &id.to_le_bytes()).await;
     match header {
-        Ok(8) => {}
+        Ok(()) => {}
         _ if conn.lossy.get() => return Ok(()),
         other => return Err(violation(format!("{name}: the header: {other:?}"))),
     }
