@@ -72,6 +72,7 @@ const LAYERS: &str = "
     sim/src/errno.rs                           0  the simulation: the kernel's errors,
     sim/src/rare.rs                            0  the rare paths,
     sim/src/network.rs                         1  the simulated network,
+    sim/src/unix.rs                            2  the Unix sockets' names,
     sim/src/world.rs                           2  the world that fills the seams,
     sim/src/harness.rs                         3  the harness that runs it,
     sim/src/seeds.rs                           4  and seeds, replayed and checked
@@ -442,7 +443,9 @@ fn no_import_cycle_and_no_import_running_back_up() {
 /// Code lines at most, by the figures `source.rs` computes: each target
 /// issue 41 set, and where a budget is not reached yet, the bound reached,
 /// which goes down, and up only by what issue 41 itself added (the rare
-/// paths' hook, 23 lines: `runtime/src/rare.rs` and its two call sites).
+/// paths' hook, 23 lines: `runtime/src/rare.rs` and its two call sites;
+/// Unix streams in a simulation, 85 lines: `unix/sys.rs`'s streams and
+/// listeners of either kind, and the seam's calls for them).
 const BUDGETS: &[(&str, &[&str], u64, u64)] = &[
     // (what, its figures, summed; the bound checked; issue 41's target)
     (
@@ -454,7 +457,7 @@ const BUDGETS: &[(&str, &[&str], u64, u64)] = &[
     (
         "ioloop-runtime and ioloop-net",
         &["code lines of ioloop-runtime", "code lines of ioloop-net"],
-        8_380,
+        8_465,
         8_000,
     ),
     (
