@@ -18,6 +18,7 @@ const CRATES: &[(&str, &str)] = &[
     ("ioloop-runtime", "runtime/src"),
     ("ioloop-net", "net/src"),
     ("ioloop-sim", "sim/src"),
+    ("ioloop-signal", "signal/src"),
     ("ioloop-compat", "compat/src"),
     ("ioloop-macros", "macros/src"),
     ("ioloop", "src"),
