@@ -200,5 +200,14 @@ fn a_pair_carries_bytes_both_ways_and_its_end() {
         }
         Ok(())
     });
-    sim.run().unwrap_or_else(|failure| panic!("{failure}"));
+    let report = sim.run().unwrap_or_else(|failure| panic!("{failure}"));
+    // The pair is the simulation's, not two OS sockets on its loop.
+    assert!(
+        report
+            .recent
+            .iter()
+            .any(|line| line.contains(" connect local box:")),
+        "{:?}",
+        report.recent
+    );
 }

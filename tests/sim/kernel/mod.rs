@@ -101,6 +101,7 @@ const TCP: &[Scenario] = scenarios![
     tcp_data::shutdown_after_both_ends_closed,
     tcp_data::vectored_writes_of_1_to_2000_slices_arrive_in_order,
     tcp_data::reads_of_one_byte_and_of_a_megabyte_take_the_stream_whole,
+    tcp_data::a_vectored_read_skips_empty_buffers,
     tcp_close::close_with_unread_bytes_resets_a_waiting_reader,
     tcp_close::close_with_unread_bytes_resets_the_writer,
     tcp_close::bytes_sent_before_a_reset_are_read_first,
