@@ -49,12 +49,14 @@ struct ReadmeDoctests;
 
 pub use ioloop_runtime::{
     Builder, EnterGuard, Handle, JoinError, JoinHandle, Metrics, Runtime, RuntimeId,
-    ShutdownReport, YieldNow, block_on, signal, spawn, spawn_blocking, spawn_local, task, time,
-    yield_now,
+    ShutdownReport, YieldNow, block_on, spawn, spawn_blocking, spawn_local, task, time, yield_now,
 };
 
 #[cfg(feature = "macros")]
 pub use ioloop_macros::{main, test};
+
+/// Signals as ordinary I/O: [`ctrl_c`](signal::ctrl_c), [`Signal`](signal::Signal).
+pub use ioloop_signal as signal;
 
 /// I/O: asyncio-style streams, and registering sources with the reactor.
 ///

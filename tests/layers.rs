@@ -1,7 +1,7 @@
-//! The import layers of runtime, net, callbacks, sim, compat and macros
-//! (issue 29): no two files import each other around a circle, and no file
-//! imports from a layer above its own, so ARCHITECTURE.md's map cannot
-//! drift; and between the crates, each library crate depends on the
+//! The import layers of runtime, net, callbacks, sim, signal, compat and
+//! macros (issue 29): no two files import each other around a circle, and
+//! no file imports from a layer above its own, so ARCHITECTURE.md's map
+//! cannot drift; and between the crates, each library crate depends on the
 //! workspace crates its place allows and no others (the layers built over
 //! runtime and net, each in a crate of its own, above them). And issue
 //! 41's line budgets: the core, runtime and net together, and the
@@ -36,6 +36,7 @@ const CRATES: &[&str] = &[
     "net/src",
     "callbacks/src",
     "sim/src",
+    "signal/src",
     "compat/src",
     "macros/src",
 ];
@@ -51,7 +52,7 @@ const LAYERS: &str = "
     runtime/src/event_loop/reactor.rs          2  heap, the reactor, the task cell; then the
     runtime/src/event_loop/cell.rs             2  tick, and the half other threads reach
     runtime/src/event_loop/                    3
-    runtime/src/                               7  above the core: handles, tasks, I/O, time, signals
+    runtime/src/                               7  above the core: handles, tasks, I/O, time
     runtime/src/seed.rs                        7  the seeded scheduler (the core's `Pick`) and
     runtime/src/rng.rs                         7  its chance: above the core, which imports neither
     runtime/src/runtime.rs                     8  the runtime that owns a loop
@@ -79,10 +80,14 @@ const LAYERS: &str = "
     sim/src/errno.rs                           0  the simulation: the kernel's errors,
     sim/src/rare.rs                            0  the rare paths,
     sim/src/network.rs                         1  the simulated network,
+    sim/src/unix.rs                            2  the Unix sockets' names,
     sim/src/world.rs                           2  the world that fills the seams,
     sim/src/harness.rs                         3  the harness that runs it,
     sim/src/seeds.rs                           4  and seeds, replayed and checked
     sim/src/lib.rs                             5
+    signal/src/kind.rs                         0  signals: which,
+    signal/src/listener.rs                     1  a listener on the runtime's I/O,
+    signal/src/lib.rs                          2  and ctrl_c
     compat/src/hyper/                          0  the adapters
     compat/src/hyper/serve.rs                  1  the server on them
     compat/src/lib.rs                          2
@@ -457,6 +462,7 @@ const CRATE_DEPS: &[(&str, &[&str])] = &[
     ("callbacks", &["ioloop-net", "ioloop-runtime"]),
     ("compat", &["ioloop-net", "ioloop-runtime"]),
     ("sim", &["ioloop-net", "ioloop-runtime"]),
+    ("signal", &["ioloop-runtime"]),
     ("macros", &[]),
 ];
 
@@ -491,7 +497,9 @@ fn each_library_crate_depends_only_on_the_crates_below_it() {
 /// Code lines at most, by the figures `source.rs` computes: each target
 /// issue 41 set, and where a budget is not reached yet, the bound reached,
 /// which goes down, and up only by what issue 41 itself added (the rare
-/// paths' hook, 23 lines: `runtime/src/rare.rs` and its two call sites).
+/// paths' hook, 23 lines: `runtime/src/rare.rs` and its two call sites;
+/// Unix streams in a simulation, 85 lines: `unix/sys.rs`'s streams and
+/// listeners of either kind, and the seam's calls for them).
 const BUDGETS: &[(&str, &[&str], u64, u64)] = &[
     // (what, its figures, summed; the bound checked; issue 41's target)
     (
@@ -503,7 +511,7 @@ const BUDGETS: &[(&str, &[&str], u64, u64)] = &[
     (
         "ioloop-runtime and ioloop-net",
         &["code lines of ioloop-runtime", "code lines of ioloop-net"],
-        8_099,
+        8_059,
         8_000,
     ),
     (

@@ -90,7 +90,7 @@ impl Stream for crate::sys::TcpStream {
 }
 
 #[cfg(unix)]
-impl Stream for mio::net::UnixStream {
+impl Stream for sys::Stream {
     fn send(&self, buf: &[u8]) -> io::Result<usize> {
         sys::send(self, buf)
     }
@@ -98,7 +98,7 @@ impl Stream for mio::net::UnixStream {
         sys::send_vectored(self, bufs)
     }
     fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        mio::net::UnixStream::shutdown(self, how)
+        sys::Stream::shutdown(self, how)
     }
 }
 

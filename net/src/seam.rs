@@ -6,11 +6,15 @@
 //! would hold a descriptor.
 //!
 //! A socket opened on a thread with a network installed is that
-//! network's; any other is the OS's. Unix sockets are always the OS's.
+//! network's; any other is the OS's. Unix streams and their listeners are
+//! simulated as TCP's are; a Unix datagram socket is always the OS's, and
+//! inside a simulation making one fails as not simulated.
 
 use std::cell::RefCell;
 use std::io::{self, IoSlice};
 use std::net::{IpAddr, Shutdown, SocketAddr};
+#[cfg(unix)]
+use std::os::unix::net::SocketAddr as UnixAddr;
 use std::rc::Rc;
 
 use mio::Token;
@@ -22,8 +26,18 @@ pub trait Network {
     /// The address of the host named `name`; `None` if none has it.
     fn lookup(&self, name: &str) -> Option<IpAddr>;
     /// Opens a socket for the host whose task is running: a TCP connect
-    /// begun, a TCP listener, or a bound UDP socket.
-    fn open(&self, open: Open) -> io::Result<u32>;
+    /// begun, a TCP listener, a bound UDP socket, a Unix stream's connect
+    /// begun or a Unix listener.
+    fn open(&self, open: Open<'_>) -> io::Result<u32>;
+    /// Two connected Unix streams of the running host, as
+    /// `socketpair(2)` makes.
+    #[cfg(unix)]
+    fn unix_pair(&self) -> io::Result<(u32, u32)>;
+    /// A Unix stream's or listener's own address, or with `peer` its
+    /// peer's (unnamed for a connecting stream's own, an accepted one's
+    /// peer and both of a pair's, as the kernel's).
+    #[cfg(unix)]
+    fn unix_addr(&self, id: u32, peer: bool) -> io::Result<UnixAddr>;
     /// Reads bytes, or with `peek` copies them and leaves them.
     fn recv(&self, id: u32, buf: &mut [u8], peek: bool) -> io::Result<usize>;
     /// Sends bytes (a datagram, on a connected UDP socket).
@@ -53,13 +67,20 @@ pub trait Network {
 
 /// What [`Network::open`] opens.
 #[derive(Clone, Copy, Debug)]
-pub enum Open {
+pub enum Open<'a> {
     /// A TCP connect begun to this address.
     Connect(SocketAddr),
     /// A TCP listener on this address.
     Listen(SocketAddr),
     /// A UDP socket bound to this address.
     Udp(SocketAddr),
+    /// A Unix stream's connect begun to the listener at this address.
+    #[cfg(unix)]
+    UnixConnect(&'a UnixAddr),
+    /// A Unix stream listener at this address: a path, or on Linux an
+    /// abstract name.
+    #[cfg(unix)]
+    UnixListen(&'a UnixAddr),
 }
 
 thread_local! {
@@ -115,8 +136,15 @@ pub struct Socket(u32);
 impl Socket {
     /// Opens a socket in this thread's network, if a simulation runs here.
     #[cold]
-    pub(crate) fn open(open: Open) -> Option<io::Result<Socket>> {
+    pub(crate) fn open(open: Open<'_>) -> Option<io::Result<Socket>> {
         current().map(|net| net.open(open).map(Socket))
+    }
+
+    /// Two connected Unix streams, if a simulation runs here.
+    #[cfg(unix)]
+    #[cold]
+    pub(crate) fn unix_pair() -> Option<io::Result<(Socket, Socket)>> {
+        current().map(|net| net.unix_pair().map(|(a, b)| (Socket(a), Socket(b))))
     }
 
     /// `f` on this thread's network, with this socket's number; fails as

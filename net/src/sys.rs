@@ -1,9 +1,10 @@
 //! The sockets under `TcpStream`, `TcpListener` and `UdpSocket`: the OS's
 //! (mio's), or, inside a simulation, the simulated network's
-//! (`seam::Socket`). This is the one place that tells them apart:
-//! each call is a `match` here or in `syscall.rs`, and no socket type
-//! knows which kind it holds. A new socket is simulated if it is opened
-//! on a thread running a simulation. (Unix sockets are always the OS's.)
+//! (`seam::Socket`). This file, with `syscall.rs` and `unix/sys.rs` (the
+//! Unix streams and listeners, the same enum), is where they are told
+//! apart: each call is a `match` there, and no socket type knows which
+//! kind it holds. A new socket is simulated if it is opened on a thread
+//! running a simulation. (Unix datagram sockets are always the OS's.)
 
 use std::io::{self, IoSliceMut, Read};
 use std::net::{Shutdown, SocketAddr};
@@ -38,7 +39,7 @@ impl<O> Either<O> {
     /// `os` on the OS socket, or `sim` on this thread's simulated network
     /// with the socket's number.
     #[inline(always)]
-    fn on<R>(
+    pub(crate) fn on<R>(
         &self,
         os: impl FnOnce(&O) -> io::Result<R>,
         sim: impl FnOnce(&dyn Network, u32) -> io::Result<R>,
@@ -148,16 +149,19 @@ impl TcpStream {
 }
 
 /// Reads through `std::io::Read`, as the vectored read takes them.
-impl Read for &TcpStream {
+impl<O: AsFd> Read for &Either<O>
+where
+    for<'a> &'a O: Read,
+{
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         syscall::recv(*self, buf)
     }
 
     fn read_vectored(&mut self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
         match self {
-            TcpStream::Os(os) => (&*os).read_vectored(bufs),
+            Either::Os(os) => (&*os).read_vectored(bufs),
             // One buffer at a time: each read is a `recv`.
-            TcpStream::Sim(sim) => match bufs.iter_mut().find(|buf| !buf.is_empty()) {
+            Either::Sim(sim) => match bufs.iter_mut().find(|buf| !buf.is_empty()) {
                 Some(buf) => sim.call(|net, id| net.recv(id, buf, false)),
                 None => Ok(0),
             },

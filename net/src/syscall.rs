@@ -39,7 +39,8 @@ pub(crate) trait Simulated {
     fn os(&self) -> Option<SockRef<'_>>;
 }
 
-/// Unix sockets, and the UDP calls' own socket, are always the OS's.
+/// Unix datagram sockets, and the UDP calls' own socket, are always the
+/// OS's.
 macro_rules! os_only {
     ($($T:ty),+) => {$(
         impl Simulated for $T {
@@ -54,12 +55,7 @@ macro_rules! os_only {
         }
     )+};
 }
-os_only!(
-    mio::net::UnixStream,
-    mio::net::UnixListener,
-    mio::net::UnixDatagram,
-    mio::net::UdpSocket
-);
+os_only!(mio::net::UnixDatagram, mio::net::UdpSocket);
 
 /// The most slices one `sendmsg(2)` takes: `IOV_MAX`, 1,024 on Linux
 /// (`UIO_MAXIOV`) and on the BSDs and macOS. More is `EMSGSIZE`.

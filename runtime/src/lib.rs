@@ -23,7 +23,6 @@ mod rare;
 mod rng;
 mod runtime;
 mod seed;
-pub mod signal;
 mod stall;
 mod sync;
 pub mod task;

@@ -19,6 +19,7 @@ mod harness;
 mod network;
 mod rare;
 mod seeds;
+mod unix;
 mod world;
 
 pub use harness::{COVERAGE_VAR, Failure, Faults, Report, SEED_VAR, Sim};

@@ -161,6 +161,9 @@ struct Stream {
     /// The due time of our last segment: the next is never earlier.
     last_due: u64,
     syn_rto: u64,
+    /// Within one host, as a Unix stream is ([`Network::connect_local`]):
+    /// no reset fault breaks it.
+    local: bool,
 }
 
 impl Stream {
@@ -183,6 +186,7 @@ impl Stream {
             epoch: 0,
             last_due: 0,
             syn_rto: SYN_RTO,
+            local: false,
         })
     }
 
@@ -585,6 +589,53 @@ impl Network {
         Ok(id)
     }
 
+    /// A connection within `host` made at once, as a Unix stream's
+    /// `connect(2)` makes one: two connected sockets, the second queued
+    /// on `listener`, or with `None` a pair, as `socketpair(2)` makes;
+    /// `EAGAIN` if the listener's backlog is full, as Linux's.
+    pub(crate) fn connect_local(
+        &mut self,
+        host: HostId,
+        listener: Option<SockId>,
+    ) -> io::Result<(SockId, SockId)> {
+        if let Some(l) = listener {
+            match &self.socks.get(&l).ok_or_else(no_socket)?.kind {
+                Kind::Listener { backlog, queue } if queue.len() > *backlog => {
+                    return Err(os(EAGAIN));
+                }
+                Kind::Listener { .. } => {}
+                _ => return Err(os(ECONNREFUSED)),
+            }
+        }
+        let mut ends = [(SockId(0), SocketAddr::new(self.ip(host), 0)); 2];
+        for end in &mut ends {
+            let at = self.bind_addr(host, SocketAddr::new(self.ip(host), 0), false)?;
+            *end = (self.insert(host, at, Kind::Bound), at);
+            self.tcp_ports.insert((host, at.port()), end.0);
+        }
+        let [(a, a_at), (b, b_at)] = ends;
+        for (id, remote, peer) in [(a, b_at, b), (b, a_at, a)] {
+            let mut s = Stream::new(State::Connected, remote, Some(peer));
+            (s.ctl_out, s.ctl_done, s.local) = (true, true, true);
+            self.socks.get_mut(&id).expect("inserted").kind = Kind::Stream(s);
+        }
+        if let Some(Kind::Listener { queue, .. }) = listener
+            .and_then(|l| self.socks.get_mut(&l))
+            .map(|s| &mut s.kind)
+        {
+            queue.push_back(b);
+        }
+        self.trace(format!(
+            "connect local {} > {}",
+            self.at(a_at),
+            self.at(b_at)
+        ));
+        if let Some(l) = listener {
+            self.notify(l);
+        }
+        Ok((a, b))
+    }
+
     /// Takes a queued connection and its peer's address.
     pub(crate) fn accept(&mut self, sock: SockId) -> io::Result<(SockId, SocketAddr)> {
         let s = self.socks.get_mut(&sock).ok_or_else(no_socket)?;
@@ -601,6 +652,15 @@ impl Network {
     /// socket sends it as one datagram; an unconnected one has nowhere to
     /// send it, `EDESTADDRREQ`).
     pub(crate) fn send(&mut self, sock: SockId, buf: &[u8]) -> io::Result<usize> {
+        // A Unix stream's peer that closed is gone at once: no reset to
+        // wait for, as a TCP writer does.
+        let gone = |p: &SockId| self.socks.get(p).is_none_or(|p| p.closed);
+        if self
+            .conn(sock)
+            .is_some_and(|(_, s)| s.local && s.peer.is_none_or(|p| gone(&p)))
+        {
+            return Err(os(EPIPE));
+        }
         let s = self.socks.get_mut(&sock).ok_or_else(no_socket)?;
         let s = match &mut s.kind {
             Kind::Stream(s) => s,
@@ -1105,7 +1165,8 @@ impl Network {
         let Some((sock, s)) = self.conn(from) else {
             return;
         };
-        let (src, dst, peer, sender_closed) = (sock.local, s.remote, s.peer, sock.closed);
+        let (src, dst, peer, sender_closed, local) =
+            (sock.local, s.remote, s.peer, sock.closed, s.local);
         if s.epoch != epoch {
             return;
         }
@@ -1140,7 +1201,7 @@ impl Network {
                 self.trace(format!("connected {dst_at} > {src_at}"));
                 self.notify(to);
             }
-            (Seg::Data(_), Some(to)) if self.rng.chance(self.config.faults.reset) => {
+            (Seg::Data(_), Some(to)) if !local && self.rng.chance(self.config.faults.reset) => {
                 self.trace(format!("reset fault {src_at} > {dst_at}"));
                 self.abort(to, Some(ECONNRESET));
             }

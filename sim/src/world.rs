@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::{self, IoSlice};
 use std::net::{IpAddr, Shutdown, SocketAddr};
+use std::os::unix::net::SocketAddr as UnixAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::Waker;
@@ -20,6 +21,7 @@ use mio::Token;
 use super::errno::{EAGAIN, ECONNABORTED, ECONNREFUSED, EMFILE, os};
 use super::network::{HostId, Network, SockId};
 use super::rare::{Point, RARE_POINTS, Rare};
+use super::unix::Names;
 
 /// The world of the simulation running on this thread.
 pub(crate) struct World {
@@ -48,6 +50,8 @@ pub(crate) struct World {
     pub(crate) livelock: bool,
     /// The run's rare paths, enabled and counted.
     pub(crate) rare: Rare,
+    /// The Unix sockets' names.
+    unix: Names,
 }
 
 impl World {
@@ -66,6 +70,7 @@ impl World {
             progress_bound: u64::MAX,
             livelock: false,
             rare,
+            unix: Names::default(),
         }
     }
 
@@ -261,17 +266,41 @@ impl seam::Network for Sockets {
         if matches!(open, Open::Connect(_)) && world.rare(Point::ConnectRefused, None, false) {
             return Err(os(ECONNREFUSED));
         }
-        let net = &mut world.net;
+        let World { net, unix, .. } = &mut *world;
+        let listen = |net: &mut Network, addr| {
+            let id = net.tcp_bind(host, addr)?;
+            net.listen(id, BACKLOG)?;
+            Ok(id)
+        };
         let id = match open {
             Open::Connect(to) => net.connect(host, to)?,
-            Open::Listen(addr) => {
-                let id = net.tcp_bind(host, addr)?;
-                net.listen(id, BACKLOG)?;
-                id
-            }
+            Open::Listen(addr) => listen(net, addr)?,
             Open::Udp(addr) => net.udp_bind(host, addr)?,
+            // Bound to a port no one is told: reached by its path alone.
+            Open::UnixListen(addr) => {
+                let ip = net.ip(host);
+                unix.listen(host, addr, || listen(net, SocketAddr::new(ip, 0)))?
+            }
+            Open::UnixConnect(addr) => {
+                let listener = unix.listener(host, addr)?;
+                let (client, server) = net.connect_local(host, Some(listener))?;
+                unix.connected(client, server, Some(listener));
+                client
+            }
         };
         Ok(id.0)
+    }
+
+    fn unix_pair(&self) -> io::Result<(u32, u32)> {
+        let mut world = self.0.lock();
+        let host = host(&world)?;
+        let (a, b) = world.net.connect_local(host, None)?;
+        world.unix.connected(a, b, None);
+        Ok((a.0, b.0))
+    }
+
+    fn unix_addr(&self, id: u32, peer: bool) -> io::Result<UnixAddr> {
+        self.0.lock().unix.addr(SockId(id), peer)
     }
 
     fn recv(&self, id: u32, buf: &mut [u8], peek: bool) -> io::Result<usize> {
@@ -403,6 +432,7 @@ impl seam::Network for Sockets {
     fn close(&self, id: u32) {
         let mut world = self.0.lock();
         world.tokens.remove(&SockId(id));
+        world.unix.close(SockId(id));
         // A socket the network already forgot (reset and reaped) is
         // closed already.
         let _ = world.net.close(SockId(id));

@@ -19,6 +19,7 @@ const CRATES: &[(&str, &str)] = &[
     ("ioloop-net", "net/src"),
     ("ioloop-callbacks", "callbacks/src"),
     ("ioloop-sim", "sim/src"),
+    ("ioloop-signal", "signal/src"),
     ("ioloop-compat", "compat/src"),
     ("ioloop-macros", "macros/src"),
     ("ioloop", "src"),

@@ -62,6 +62,7 @@ mod retry;
 mod shutdown;
 mod trace;
 mod udp;
+mod unix;
 mod workload;
 mod world;
 mod worlds;

@@ -16,7 +16,9 @@ use crate::{impls, options};
 /// A Unix domain datagram socket: a [`UdpSocket`](crate::UdpSocket) for a
 /// path, reliable and in order (a send waits while the receiver's queue is
 /// full). Only a bound socket can be answered; binding makes a socket
-/// file, which outlives the socket (abstract names leave none).
+/// file, which outlives the socket (abstract names leave none). Not
+/// simulated: inside a simulation ([`seam`](crate::seam)), making one
+/// fails with `Unsupported`.
 ///
 /// # Examples
 ///
@@ -81,6 +83,10 @@ impl UnixDatagram {
     }
 
     fn from_mio(socket: mio::net::UnixDatagram) -> io::Result<UnixDatagram> {
+        // The OS's socket would wait forever on a simulated loop.
+        if crate::seam::running() {
+            return Err(crate::seam::not_simulated("a Unix datagram socket"));
+        }
         sys::no_sigpipe(&socket)?;
         Registration::new(socket).map(|io| UnixDatagram { io })
     }

@@ -8,6 +8,8 @@ use ioloop_runtime::io::Registration;
 use super::addr::ToUnixAddr;
 use super::stream::UnixStream;
 use super::sys;
+use crate::seam::{Open, Socket};
+use crate::sys::Either;
 use crate::tcp::accept;
 
 /// A Unix domain socket listening for connections (a [`TcpListener`](crate::TcpListener)
@@ -28,11 +30,11 @@ use crate::tcp::accept;
 /// .unwrap();
 /// ```
 pub struct UnixListener {
-    io: Registration<mio::net::UnixListener>,
+    io: Registration<sys::Listener>,
 }
 
 accept::listener!(UnixListener {
-    io: mio::net::UnixListener,
+    io: sys::Listener,
     std: std::os::unix::net::UnixListener,
     stream: UnixStream,
     addr: SocketAddr
@@ -48,7 +50,10 @@ impl UnixListener {
     #[doc(alias = "start_unix_server", alias = "listen")]
     pub fn bind(path: impl ToUnixAddr) -> io::Result<UnixListener> {
         let addr = path.to_unix_addr()?;
-        let listener = mio::net::UnixListener::bind_addr(&addr)?;
+        if let Some(sim) = Socket::open(Open::UnixListen(&addr)) {
+            return Self::from_mio(Either::Sim(sim?));
+        }
+        let listener = Either::Os(mio::net::UnixListener::bind_addr(&addr)?);
         // Binding made the file: do not leave it behind if registering
         // fails, or the next bind would find the path taken.
         Self::from_mio(listener).inspect_err(|_| sys::remove_socket_file(&addr))

@@ -10,12 +10,19 @@ use ioloop_runtime::time::sleep;
 use super::addr::ToUnixAddr;
 use super::sys;
 use crate::outbox::Sock;
+use crate::seam::{Open, Socket, not_simulated};
+use crate::sys::Either;
+use crate::syscall::Simulated;
 use crate::{impls, options};
 
 /// A Unix domain stream socket registered with the reactor: a
 /// [`TcpStream`](crate::TcpStream) for a path, with the same traits and
 /// halves. Writes never raise `SIGPIPE` (a peer that has gone is
 /// `BrokenPipe` or `ConnectionReset`).
+///
+/// Inside a simulation ([`seam`](crate::seam)) a Unix stream, its listener
+/// and a pair are simulated, within the host: a path names a listener
+/// while it is open.
 ///
 /// # Examples
 ///
@@ -34,7 +41,7 @@ use crate::{impls, options};
 /// .unwrap();
 /// ```
 pub struct UnixStream {
-    io: Arc<Sock<mio::net::UnixStream>>,
+    io: Arc<Sock<sys::Stream>>,
 }
 
 impls::stream!(UnixStream: SocketAddr;
@@ -60,7 +67,11 @@ impl UnixStream {
         let addr = path.to_unix_addr()?;
         let mut delay = sys::FIRST_RETRY;
         loop {
-            match mio::net::UnixStream::connect_addr(&addr) {
+            let connected = match Socket::open(Open::UnixConnect(&addr)) {
+                Some(sim) => sim.map(Either::Sim),
+                None => mio::net::UnixStream::connect_addr(&addr).map(Either::Os),
+            };
+            match connected {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
                     log::debug!("connect: the listener's backlog is full; again in {delay:?}");
                     sleep(delay).await;
@@ -75,7 +86,10 @@ impl UnixStream {
     /// A pair of connected, unnamed streams: a two-way pipe. Fails with
     /// the OS's error from `socketpair(2)`, or with no runtime here.
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
-        let (a, b) = mio::net::UnixStream::pair()?;
+        let (a, b) = match Socket::unix_pair() {
+            Some(pair) => pair.map(|(a, b)| (Either::Sim(a), Either::Sim(b)))?,
+            None => mio::net::UnixStream::pair().map(|(a, b)| (Either::Os(a), Either::Os(b)))?,
+        };
         Ok((Self::from_mio(a)?, Self::from_mio(b)?))
     }
 
@@ -83,11 +97,13 @@ impl UnixStream {
     /// fails if it cannot be made non-blocking, or no runtime runs here.
     pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
         stream.set_nonblocking(true)?;
-        Self::from_mio(mio::net::UnixStream::from_std(stream))
+        Self::from_mio(Either::Os(mio::net::UnixStream::from_std(stream)))
     }
 
-    pub(crate) fn from_mio(stream: mio::net::UnixStream) -> io::Result<UnixStream> {
-        sys::no_sigpipe(&stream)?;
+    pub(crate) fn from_mio(stream: sys::Stream) -> io::Result<UnixStream> {
+        if let Either::Os(os) = &stream {
+            sys::no_sigpipe(os)?;
+        }
         Registration::new(stream).map(|io| UnixStream { io: Sock::new(io) })
     }
 
@@ -100,7 +116,12 @@ impl UnixStream {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     #[doc(alias = "SO_PEERCRED", alias = "getpeereid")]
     pub fn peer_cred(&self) -> io::Result<super::UCred> {
-        super::ucred::peer_cred(self.io.get_ref())
+        let os = self
+            .io
+            .get_ref()
+            .os()
+            .ok_or_else(|| not_simulated("SO_PEERCRED"))?;
+        super::ucred::peer_cred(&*os)
     }
 
     options::sockopt!(@buffer_sizes);

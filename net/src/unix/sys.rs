@@ -1,10 +1,12 @@
 //! What the Unix sockets share: addresses named by paths (abstract names
 //! included), sends that never raise `SIGPIPE`, and the peeks std keeps
-//! unstable.
+//! unstable; and the streams and listeners, the OS's or, inside a
+//! simulation, the simulated network's (`sys.rs`'s `Either`).
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 use std::ffi::OsStr;
 use std::io;
+use std::net::Shutdown;
 #[cfg(target_os = "android")]
 use std::os::android::net::SocketAddrExt;
 use std::os::fd::{AsFd, AsRawFd};
@@ -18,6 +20,9 @@ use std::time::Duration;
 
 use nix::sys::socket::{MsgFlags, recv};
 use socket2::{SockAddr, SockRef};
+
+use crate::sys::Either;
+use crate::syscall::{Simulated, Target};
 
 /// The first pause before trying again what no readiness event will
 /// announce (a connect to a full backlog, a send to a full datagram queue),
@@ -53,8 +58,11 @@ pub(crate) use crate::syscall::{send, send_vectored};
 
 /// One `send(2)` to the connected peer, never raising `SIGPIPE`.
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub(crate) fn send(socket: &impl AsFd, buf: &[u8]) -> io::Result<usize> {
-    SockRef::from(socket).send_with_flags(buf, SEND_FLAGS)
+pub(crate) fn send(socket: &impl Simulated, buf: &[u8]) -> io::Result<usize> {
+    match socket.os() {
+        Some(os) => os.send_with_flags(buf, SEND_FLAGS),
+        None => crate::syscall::send(socket, buf),
+    }
 }
 
 /// One `sendto(2)`, never raising `SIGPIPE`.
@@ -65,16 +73,66 @@ pub(crate) fn send_to(socket: &impl AsFd, buf: &[u8], to: &SockAddr) -> io::Resu
 /// One `sendmsg(2)` from several buffers to the connected peer, never
 /// raising `SIGPIPE` (`writev(2)` cannot take the flag).
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub(crate) fn send_vectored(socket: &impl AsFd, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-    SockRef::from(socket)
-        .send_vectored_with_flags(crate::syscall::at_most_max_slices(bufs), SEND_FLAGS)
+pub(crate) fn send_vectored(
+    socket: &impl Simulated,
+    bufs: &[io::IoSlice<'_>],
+) -> io::Result<usize> {
+    match socket.os() {
+        Some(os) => {
+            os.send_vectored_with_flags(crate::syscall::at_most_max_slices(bufs), SEND_FLAGS)
+        }
+        None => crate::syscall::send_vectored(socket, bufs),
+    }
 }
 
 /// One `recv(2)` with `MSG_PEEK`: the bytes stay queued. Through nix,
 /// which takes an initialized buffer where socket2's `peek` wants
 /// uninitialized memory.
-pub(crate) fn peek(socket: &impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
-    Ok(recv(socket.as_fd().as_raw_fd(), buf, MsgFlags::MSG_PEEK)?)
+pub(crate) fn peek(socket: &impl Simulated, buf: &mut [u8]) -> io::Result<usize> {
+    match socket.target() {
+        Target::Os(fd) => Ok(recv(fd.as_raw_fd(), buf, MsgFlags::MSG_PEEK)?),
+        Target::Sim(sim) => sim.call(|net, id| net.recv(id, buf, true)),
+    }
+}
+
+/// A Unix stream.
+pub(crate) type Stream = Either<mio::net::UnixStream>;
+/// A Unix stream listener.
+pub(crate) type Listener = Either<mio::net::UnixListener>;
+
+impl Stream {
+    pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.on(|os| os.local_addr(), |net, id| net.unix_addr(id, false))
+    }
+
+    pub(crate) fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.on(|os| os.peer_addr(), |net, id| net.unix_addr(id, true))
+    }
+
+    pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.on(|os| os.shutdown(how), |net, id| net.shutdown(id, how))
+    }
+}
+
+impl Listener {
+    pub(crate) fn from_std(listener: std::os::unix::net::UnixListener) -> Listener {
+        Either::Os(mio::net::UnixListener::from_std(listener))
+    }
+
+    pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.on(|os| os.local_addr(), |net, id| net.unix_addr(id, false))
+    }
+
+    pub(crate) fn accept(&self) -> io::Result<(Stream, SocketAddr)> {
+        match self {
+            Either::Os(os) => os.accept().map(|(s, addr)| (Either::Os(s), addr)),
+            Either::Sim(sim) => {
+                let (s, _) = sim.accept()?;
+                let peer = s.call(|net, id| net.unix_addr(id, true))?;
+                Ok((Either::Sim(s), peer))
+            }
+        }
+    }
 }
 
 /// The next datagram's bytes and sender, left queued: `recv(2)` with

@@ -13,6 +13,7 @@ mod tcp_connect;
 mod tcp_data;
 mod transcript;
 mod udp;
+mod unix;
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -100,6 +101,7 @@ const TCP: &[Scenario] = scenarios![
     tcp_data::shutdown_after_both_ends_closed,
     tcp_data::vectored_writes_of_1_to_2000_slices_arrive_in_order,
     tcp_data::reads_of_one_byte_and_of_a_megabyte_take_the_stream_whole,
+    tcp_data::a_vectored_read_skips_empty_buffers,
     tcp_close::close_with_unread_bytes_resets_a_waiting_reader,
     tcp_close::close_with_unread_bytes_resets_the_writer,
     tcp_close::bytes_sent_before_a_reset_are_read_first,
@@ -133,6 +135,22 @@ const UDP: &[Scenario] = scenarios![
     udp::recv_on_an_unconnected_socket_takes_from_anyone,
 ];
 
+/// Every Unix stream scenario.
+const UNIX: &[Scenario] = scenarios![
+    unix::both_ends_and_the_listener_name_what_the_kernel_names,
+    unix::connect_to_a_path_with_no_socket,
+    unix::bind_to_a_path_in_use,
+    unix::a_closed_listeners_path_removed_is_free_again,
+    unix::a_closed_listeners_path_left_refuses,
+    unix::connections_wait_in_the_backlog_and_are_accepted_in_order,
+    unix::echo_a_megabyte_both_ways,
+    unix::peek_then_read_and_zero_length_calls,
+    unix::the_client_half_closes_and_the_server_answers,
+    unix::write_after_the_peer_closed,
+    unix::close_with_unread_bytes,
+    unix::a_unix_datagram_socket,
+];
+
 /// Scenarios the simulation answers differently on purpose, and why: each
 /// is a row of the guide's "What a simulation does not cover", which names
 /// the scenario.
@@ -144,6 +162,14 @@ const DIFFERS: &[(&str, &str)] = &[
     (
         "tcp_connect::a_tcp_socket_built_by_hand",
         "TcpSocket is refused inside a simulation",
+    ),
+    (
+        "unix::a_closed_listeners_path_left_refuses",
+        "a simulation has no file system: a closed listener's path is free",
+    ),
+    (
+        "unix::a_unix_datagram_socket",
+        "a Unix datagram socket is refused inside a simulation",
     ),
 ];
 
@@ -243,8 +269,13 @@ fn udp_in_the_simulation_behaves_as_on_the_kernel() {
 }
 
 #[test]
+fn unix_streams_in_the_simulation_behave_as_on_the_kernel() {
+    compare(UNIX);
+}
+
+#[test]
 fn there_are_at_least_40_scenarios_and_every_name_is_unique() {
-    let mut names: Vec<_> = TCP.iter().chain(UDP).map(|s| s.name).collect();
+    let mut names: Vec<_> = TCP.iter().chain(UDP).chain(UNIX).map(|s| s.name).collect();
     assert!(names.len() >= 40, "{} scenarios", names.len());
     names.sort_unstable();
     let count = names.len();

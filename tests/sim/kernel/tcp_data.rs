@@ -1,8 +1,9 @@
 //! TCP scenarios: bytes both ways, short writes, peeking, half-closes and
 //! shutdowns.
 
-use std::io;
+use std::io::{self, IoSliceMut};
 use std::net::Shutdown;
+use std::time::Duration;
 
 use ioloop::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -321,5 +322,25 @@ pub async fn reads_of_one_byte_and_of_a_megabyte_take_the_stream_whole() -> io::
         );
         t.see("read after the end", &server.read(&mut buf).await);
     }
+    Ok(t)
+}
+
+pub async fn a_vectored_read_skips_empty_buffers() -> io::Result<Transcript> {
+    let mut t = Transcript::new();
+    let (mut client, server) = pair().await?;
+    client.write_all(b"abcd").await?;
+    // Until the four bytes are all there (a simulated segment may cut them).
+    while server.peek(&mut [0; 4]).await? < 4 {
+        ioloop::time::sleep(Duration::from_millis(1)).await;
+    }
+    let (mut empty, mut four) = ([0u8; 0], [0u8; 4]);
+    let bufs = &mut [IoSliceMut::new(&mut empty), IoSliceMut::new(&mut four)];
+    t.see("try_read_vectored", &server.try_read_vectored(bufs));
+    t.note(format!("got: {four:?}"));
+    let only_empty = &mut [IoSliceMut::new(&mut empty)];
+    t.see(
+        "into an empty buffer alone",
+        &server.try_read_vectored(only_empty),
+    );
     Ok(t)
 }

@@ -8,8 +8,9 @@ use std::task::{Context, Poll};
 use mio::unix::pipe;
 use signal_hook::SigId;
 
+use ioloop_runtime::io::Registration;
+
 use super::SignalKind;
-use crate::io::Registration;
 
 /// Bytes read from the pipe per `read` call. One byte is one handler run;
 /// a short read proves the pipe empty, so one call usually drains it.

@@ -1,6 +1,11 @@
 //! Signals as ordinary I/O, asyncio's `loop.add_signal_handler`: [`ctrl_c`]
 //! waits once for SIGINT; a [`Signal`] for a [`SignalKind`] waits again and
 //! again. The guide's "Signals" chapter says how a signal reaches the loop.
+//!
+//! A crate of its own, re-exported as `ioloop::signal`: a layer over the
+//! runtime's public [`Registration`](ioloop_runtime::io::Registration), as
+//! smol's `async-signal` is over `async-io`, so the runtime's core stays
+//! the loop, its tasks, timers and I/O.
 
 mod kind;
 mod listener;
