@@ -12,8 +12,8 @@
 //! ```
 //!
 //! Everything here is re-exported: the runtime from `ioloop-runtime`, the
-//! sockets and streams from `ioloop-net`, the simulation from `ioloop-sim`,
-//! futures-io's
+//! sockets and streams from `ioloop-net`, the callback layer from
+//! `ioloop-callbacks`, the simulation from `ioloop-sim`, futures-io's
 //! extension traits (in [`io`]) from futures-util; with the `macros`
 //! feature (on by default), [`macro@main`] and [`macro@test`] from
 //! `ioloop-macros`; with the `hyper` feature, `compat::hyper` from
@@ -86,9 +86,10 @@ pub mod io {
     };
 }
 
-/// The lesson's callback-style `Reactor`, served on ioloop.
+/// The lesson's callback-style `Reactor`, served on ioloop (the
+/// `ioloop-callbacks` crate).
 pub mod callbacks {
-    pub use ioloop_net::callbacks::*;
+    pub use ioloop_callbacks::*;
 }
 
 /// Networking: TCP, UDP and Unix domain sockets on the reactor, the

@@ -20,8 +20,9 @@
 //!
 //! Both run on the same runtime, one task per connection; what differs is
 //! who holds the loop. There, `converse` holds it and waits; here the
-//! layer holds it (`net/src/callbacks/server.rs`) and calls `LineEcho` when
-//! something happens, and `LineEcho` never waits:
+//! layer holds it (`callbacks/src/server.rs`, crate `ioloop-callbacks`)
+//! and calls `LineEcho` when something happens, and `LineEcho` never
+//! waits:
 //!
 //! | line_echo (`await`) | line_echo_callbacks (callbacks) |
 //! |---|---|

@@ -11,14 +11,15 @@
 //!   `bind` and `connect` take, and [`lookup_host`] (names are resolved on
 //!   the blocking pool).
 //! - [`io`]: [`StreamReader`](io::StreamReader) and
-//!   [`StreamWriter`](io::StreamWriter), the lesson's inbuf and outbuf, and
-//!   [`read_buf`](io::read_buf).
-//! - [`callbacks`]: the lesson's callback `Reactor`, served on ioloop.
+//!   [`StreamWriter`](io::StreamWriter), the lesson's inbuf and outbuf
+//!   behind `await`, [`read_buf`](io::read_buf), and the buffers alone,
+//!   [`InBuf`](io::InBuf) and [`OutBuf`](io::OutBuf), for the layers built
+//!   over the sockets in crates of their own (ioloop-callbacks, the
+//!   lesson's callback `Reactor`).
 
 #![forbid(unsafe_code)]
 
 mod addr;
-pub mod callbacks;
 mod halves;
 mod impls;
 pub mod io;

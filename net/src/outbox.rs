@@ -136,7 +136,7 @@ impl Drop for OutGuard<'_> {
     #[inline]
     fn drop(&mut self) {
         let out = &*self.out;
-        let busy = out.bytes.len() > 0 || out.error.is_some() || out.shut_down;
+        let busy = !out.bytes.is_empty() || out.error.is_some() || out.shut_down;
         self.busy.store(busy, Ordering::Release);
     }
 }
@@ -144,7 +144,7 @@ impl Drop for OutGuard<'_> {
 /// What waits to be sent, and what became of the last send.
 #[derive(Default)]
 struct Out {
-    bytes: WriteBuf,
+    bytes: OutBuf,
     /// A wake is due: after the poll, or on writability.
     armed: bool,
     /// The kernel refused the outbox: a wake waits for writability.
@@ -256,7 +256,7 @@ impl<S: Stream> Sock<S> {
         let mut out = self.lock();
         if how != Shutdown::Read {
             out.shut_down = true;
-            if out.bytes.len() > 0 {
+            if !out.bytes.is_empty() {
                 out.shut = Some(Shutdown::Write);
                 drop(out);
                 self.send_queued();
@@ -322,7 +322,7 @@ impl<S: Stream> Sock<S> {
     /// Sends the outbox until it is empty, or the kernel refuses
     /// (`WouldBlock`).
     fn try_flush(&self, out: &mut Out) -> io::Result<()> {
-        while out.bytes.len() > 0 {
+        while !out.bytes.is_empty() {
             let bytes = &out.bytes;
             let len = bytes.len();
             let sent = self.io.try_write_stream(len, |s| s.send(bytes.unsent()))?;
@@ -369,7 +369,7 @@ impl<S: Stream> Sock<S> {
             let mut out = self.lock();
             out.armed = false;
             out.refused = false;
-            if out.bytes.len() == 0 && out.shut.is_none() {
+            if out.bytes.is_empty() && out.shut.is_none() {
                 // A drain or flush sent it all already: the usual case.
                 return;
             }
@@ -392,7 +392,7 @@ impl<S: Stream> Sock<S> {
     /// `false` if the kernel refused, and the rest waits.
     #[cold]
     fn send_rest(&self, out: &mut Out) -> bool {
-        while out.bytes.len() > 0 {
+        while !out.bytes.is_empty() {
             let bytes = &out.bytes;
             let len = bytes.len();
             match self.io.try_write_stream(len, |s| s.send(bytes.unsent())) {
@@ -441,7 +441,7 @@ impl<S: Stream> Drop for Sock<S> {
     /// The last chance for the outbox: one try, without waiting.
     fn drop(&mut self) {
         let out = self.out.get_mut();
-        if out.bytes.len() > 0 {
+        if !out.bytes.is_empty() {
             let sent = self.io.try_write_io(|s| s.send(out.bytes.unsent()));
             let left = out.bytes.len() - sent.unwrap_or(0).min(out.bytes.len());
             if left > 0 {
@@ -482,7 +482,7 @@ impl Out {
 
     /// A send for the outbox failed: its bytes cannot arrive any more.
     fn fail(&mut self, err: io::Error) {
-        self.bytes = WriteBuf::default();
+        self.bytes = OutBuf::default();
         self.error = Some(err);
     }
 }
@@ -496,7 +496,7 @@ fn send<S: Stream>(s: &S, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
 }
 
 /// One `send` of the queued bytes, or one `sendmsg` of them and `bufs`.
-fn with_queued<S: Stream>(s: &S, queued: &WriteBuf, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+fn with_queued<S: Stream>(s: &S, queued: &OutBuf, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
     let first = IoSlice::new(queued.unsent());
     match bufs {
         [] => s.send(queued.unsent()),
@@ -513,37 +513,69 @@ fn shut<S: Stream>(io: &Registration<S>, how: Shutdown) -> io::Result<()> {
     }
 }
 
-/// The capacity a [`WriteBuf`] keeps once it empties: enough for a typical
+/// The capacity an [`OutBuf`] keeps once it empties: enough for a typical
 /// reply; more is given back, so one large burst does not keep its memory.
 const KEEP: usize = 64 * 1024;
 
-/// Bytes queued and not yet taken by the writer: `bytes[head..]`.
+/// Bytes queued and not yet taken by the writer: the lesson's `outbuf`,
+/// the buffer a socket's outbox and a [`StreamWriter`](crate::io::StreamWriter)
+/// keep, for a layer of one's own over a socket (a callback layer such as
+/// ioloop-callbacks'). [`push`](Self::push) queues, never waiting;
+/// [`poll_send_down_to`](Self::poll_send_down_to) sends.
 ///
-/// Sending advances `head` instead of shifting the bytes, so a partial
-/// write costs nothing; the sent prefix is dropped when new bytes are
-/// appended and it is at least as large as what remains (each byte is then
-/// moved at most once on average), or when everything has been sent.
+/// The bytes are `bytes[head..]`. Sending advances `head` instead of
+/// shifting the bytes, so a partial write costs nothing; the sent prefix is
+/// dropped when new bytes are appended and it is at least as large as what
+/// remains (each byte is then moved at most once on average), or when
+/// everything has been sent, keeping at most 64 KiB of capacity.
+///
+/// # Examples
+///
+/// ```
+/// use std::future::poll_fn;
+///
+/// use ioloop::io::OutBuf;
+///
+/// ioloop::block_on(async {
+///     let mut outbuf = OutBuf::default();
+///     outbuf.push(b"Hello!\n");
+///     outbuf.push(b"[echo] hi\n");
+///     assert_eq!(outbuf.unsent(), b"Hello!\n[echo] hi\n");
+///     let mut peer = Vec::new(); // a writer that takes everything
+///     poll_fn(|cx| outbuf.poll_send_down_to(cx, &mut peer, 0)).await?;
+///     assert!(outbuf.is_empty());
+///     assert_eq!(peer, b"Hello!\n[echo] hi\n");
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
 #[derive(Debug, Default)]
-pub(crate) struct WriteBuf {
+pub struct OutBuf {
     bytes: Vec<u8>,
     head: usize,
 }
 
-impl WriteBuf {
-    /// The bytes still to be sent.
+impl OutBuf {
+    /// The bytes still to be sent, oldest first.
     #[inline]
-    pub(crate) fn unsent(&self) -> &[u8] {
+    pub fn unsent(&self) -> &[u8] {
         &self.bytes[self.head..]
     }
 
     /// How many bytes are still to be sent.
     #[inline]
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.bytes.len() - self.head
     }
 
-    /// Appends `data` after the unsent bytes.
-    pub(crate) fn push(&mut self, data: &[u8]) {
+    /// Whether nothing is left to send.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head == self.bytes.len()
+    }
+
+    /// Appends `data` after the unsent bytes: the lesson's `queue_send`.
+    pub fn push(&mut self, data: &[u8]) {
         if self.head > 0 && self.head >= self.len() {
             self.bytes.drain(..self.head);
             self.head = 0;

@@ -17,6 +17,7 @@ use crate::claims::Figures;
 const CRATES: &[(&str, &str)] = &[
     ("ioloop-runtime", "runtime/src"),
     ("ioloop-net", "net/src"),
+    ("ioloop-callbacks", "callbacks/src"),
     ("ioloop-sim", "sim/src"),
     ("ioloop-signal", "signal/src"),
     ("ioloop-compat", "compat/src"),

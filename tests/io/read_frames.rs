@@ -137,3 +137,29 @@ fn read_exact_may_go_past_the_line_limit_and_gives_the_memory_back() -> io::Resu
         Ok(())
     })
 }
+
+#[test]
+fn an_empty_buffer_at_its_bound_is_kept_and_one_byte_past_it_given_back() -> io::Result<()> {
+    run(|| async {
+        const CHUNK: usize = 8 * 1024;
+        let line = vec![b'x'; CHUNK];
+        let first = [&line[..], b"\n"].concat();
+        let (inner, _) = chunks([first, b"a\n".to_vec(), b"b\n".to_vec(), b"c\n".to_vec()]);
+        let mut reader = StreamReader::new(inner);
+        reader.set_max_line_length(CHUNK);
+        assert_eq!(reader.read_line().await?, Some(&line[..]));
+        // Grown to its bound, the line limit plus a chunk, and now empty.
+        assert_eq!(reader.capacity(), 2 * CHUNK);
+        // The bound one byte above it, then at it: the buffer is kept.
+        for (limit, next) in [(CHUNK + 1, &b"a"[..]), (CHUNK, b"b")] {
+            reader.set_max_line_length(limit);
+            assert_eq!(reader.read_line().await?, Some(next));
+            assert_eq!(reader.capacity(), 2 * CHUNK, "limit {limit}");
+        }
+        // One byte below it: given back, and a chunk allocated for the read.
+        reader.set_max_line_length(CHUNK - 1);
+        assert_eq!(reader.read_line().await?, Some(&b"c"[..]));
+        assert_eq!(reader.capacity(), CHUNK);
+        Ok(())
+    })
+}

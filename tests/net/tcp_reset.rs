@@ -143,6 +143,24 @@ fn writing_to_a_peer_that_has_gone_is_an_error_not_a_crash() -> io::Result<()> {
 }
 
 #[test]
+fn a_gathered_write_that_meets_a_reset_fails_the_next_flush() -> io::Result<()> {
+    run(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let client = reset_by_the_peer(&listener).await?;
+        let mut writer = StreamWriter::new(&client);
+        // Gathered: accepted at once, sent for the outbox when this poll
+        // returns; that send meets the reset, its bytes are dropped and the
+        // outbox keeps the error, with nothing queued.
+        writer.write(b"anyone?");
+        assert_eq!(writer.buffered(), 0);
+        ioloop::yield_now().await;
+        let err = writer.flush().await.unwrap_err();
+        assert!(is_gone(&err), "the flush got {err:?}");
+        Ok(())
+    })
+}
+
+#[test]
 fn shutdown_write_after_the_peer_reset_is_ok() -> io::Result<()> {
     run(|| async {
         let listener = TcpListener::bind("127.0.0.1:0").await?;

@@ -1,10 +1,12 @@
 //! asyncio's streams: [`StreamReader`] and [`StreamWriter`], the lesson's
 //! `inbuf` and `outbuf` behind `await`, over any `futures_io` `AsyncRead`
 //! or `AsyncWrite` (a TCP stream, a half of one, anything that reads or
-//! writes bytes); and [`read_buf`], a read appended to a `Vec`.
+//! writes bytes); [`read_buf`], a read appended to a `Vec`; and the
+//! buffers themselves, [`InBuf`] and [`OutBuf`], for a layer of one's own
+//! over a socket (ioloop-callbacks is one).
 
-pub(crate) mod reader;
-pub(crate) mod writer;
+mod reader;
+mod writer;
 
-pub use reader::{DEFAULT_MAX_LINE_LENGTH, StreamReader, read_buf};
-pub use writer::StreamWriter;
+pub use reader::{DEFAULT_MAX_LINE_LENGTH, InBuf, StreamReader, read_buf};
+pub use writer::{OutBuf, StreamWriter};

@@ -1,10 +1,10 @@
 //! [`StreamReader`], whole: lines, delimited records and exact-size frames
-//! cut out of its [`ReadBuf`], its limits and accessors, and
-//! `AsyncRead` / `AsyncBufRead` over the same buffer; and [`ReadBuf`]
-//! itself, which the callback layer's `Connection` shares (the lesson's
-//! `inbuf`).
+//! cut out of its [`InBuf`], its limits and accessors, and
+//! `AsyncRead` / `AsyncBufRead` over the same buffer; and [`InBuf`]
+//! itself, public for a layer of one's own over a socket (the lesson's
+//! `inbuf`; ioloop-callbacks' `Connection` keeps one).
 //!
-//! `ReadBuf` and `WriteBuf` (writer.rs) keep cursors rather than shifting
+//! `InBuf` and `OutBuf` (writer.rs) keep cursors rather than shifting
 //! bytes on every consume or send: the lesson's `del conn.inbuf[:i + 1]`
 //! moves the rest of the buffer for each line, which makes a burst of
 //! pipelined lines quadratic. Their small methods are `#[inline]`: they run
@@ -66,7 +66,7 @@ pub const DEFAULT_MAX_LINE_LENGTH: usize = 64 * 1024;
 /// ```
 pub struct StreamReader<R> {
     inner: R,
-    buf: ReadBuf,
+    buf: InBuf,
     max_line: usize,
     /// How many unread bytes were already searched for `scan_for` and found
     /// not to contain it: the next search starts there, so a line arriving
@@ -96,7 +96,7 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
     pub fn new(inner: R) -> Self {
         StreamReader {
             inner,
-            buf: ReadBuf::default(),
+            buf: InBuf::default(),
             max_line: DEFAULT_MAX_LINE_LENGTH,
             scanned: 0,
             scan_for: b'\n',
@@ -384,7 +384,7 @@ impl<R: AsyncRead + Unpin> StreamReader<R> {
     /// The unread bytes, after one read from the inner reader if there were
     /// none; empty means end of stream.
     fn fill_if_empty(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
-        if self.buf.len() == 0 {
+        if self.buf.is_empty() {
             ready!(self.poll_fill(cx, self.max_line))?;
         }
         Poll::Ready(Ok(self.buf.unread()))
@@ -448,7 +448,7 @@ impl<R> StreamReader<R> {
     /// [`consume`](Self::consume), returning where the bytes sit, and
     /// keeping the search position in step.
     fn take(&mut self, n: usize) -> Range<usize> {
-        let taken = self.buf.consume(n);
+        let taken = self.buf.take(n);
         self.scanned = self.scanned.saturating_sub(taken.len());
         taken
     }
@@ -467,7 +467,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for StreamReader<R> {
             return Poll::Ready(Ok(0));
         }
         ready!(this.poll_start(cx))?;
-        if this.buf.len() == 0 && out.len() >= READ_CHUNK {
+        if this.buf.is_empty() && out.len() >= READ_CHUNK {
             // Nothing buffered and the caller's buffer is at least a chunk:
             // going through ours would only add a copy.
             return Pin::new(&mut this.inner).poll_read(cx, out);
@@ -575,7 +575,7 @@ fn too_long(max_line: usize) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg)
 }
 
-/// The unit a [`ReadBuf`] is allocated and grown in, 8 KiB: one `recv` per
+/// The unit an [`InBuf`] is allocated and grown in, 8 KiB: one `recv` per
 /// few KiB on a busy stream, a cheap buffer on an idle one. It is also the
 /// slack in the memory bound (what may be held, plus this).
 const READ_CHUNK: usize = 8 * 1024;
@@ -585,35 +585,76 @@ const READ_CHUNK: usize = 8 * 1024;
 /// worthwhile read without doubling the buffer.
 const MIN_READ: usize = READ_CHUNK / 2;
 
-/// The stack buffer the first read of an unallocated [`ReadBuf`] goes into:
+/// The stack buffer the first read of an unallocated [`InBuf`] goes into:
 /// a connection that never sends costs no inbuf, where allocating at the
 /// first attempt would cost 8 KiB each. The price is one copy of up to
 /// 1 KiB, once.
 const PROBE: usize = 1024;
 
-/// Bytes read and not yet handed out, in one allocation:
-/// `[ consumed | unread: start..end | free: end.. ]`.
+/// Bytes read and not yet consumed: the lesson's `inbuf`, the buffer a
+/// [`StreamReader`] keeps, for a layer of one's own over a socket (a
+/// protocol's parser, a callback layer such as ioloop-callbacks').
+/// [`poll_fill`](Self::poll_fill) reads into it, within a memory bound;
+/// [`unread`](Self::unread) shows what is there, and
+/// [`consume`](Self::consume) drops a prefix by moving a cursor, not the
+/// bytes, so a burst of pipelined messages costs no quadratic shifting.
 ///
-/// Every byte of `bytes` is initialized (the crate forbids `unsafe`), so
-/// free space is zeroed once per growth, not before each read.
+/// In one allocation, made at the first read that brings bytes:
+/// `[ consumed | unread: start..end | free: end.. ]`. Every byte of
+/// `bytes` is initialized (the crate forbids `unsafe`), so free space is
+/// zeroed once per growth, not before each read.
+///
+/// # Examples
+///
+/// The lesson's `_read`: fill, cut out each whole line, keep the partial
+/// rest for the next fill.
+///
+/// ```
+/// use std::future::poll_fn;
+///
+/// use ioloop::io::InBuf;
+///
+/// ioloop::block_on(async {
+///     let mut peer = &b"GET /\nHost: x\n"[..];
+///     let (mut inbuf, mut lines) = (InBuf::default(), Vec::new());
+///     loop {
+///         if let Some(at) = inbuf.unread().iter().position(|&b| b == b'\n') {
+///             lines.push(inbuf.unread()[..at].to_vec());
+///             inbuf.consume(at + 1);
+///         } else if poll_fn(|cx| inbuf.poll_fill(cx, &mut peer, 1024, usize::MAX)).await? == 0 {
+///             break; // the end of the stream
+///         }
+///     }
+///     assert_eq!(lines, [&b"GET /"[..], b"Host: x"]);
+///     assert!(inbuf.is_empty());
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
 #[derive(Debug, Default)]
-pub(crate) struct ReadBuf {
+pub struct InBuf {
     bytes: Vec<u8>,
     start: usize,
     end: usize,
 }
 
-impl ReadBuf {
-    /// The unread bytes.
+impl InBuf {
+    /// The unread bytes, oldest first.
     #[inline]
-    pub(crate) fn unread(&self) -> &[u8] {
+    pub fn unread(&self) -> &[u8] {
         &self.bytes[self.start..self.end]
     }
 
     /// How many bytes are unread.
     #[inline]
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.end - self.start
+    }
+
+    /// Whether no byte is unread.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
     }
 
     /// Bytes allocated.
@@ -621,11 +662,18 @@ impl ReadBuf {
         self.bytes.capacity()
     }
 
-    /// Marks the first `n` unread bytes (all, if fewer) as handed out and
-    /// returns where they sit, so the caller can still borrow them with
-    /// [`get`](Self::get): nothing moves until the next fill.
+    /// Drops the first `n` unread bytes (all of them, if fewer): the
+    /// lesson's `del conn.inbuf[:n]`, done by moving a cursor.
     #[inline]
-    pub(crate) fn consume(&mut self, n: usize) -> Range<usize> {
+    pub fn consume(&mut self, n: usize) {
+        self.take(n);
+    }
+
+    /// [`consume`](Self::consume), returning where the bytes sit, so the
+    /// caller can still borrow them with [`get`](Self::get): nothing moves
+    /// until the next fill.
+    #[inline]
+    pub(crate) fn take(&mut self, n: usize) -> Range<usize> {
         let n = n.min(self.len());
         let taken = self.start..self.start + n;
         self.start += n;
@@ -637,16 +685,17 @@ impl ReadBuf {
         taken
     }
 
-    /// Bytes by their place in storage, as [`consume`](Self::consume)
-    /// returned it.
+    /// Bytes by their place in storage, as [`take`](Self::take) returned
+    /// it.
     #[inline]
     pub(crate) fn get(&self, range: Range<usize>) -> &[u8] {
         &self.bytes[range]
     }
 
     /// Appends `data` after the unread bytes as if it had been read, with
-    /// no limit (`Connection::feed`).
-    pub(crate) fn extend(&mut self, data: &[u8]) {
+    /// no limit: for bytes that came another way, or to drive a parser in
+    /// a test without a socket (asyncio's `feed_data`).
+    pub fn extend(&mut self, data: &[u8]) {
         self.bytes.truncate(self.end);
         self.bytes.drain(..self.start);
         self.bytes.extend_from_slice(data);
@@ -654,14 +703,25 @@ impl ReadBuf {
         self.end = self.bytes.len();
     }
 
-    /// Reads once from `reader`, at most `at_most` bytes (more than 0).
-    /// `hold` is how many unread bytes the caller may need at once (a line
-    /// limit, or `n` for `read_exact`): the buffer never grows past `hold`,
-    /// or past what it already holds, plus [`READ_CHUNK`].
+    /// Reads once from `reader` after the unread bytes, at most `at_most`
+    /// of them (a limit of one's own on what is held; `usize::MAX` for
+    /// none). `hold` is how many unread bytes the caller may need at once
+    /// (a line limit, or `n` for `read_exact`): the buffer never grows
+    /// past `hold`, or past what it already holds, plus 8 KiB, whatever
+    /// the peer sends. Nothing is allocated until a read brings bytes.
     ///
     /// Returns the number of bytes read; 0 means end of stream.
     /// `Interrupted` is retried here (and in the first fill).
-    pub(crate) fn poll_fill<R: AsyncRead + Unpin>(
+    ///
+    /// # Errors
+    ///
+    /// Any other error of `reader`; the unread bytes stay.
+    ///
+    /// # Panics
+    ///
+    /// In a debug build, if `at_most` is 0: a read of 0 bytes would look
+    /// like the end of the stream (a release build returns `Ok(0)`).
+    pub fn poll_fill<R: AsyncRead + Unpin>(
         &mut self,
         cx: &mut Context<'_>,
         reader: &mut R,
@@ -733,7 +793,7 @@ impl ReadBuf {
     fn reserve(&mut self, hold: usize) {
         // Saturating: `usize::MAX` is how a caller says "no limit".
         let bound = hold.max(self.len()).saturating_add(READ_CHUNK);
-        if self.len() == 0 && self.bytes.len() > bound {
+        if self.is_empty() && self.bytes.len() > bound {
             // A large read_exact is over: give its memory back instead of
             // keeping it for the life of the connection.
             self.bytes = Vec::new();
@@ -771,7 +831,7 @@ mod tests {
 
     #[test]
     fn extend_and_consume_keep_the_order() {
-        let mut buf = ReadBuf::default();
+        let mut buf = InBuf::default();
         buf.extend(b"one\ntwo");
         buf.consume(4);
         buf.extend(b"\nthree");
@@ -783,7 +843,7 @@ mod tests {
     #[test]
     fn a_fill_reads_at_most_what_it_is_allowed() {
         let mut cx = Context::from_waker(std::task::Waker::noop());
-        let mut buf = ReadBuf::default();
+        let mut buf = InBuf::default();
         let mut reader = &[7u8; 100][..];
         assert!(matches!(
             buf.poll_fill(&mut cx, &mut reader, usize::MAX, 3),

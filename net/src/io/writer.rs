@@ -1,7 +1,7 @@
 //! [`StreamWriter`], whole: `write` that never blocks, `drain` where a slow
 //! peer pushes back, its water marks and accessors, and `AsyncWrite`. The
-//! bytes wait in a [`WriteBuf`], whose send loop is shared with the
-//! callback layer's `Connection` (the lesson's `outbuf`).
+//! bytes wait in an [`OutBuf`], whose send loop, public, is here too (the
+//! lesson's `outbuf`; ioloop-callbacks' `Connection` keeps one).
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -12,7 +12,7 @@ use std::task::{Context, Poll, Waker, ready};
 
 use futures_io::AsyncWrite;
 
-pub(crate) use crate::outbox::WriteBuf;
+pub use crate::outbox::OutBuf;
 use crate::outbox::gathering;
 
 /// A buffered writer with asyncio's `write` + `drain` contract:
@@ -267,7 +267,7 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
 
     /// Sends until at most `target` bytes are queued, after returning a
     /// kept error if there is one.
-    // Inlined, with `WriteBuf`'s: `drain` comes here once per echoed line,
+    // Inlined, with `OutBuf`'s: `drain` comes here once per echoed line,
     // mostly with nothing queued, and a call costs more than the check
     // (`benches/echo_cost.sh --top`: out of line, 28 to 32 instructions).
     #[inline(always)]
@@ -450,16 +450,24 @@ fn write_now<W: AsyncWrite + Unpin>(inner: &mut W, data: &[u8]) -> (usize, Optio
     (sent, None)
 }
 
-/// The send loop `StreamWriter` and the callback layer's `Connection`
-/// share, over any writer.
-impl WriteBuf {
-    /// Sends until at most `target` bytes are queued, waiting on `writer`
-    /// whenever it refuses: the lesson's `on_writable`, with its
+/// The send loop `StreamWriter` and a layer of one's own (ioloop-callbacks'
+/// `Connection`) share, over any writer.
+impl OutBuf {
+    /// Sends until at most `target` bytes are queued (0: all of them),
+    /// `Pending` with the task's waker left on `writer` whenever it
+    /// refuses: the lesson's `on_writable`, with its
     /// `del conn.outbuf[:sent]`. Only what the writer took leaves the
     /// buffer, recorded after every call, so a dropped future loses and
-    /// repeats nothing. An empty buffer makes no call at all.
+    /// repeats nothing. An empty buffer makes no call at all. At most
+    /// 16 KiB go to each write.
+    ///
+    /// # Errors
+    ///
+    /// The first error of `writer` but `Interrupted` (retried), and
+    /// [`WriteZero`](io::ErrorKind::WriteZero) if it takes no byte; the
+    /// bytes it did not take stay queued.
     #[inline(always)]
-    pub(crate) fn poll_send_down_to<W: AsyncWrite + Unpin>(
+    pub fn poll_send_down_to<W: AsyncWrite + Unpin>(
         &mut self,
         cx: &mut Context<'_>,
         writer: &mut W,
@@ -535,7 +543,7 @@ impl Queue {
 /// while owned buffers wait go behind them, as one more.
 #[derive(Default)]
 struct Parts {
-    bytes: WriteBuf,
+    bytes: OutBuf,
     owned: VecDeque<(Owned, usize)>,
     /// The unsent bytes of `owned`.
     owned_len: usize,
@@ -561,7 +569,7 @@ impl Parts {
         self.owned.push_back((data, from));
     }
 
-    /// [`WriteBuf::poll_send_down_to`], through the owned buffers too.
+    /// [`OutBuf::poll_send_down_to`], through the owned buffers too.
     #[inline(always)]
     fn poll_send_down_to<W: AsyncWrite + Unpin>(
         &mut self,

@@ -2,16 +2,16 @@
 
 use std::io;
 
-use super::connection::Connection;
+use crate::connection::Connection;
 
 /// The callbacks of one connection (the lesson's `LineEchoServer`
-/// overrides; asyncio's `Protocol`). [`serve`](super::serve) makes one per
+/// overrides; asyncio's `Protocol`). [`serve`](crate::serve) makes one per
 /// accepted connection and calls, on its task:
 ///
 /// 1. [`on_connect`](Self::on_connect), once;
 /// 2. [`on_data`](Self::on_data) after every read, then
 ///    [`on_inbuf_full`](Self::on_inbuf_full) past
-///    [`max_inbuf`](super::Config::max_inbuf) bytes unconsumed;
+///    [`max_inbuf`](crate::Config::max_inbuf) bytes unconsumed;
 /// 3. [`on_eof`](Self::on_eof) if the peer closes its side;
 /// 4. [`on_disconnect`](Self::on_disconnect), once, last.
 ///
@@ -62,7 +62,7 @@ pub enum Disconnect {
     PeerClosed,
     /// [`Connection::close`] was called, and everything queued was sent.
     Closed,
-    /// Idle for [`idle_timeout`](super::Config::idle_timeout).
+    /// Idle for [`idle_timeout`](crate::Config::idle_timeout).
     Idle,
     /// More than `max_inbuf` bytes unconsumed after
     /// [`Handler::on_inbuf_full`]; what was queued was sent.

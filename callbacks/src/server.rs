@@ -10,12 +10,12 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use ioloop_net::io::DEFAULT_MAX_LINE_LENGTH;
+use ioloop_net::{TcpListener, TcpStream};
 use ioloop_runtime::time::{Instant, Sleep, sleep};
 
-use super::connection::Connection;
-use super::handler::{Disconnect, Handler};
-use crate::io::DEFAULT_MAX_LINE_LENGTH;
-use crate::tcp::{TcpListener, TcpStream};
+use crate::connection::Connection;
+use crate::handler::{Disconnect, Handler};
 
 /// The limits every connection of a server runs with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

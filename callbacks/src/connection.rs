@@ -7,13 +7,11 @@ use std::io;
 use std::net::SocketAddr;
 use std::task::{Context, Poll, ready};
 
+use ioloop_net::TcpStream;
+use ioloop_net::io::{InBuf, OutBuf};
 use ioloop_runtime::time::Instant;
 
-use crate::io::reader::ReadBuf;
-use crate::io::writer::WriteBuf;
-use crate::tcp::TcpStream;
-
-/// One connection's state as its [`Handler`](super::Handler) sees it: the
+/// One connection's state as its [`Handler`](crate::Handler) sees it: the
 /// bytes received and not yet consumed (the inbuf), the bytes queued and
 /// not yet sent (the outbuf), and the peer's address.
 ///
@@ -49,21 +47,21 @@ use crate::tcp::TcpStream;
 #[doc(alias = "Transport")]
 pub struct Connection {
     peer: SocketAddr,
-    inbuf: ReadBuf,
-    outbuf: WriteBuf,
+    inbuf: InBuf,
+    outbuf: OutBuf,
     last_seen: Instant,
     closing: bool,
 }
 
 impl Connection {
     /// A connection to `peer` with empty buffers and no socket: what
-    /// [`serve`](super::serve) starts each accepted client with, and what a
+    /// [`serve`](crate::serve) starts each accepted client with, and what a
     /// test hands a handler to drive it by hand.
     pub fn new(peer: SocketAddr) -> Connection {
         Connection {
             peer,
-            inbuf: ReadBuf::default(),
-            outbuf: WriteBuf::default(),
+            inbuf: InBuf::default(),
+            outbuf: OutBuf::default(),
             last_seen: Instant::now(),
             closing: false,
         }
@@ -96,7 +94,7 @@ impl Connection {
     /// and the rest as the peer makes room. Never waits, never loses a
     /// byte, keeps the order.
     ///
-    /// Bytes queued from [`on_disconnect`](super::Handler::on_disconnect)
+    /// Bytes queued from [`on_disconnect`](crate::Handler::on_disconnect)
     /// are not sent: the connection is over by then.
     #[doc(alias = "write", alias = "send")]
     pub fn queue_send(&mut self, data: &[u8]) {
@@ -113,7 +111,7 @@ impl Connection {
     /// Closes the connection once the outbuf is sent: no more reads, no more
     /// `on_data`; every queued byte goes out, then the write side is shut
     /// down (the peer reads end of stream) and the socket closed, with
-    /// [`Disconnect::Closed`](super::Disconnect::Closed).
+    /// [`Disconnect::Closed`](crate::Disconnect::Closed).
     ///
     /// Unlike the lesson's `Reactor.close`, which drops whatever is still in
     /// `outbuf`, this is asyncio's `transport.close()`: a reply queued just
@@ -129,7 +127,7 @@ impl Connection {
 
     /// When bytes last moved on this connection, either way (a client
     /// downloading a long reply is not idle): the lesson's
-    /// `conn.last_seen`. The [idle timeout](super::Config::idle_timeout)
+    /// `conn.last_seen`. The [idle timeout](crate::Config::idle_timeout)
     /// counts from here.
     pub fn last_seen(&self) -> Instant {
         self.last_seen
@@ -147,7 +145,7 @@ impl Connection {
     /// `max_inbuf + 1` bytes: a message of exactly `max_inbuf` bytes still
     /// has room for its terminator, and one byte more is too long. Returns
     /// how many bytes came; 0 is the end of the stream.
-    pub(super) fn poll_read(
+    pub(crate) fn poll_read(
         &mut self,
         cx: &mut Context<'_>,
         stream: &TcpStream,
@@ -164,7 +162,7 @@ impl Connection {
     /// Sends the outbuf until it is empty (`Ready(Ok)`) or the kernel's
     /// buffer is full (`Pending`, with the task's waker left for WRITE).
     #[inline]
-    pub(super) fn poll_send(
+    pub(crate) fn poll_send(
         &mut self,
         cx: &mut Context<'_>,
         stream: &TcpStream,
