@@ -28,6 +28,8 @@ pub(crate) struct Names {
     /// kernel's are: a connecting stream's own, an accepted one's peer,
     /// both of a pair's.
     addrs: BTreeMap<SockId, [SocketAddr; 2]>,
+    /// Abstract names given to listeners bound to the unnamed address.
+    autobound: u32,
 }
 
 /// The key of `addr`: its path's bytes, or a NUL byte and its abstract
@@ -37,10 +39,8 @@ fn key(addr: &SocketAddr) -> io::Result<Vec<u8>> {
     if let Some(name) = addr.as_abstract_name() {
         return Ok([&[0], name].concat());
     }
-    match addr.as_pathname() {
-        Some(path) if !path.as_os_str().is_empty() => Ok(path.as_os_str().as_bytes().to_vec()),
-        _ => Err(os(EINVAL)),
-    }
+    let path = addr.as_pathname().ok_or_else(|| os(EINVAL))?;
+    Ok(path.as_os_str().as_bytes().to_vec())
 }
 
 /// The unnamed address.
@@ -50,13 +50,23 @@ fn unnamed() -> SocketAddr {
 
 impl Names {
     /// Names `listener` (bound by `bind` if `addr` is free) `addr` on
-    /// `host`; `EADDRINUSE` if another listener has it.
+    /// `host`, or an abstract name for the unnamed address; `EADDRINUSE`
+    /// if another listener has it.
     pub(crate) fn listen(
         &mut self,
         host: HostId,
         addr: &SocketAddr,
         bind: impl FnOnce() -> io::Result<SockId>,
     ) -> io::Result<SockId> {
+        // The unnamed address is Linux's autobind: an abstract name of
+        // five hex digits.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let addr = &if addr.is_unnamed() {
+            self.autobound += 1;
+            SocketAddr::from_abstract_name(format!("{:05x}", self.autobound))?
+        } else {
+            addr.clone()
+        };
         let key = (host, key(addr)?);
         if self.listeners.contains_key(&key) {
             return Err(os(EADDRINUSE));
@@ -83,15 +93,11 @@ impl Names {
         self.addrs.insert(server, [name, unnamed()]);
     }
 
-    /// `id`'s own address, or with `peer` its peer's; `ENOTCONN` for a
-    /// listener's peer, as `getpeername(2)`'s.
+    /// `id`'s own address, or with `peer` its peer's (no one asks a
+    /// listener for its peer's).
     pub(crate) fn addr(&self, id: SockId, peer: bool) -> io::Result<SocketAddr> {
-        let is_listener = self.listeners.values().any(|&l| l == id);
-        match self.addrs.get(&id) {
-            Some(_) if peer && is_listener => Err(os(ENOTCONN)),
-            Some(addrs) => Ok(addrs[usize::from(peer)].clone()),
-            None => Err(os(ENOTCONN)),
-        }
+        let addrs = self.addrs.get(&id).ok_or_else(|| os(ENOTCONN))?;
+        Ok(addrs[usize::from(peer)].clone())
     }
 
     /// `id` closed: its names go, and a listener's path is free.

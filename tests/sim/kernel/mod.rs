@@ -140,6 +140,8 @@ const UNIX: &[Scenario] = scenarios![
     unix::both_ends_and_the_listener_name_what_the_kernel_names,
     unix::connect_to_a_path_with_no_socket,
     unix::bind_to_a_path_in_use,
+    unix::two_paths_name_two_listeners,
+    unix::bind_and_connect_the_empty_path,
     unix::a_closed_listeners_path_removed_is_free_again,
     unix::a_closed_listeners_path_left_refuses,
     unix::connections_wait_in_the_backlog_and_are_accepted_in_order,

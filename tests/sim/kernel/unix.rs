@@ -28,7 +28,7 @@ fn unlink(path: &Path) {
 }
 
 /// What an address is: unnamed, or the path `path`, or another.
-fn name(addr: &io::Result<SocketAddr>, path: &Path) -> String {
+fn name_of(addr: &io::Result<SocketAddr>, path: &Path) -> String {
     match addr {
         Ok(addr) if addr.is_unnamed() => "unnamed".into(),
         Ok(addr) if addr.as_pathname() == Some(path) => "the path".into(),
@@ -50,25 +50,34 @@ pub async fn both_ends_and_the_listener_name_what_the_kernel_names() -> io::Resu
     let mut t = Transcript::new();
     let path = path();
     let listener = UnixListener::bind(&path)?;
-    t.note(format!("listener: {}", name(&listener.local_addr(), &path)));
+    t.note(format!(
+        "listener: {}",
+        name_of(&listener.local_addr(), &path)
+    ));
     let client = UnixStream::connect(&path).await?;
     let (server, from) = listener.accept().await?;
-    t.note(format!("accepted from: {}", name(&Ok(from), &path)));
+    t.note(format!("accepted from: {}", name_of(&Ok(from), &path)));
     t.note(format!(
         "client local: {}",
-        name(&client.local_addr(), &path)
+        name_of(&client.local_addr(), &path)
     ));
-    t.note(format!("client peer: {}", name(&client.peer_addr(), &path)));
+    t.note(format!(
+        "client peer: {}",
+        name_of(&client.peer_addr(), &path)
+    ));
     t.note(format!(
         "server local: {}",
-        name(&server.local_addr(), &path)
+        name_of(&server.local_addr(), &path)
     ));
-    t.note(format!("server peer: {}", name(&server.peer_addr(), &path)));
+    t.note(format!(
+        "server peer: {}",
+        name_of(&server.peer_addr(), &path)
+    ));
     let (a, b) = UnixStream::pair()?;
     t.note(format!(
         "pair: {} {}",
-        name(&a.local_addr(), &path),
-        name(&b.peer_addr(), &path)
+        name_of(&a.local_addr(), &path),
+        name_of(&b.peer_addr(), &path)
     ));
     unlink(&path);
     Ok(t)
@@ -90,6 +99,40 @@ pub async fn bind_to_a_path_in_use() -> io::Result<Transcript> {
     Ok(t)
 }
 
+pub async fn two_paths_name_two_listeners() -> io::Result<Transcript> {
+    let mut t = Transcript::new();
+    let (a, b) = (path(), path());
+    let (first, second) = (UnixListener::bind(&a)?, UnixListener::bind(&b)?);
+    for (i, at) in [&a, &b, &a].into_iter().enumerate() {
+        let mut client = UnixStream::connect(at).await?;
+        client.write_all(&[i as u8]).await?;
+    }
+    let mut byte = [0];
+    for (name, listener, at) in [("first", &first, &a), ("second", &second, &b)] {
+        let (mut server, _) = listener.accept().await?;
+        server.read_exact(&mut byte).await?;
+        t.note(format!(
+            "{name}: byte {} at {}",
+            byte[0],
+            name_of(&server.local_addr(), at)
+        ));
+    }
+    let (mut server, _) = first.accept().await?;
+    server.read_exact(&mut byte).await?;
+    t.note(format!("first again: byte {}", byte[0]));
+    unlink(&a);
+    unlink(&b);
+    Ok(t)
+}
+
+pub async fn bind_and_connect_the_empty_path() -> io::Result<Transcript> {
+    let mut t = Transcript::new();
+    let bound = UnixListener::bind("").and_then(|l| l.local_addr());
+    t.see("bind, unnamed", &bound.map(|a| a.is_unnamed()));
+    t.see("connect", &UnixStream::connect("").await.map(drop));
+    Ok(t)
+}
+
 pub async fn a_closed_listeners_path_removed_is_free_again() -> io::Result<Transcript> {
     let mut t = Transcript::new();
     let path = path();
@@ -101,7 +144,7 @@ pub async fn a_closed_listeners_path_removed_is_free_again() -> io::Result<Trans
     let (server, _) = listener.accept().await?;
     t.note(format!(
         "then connected: {}",
-        name(&server.local_addr(), &path)
+        name_of(&server.local_addr(), &path)
     ));
     drop(client);
     unlink(&path);
