@@ -191,3 +191,33 @@ fn a_listener_waited_on_while_another_task_uses_it() -> io::Result<()> {
             .map_err(io::Error::other)?
     })
 }
+
+/// One read of the pipe takes 128 deliveries (`listener.rs`'s `CHUNK`):
+/// 127, 128 (a full read, then an empty pipe) and 129 in a row each
+/// complete one `recv`, and no second one.
+#[test]
+fn deliveries_around_one_reads_worth_each_complete_one_recv() -> io::Result<()> {
+    run(async || {
+        let signum = libc::SIGRTMIN() + 3;
+        let mut listener = Signal::new(SignalKind::from_raw(signum))?;
+        for n in [127, 128, 129] {
+            for _ in 0..n {
+                raise(signum)?;
+            }
+            let first = timeout(Duration::from_secs(5), listener.recv()).await;
+            assert!(first.is_ok_and(|r| r.is_ok()), "{n} deliveries: no recv");
+            let second = timeout(Duration::from_millis(50), listener.recv()).await;
+            assert!(second.is_err(), "{n} deliveries completed a second recv");
+        }
+        Ok(())
+    })
+}
+
+#[test]
+fn a_signal_kind_shows_its_name_or_its_number() {
+    assert_eq!(format!("{:?}", SignalKind::hangup()), "SignalKind(SIGHUP)");
+    assert_eq!(
+        format!("{:?}", SignalKind::from_raw(1000)),
+        "SignalKind(1000)"
+    );
+}
