@@ -289,6 +289,7 @@ fn a_readiness_cleared_after_a_newer_edge_leaves_the_newer_edge() -> io::Result<
     // edge, recorded at a later tick, stays, or the task waits for an edge
     // that already came.
     use std::io::Write as _;
+    let _one = crate::one_at_a_time();
     let rt = Runtime::new()?;
     rt.block_on(async {
         let (ours, mut peer) = mio::net::UnixStream::pair()?;
