@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""The mutation score: what .ci/mutants keeps of each shard, and the
+per-file table RELIABILITY.md quotes, merged from every kept shard.
+
+  mutants_score.py --test-args              nextest's arguments for the fast set
+  mutants_score.py --keep OUTCOMES DEST CMD  keep a shard's outcomes in DEST
+  mutants_score.py --score [--check]         print the table (--check: RELIABILITY.md has it)
+
+A kept shard is a text file: `#` lines (the group, commit, date and the
+command), then one line a mutant, `OUTCOME<TAB>NAME`, OUTCOME one of
+caught, timeout (a hang, caught), missed, unviable. A mutant listed in
+mutants/equivalent.toml (by its name without line and column, since lines
+move) counts as equivalent instead of missed.
+"""
+
+import datetime
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNS = ROOT / "mutants" / "runs"
+EQUIVALENT = ROOT / "mutants" / "equivalent.toml"
+DOC = ROOT / "RELIABILITY.md"
+BEGIN = "<!-- mutants table: .ci/mutants score -->"
+END = "<!-- end of mutants table -->"
+OUTCOMES = {
+    "CaughtMutant": "caught",
+    "Timeout": "timeout",
+    "MissedMutant": "missed",
+    "Unviable": "unviable",
+}
+# The core and the streams (every mutant run, 95% to reach); the rest, a
+# quarter or more run, 85% to reach. As .ci/mutants' CORE.
+CORE = re.compile(r"^(runtime/src/event_loop/|runtime/src/io\.rs|runtime/src/time/"
+                  r"|net/src/outbox\.rs|net/src/io/)")
+
+
+def test_args():
+    config = tomllib.loads((ROOT / ".cargo" / "mutants.toml").read_text())
+    args = [f"--package={p}" for p in config["test_package"]]
+    print(" ".join(args + config["additional_cargo_test_args"]))
+
+
+def git(*args):
+    return subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def keep(outcomes, dest, command):
+    data = json.loads(Path(outcomes).read_text())
+    lines = []
+    for o in data["outcomes"]:
+        scenario = o["scenario"]
+        if scenario == "Baseline" or not isinstance(scenario, dict):
+            continue
+        lines.append(f"{OUTCOMES[o['summary']]}\t{scenario['Mutant']['name']}")
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    head = [
+        f"# commit {git('rev-parse', 'HEAD')}",
+        f"# date {datetime.date.today().isoformat()}",
+        f"# cargo-mutants {data.get('cargo_mutants_version', '?')}",
+        f"# command {command}",
+    ]
+    dest.write_text("\n".join(head + sorted(lines)) + "\n")
+    print(f"{dest}: {len(lines)} mutants")
+
+
+def unplaced(name):
+    """A mutant's name without its line and column: `file: what`."""
+    return re.sub(r"^([^:]+):\d+:\d+:", r"\1:", name)
+
+
+def equivalents():
+    if not EQUIVALENT.exists():
+        return {}
+    table = tomllib.loads(EQUIVALENT.read_text())
+    found = {}
+    for entry in table.get("mutant", []):
+        reason = entry["reason"].strip()
+        if not reason or "hard to test" in reason.lower():
+            sys.exit(f"{EQUIVALENT}: {entry['name']}: a reason why no program can tell")
+        found[entry["name"]] = reason
+    return found
+
+
+def listed():
+    """Every mutant cargo-mutants makes of the library now, by file."""
+    out = subprocess.run(["cargo", "mutants", "--list", "--workspace"], cwd=ROOT,
+                         check=True, capture_output=True, text=True).stdout
+    per_file = {}
+    for line in out.splitlines():
+        per_file.setdefault(line.split(":", 1)[0], set()).add(line.strip())
+    return per_file
+
+
+def score(check):
+    eq = equivalents()
+    runs, stale = {}, set()
+    commits = set()
+    for path in sorted(RUNS.glob("*.txt")):
+        commit = None
+        for line in path.read_text().splitlines():
+            if line.startswith("# commit "):
+                commit = line.split()[-1]
+                commits.add(commit)
+            elif line and not line.startswith("#"):
+                outcome, name = line.split("\t", 1)
+                runs[name] = (outcome, commit)
+    per_file = listed()
+    rows, totals = [], {}
+    for file in sorted(per_file):
+        names = per_file[file]
+        counts = dict.fromkeys(["run", "caught", "timeout", "missed", "unviable",
+                                "equivalent"], 0)
+        changed = False
+        for name in names:
+            if name not in runs:
+                continue
+            outcome, commit = runs[name]
+            if subprocess.run(["git", "diff", "--quiet", commit, "--", file],
+                              cwd=ROOT).returncode != 0:
+                changed = True
+            if outcome == "missed" and unplaced(name) in eq:
+                outcome = "equivalent"
+            counts["run"] += 1
+            counts[outcome] += 1
+        if changed:
+            stale.add(file)
+        group = "core" if CORE.match(file) else "rest"
+        viable = counts["run"] - counts["unviable"] - counts["equivalent"]
+        caught = counts["caught"] + counts["timeout"]
+        pct = f"{100 * caught / viable:.0f}%" if viable else "-"
+        rows.append(f"| `{file}`{' (changed since)' if changed else ''} | {group} | "
+                    f"{counts['run']} of {len(names)} | {counts['caught']} | "
+                    f"{counts['timeout']} | {counts['missed']} | {counts['unviable']} | "
+                    f"{counts['equivalent']} | {pct} |")
+        for key, value in counts.items():
+            totals.setdefault(group, {}).setdefault(key, 0)
+            totals[group][key] += value
+        totals[group].setdefault("of", 0)
+        totals[group]["of"] += len(names)
+    lines = [
+        BEGIN,
+        "| file | group | run | caught | hangs caught | missed | unviable | equivalent | score |",
+        "|---|---|---|---|---|---|---|---|---|",
+        *rows,
+    ]
+    for group, t in sorted(totals.items()):
+        viable = t["run"] - t["unviable"] - t["equivalent"]
+        caught = t["caught"] + t["timeout"]
+        pct = f"{100 * caught / viable:.1f}%" if viable else "-"
+        lines.append(f"| **all of {group}** | | {t['run']} of {t['of']} | {t['caught']} | "
+                     f"{t['timeout']} | {t['missed']} | {t['unviable']} | "
+                     f"{t['equivalent']} | {pct} |")
+    lines.append(END)
+    table = "\n".join(lines)
+    if check:
+        text = DOC.read_text()
+        if table not in text:
+            sys.exit(f"{DOC.name}: the mutants table is not the runs' (.ci/mutants score):\n{table}")
+        print(f"{DOC.name}: the mutants table matches mutants/runs/")
+    else:
+        print(table)
+
+
+def main(argv):
+    if argv[:1] == ["--test-args"]:
+        test_args()
+    elif argv[:1] == ["--keep"] and len(argv) == 4:
+        keep(*argv[1:])
+    elif argv[:1] == ["--score"]:
+        score(argv[1:2] == ["--check"])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
