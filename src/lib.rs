@@ -105,7 +105,7 @@ pub mod net {
 /// Deterministic simulation (the `ioloop-sim` crate): [`Sim`](sim::Sim)
 /// runs a server and its clients in one seeded world over a simulated
 /// network, on a virtual clock, and a failure names the seed that replays
-/// it; the seams below it are a seeded runtime ([`Builder::seed`]), the
+/// it; the seams below it are a seeded runtime ([`Builder::scheduler`]), the
 /// loop's [`Backend`](sim::Backend) and net's socket seam.
 pub mod sim {
     pub use ioloop_sim::*;

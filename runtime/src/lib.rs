@@ -20,7 +20,6 @@ mod handle;
 pub mod io;
 mod metrics;
 mod rare;
-mod rng;
 mod runtime;
 mod seed;
 mod stall;
@@ -35,14 +34,15 @@ pub use sync::lock;
 
 /// The seams a simulation drives a runtime through, re-exported by
 /// `ioloop-sim` (as `ioloop::sim`): the [`Backend`](seam::Backend) a loop
-/// built with [`Builder::build_simulated`] polls beside the OS, and what a
-/// seeded runtime ([`Builder::seed`]) offers: [`schedule_hash`](seam::schedule_hash),
-/// the tags of tasks, and its source of chance, [`Rng`](seam::Rng).
+/// built with [`Builder::build_simulated`] polls beside the OS, the
+/// [`Pick`](seam::Pick) a seeded loop ([`Builder::scheduler`]) chooses its
+/// next job with, what a seeded runtime answers
+/// ([`schedule_hash`](seam::schedule_hash), [`abort_tagged`](seam::abort_tagged)),
+/// and the hook of its rare paths.
 pub mod seam {
-    pub use crate::event_loop::backend::{Backend, Ready};
+    pub use crate::event_loop::backend::{Backend, MakePick, Pick, Ready};
     pub use crate::rare::{RareHook, RarePoint, set_rare_hook};
-    pub use crate::rng::{Rng, TraceHash};
-    pub use crate::seed::{abort_tagged, schedule_hash, tag, with_tag};
+    pub use crate::seed::{abort_tagged, schedule_hash};
 }
 
 pub use handle::{Handle, RuntimeId, spawn, spawn_blocking, spawn_local};

@@ -13,12 +13,11 @@ use std::time::Duration;
 
 use crate::blocking::{self, Pool};
 use crate::clock;
-use crate::event_loop::backend::{Backend, Pick, Simulated};
+use crate::event_loop::backend::{Backend, MakePick, Simulated};
 use crate::event_loop::core::{self, Core, Driver, Job, Shared};
 use crate::event_loop::reactor::Reactor;
 use crate::event_loop::reactor::WAKER_TOKEN;
 use crate::handle::{self, Handle};
-use crate::seed::Seeded;
 use crate::stall::{self, Sentinel, Watchdog};
 use crate::sync::lock::Mutex;
 use crate::sync::{AtomicBool, Ordering, PollWaker};
@@ -592,7 +591,8 @@ pub struct Builder {
     pub(crate) pool: blocking::Config,
     pub(crate) start_paused: bool,
     pub(crate) slow_poll_threshold: Option<Duration>,
-    pub(crate) seed: Option<u64>,
+    /// A seeded scheduler's seed, and what makes it (`Builder::scheduler`).
+    pub(crate) scheduler: Option<(u64, MakePick)>,
 }
 
 impl Builder {
@@ -625,7 +625,7 @@ impl Builder {
             // No ordinary poll (a read, a parse, a reply) comes near it; a
             // stall is noticed well before a client times out.
             slow_poll_threshold: Some(Duration::from_millis(100)),
-            seed: None,
+            scheduler: None,
         }
     }
 
@@ -767,23 +767,29 @@ impl Builder {
     }
 
     /// Makes every choice the loop is free to make a function of `seed`
-    /// (default: none): each tick runs the jobs ready when it began in an
-    /// order the seed picks, not the order they became ready in. Timers,
-    /// I/O events, wakes and spawns all reach the loop as ready jobs, so
-    /// the same seed runs a program's tasks in the same order
+    /// (default: none), through the scheduler `make(seed)` returns: each
+    /// tick runs the jobs ready when it began in an order it picks, not
+    /// the order they became ready in. Timers, I/O events, wakes and
+    /// spawns all reach the loop as ready jobs, so the same seed runs a
+    /// program's tasks in the same order
     /// ([`seam::schedule_hash`](crate::seam::schedule_hash) tells), and
     /// another seed tries another. Unseeded, the loop pays a branch a job.
     /// What comes from other threads (a blocking job's result) or the OS
     /// (which socket is ready) arrives when it arrives: a run replays
     /// exactly only without those, or with them simulated.
     ///
+    /// The seeded scheduler is the simulation's (`ioloop::sim::Seeded`);
+    /// `ioloop::sim::Seed`'s `seed` gives it here:
+    ///
     /// ```
+    /// use ioloop::sim::Seed;
+    ///
     /// let rt = ioloop::Runtime::builder().seed(7).build().unwrap();
     /// let hash = rt.block_on(async { ioloop::sim::schedule_hash() });
     /// assert!(hash.is_some());
     /// ```
-    pub fn seed(&mut self, seed: u64) -> &mut Self {
-        self.seed = Some(seed);
+    pub fn scheduler(&mut self, seed: u64, make: MakePick) -> &mut Self {
+        self.scheduler = Some((seed, make));
         self
     }
 
@@ -825,9 +831,7 @@ impl Builder {
             events: Vec::new(),
         });
         let simulated = driver.sim.is_some();
-        let seeded = self
-            .seed
-            .map(|seed| Box::new(Seeded::new(seed)) as Box<dyn Pick>);
+        let seeded = self.scheduler.map(|(seed, make)| make(seed));
         let core = Core::new(shared.clone(), driver, self.event_interval, seeded);
         if self.start_paused || simulated {
             time::pause_core(&core, origin);

@@ -16,13 +16,15 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use ioloop_runtime::lock::Mutex;
-use ioloop_runtime::seam::{self as rt_sim, Rng};
+use ioloop_runtime::seam as rt_sim;
 use ioloop_runtime::task::JoinHandle;
 use ioloop_runtime::time::{Instant, sleep};
 use ioloop_runtime::{Builder, spawn_local};
 
 use super::network::{self, HostId, NetConfig, Network, Step};
 use super::rare::{self, Rare};
+use super::rng::Rng;
+use super::seeded::{Seed, with_tag};
 use super::world::{self, Seam, World};
 
 /// The variable naming the one seed to run, to replay a failure: see
@@ -109,7 +111,7 @@ struct Host {
 }
 
 /// A simulated world: named hosts, each running an async fn, on one
-/// thread, with a seeded scheduler ([`Builder::seed`]), a virtual clock,
+/// thread, with a seeded scheduler ([`Seed::seed`](crate::Seed::seed)), a virtual clock,
 /// and a network where every `ioloop::net` socket the hosts open lives.
 /// The seed decides the order of ready tasks, latencies, how writes are
 /// split into reads, the TCP sockets' buffer sizes (512 bytes to 64 KiB,
@@ -568,7 +570,7 @@ async fn drive(hosts: Vec<Host>, world: &Arc<Mutex<World>>, chaos: Chaos) -> Res
     let mut servers = Vec::new();
     let mut restartable = Vec::new();
     for (i, host) in hosts.into_iter().enumerate() {
-        let task = rt_sim::with_tag(host_tag(i), || spawn_local((host.run)()));
+        let task = with_tag(host_tag(i), || spawn_local((host.run)()));
         if !host.client {
             servers.push(world.lock().hosts[i]);
         }
@@ -625,7 +627,7 @@ impl Crashes {
         rt_sim::abort_tagged(host_tag(*i));
         sleep(outage).await;
         world.lock().net.note_host(host, "restart");
-        let task = rt_sim::with_tag(host_tag(*i), || spawn_local(restart()));
+        let task = with_tag(host_tag(*i), || spawn_local(restart()));
         self.hosts.borrow_mut()[*i].2 = Some(task);
     }
 }

@@ -9,7 +9,7 @@
 //! loop polls beside the OS; `world.rs`'s `Seam`) and net's
 //! `ioloop_net::seam::Network` (where a simulated socket's calls go;
 //! `world.rs`'s `Sockets`), and through a seeded runtime
-//! ([`Builder::seed`](ioloop_runtime::Builder::seed)), whose order of
+//! ([`Seed::seed`], the runtime's `Builder::scheduler` with [`Seeded`]), whose order of
 //! jobs [`schedule_hash`] hashes.
 
 #![forbid(unsafe_code)]
@@ -18,11 +18,15 @@ mod errno;
 mod harness;
 mod network;
 mod rare;
+mod rng;
+mod seeded;
 mod seeds;
 mod unix;
 mod world;
 
 pub use harness::{COVERAGE_VAR, Failure, Faults, Report, SEED_VAR, Sim};
-pub use ioloop_runtime::seam::{Backend, Ready, Rng, TraceHash, schedule_hash, tag, with_tag};
+pub use ioloop_runtime::seam::{Backend, Ready, schedule_hash};
 pub use rare::RARE_POINTS;
+pub use rng::{Rng, TraceHash};
+pub use seeded::{Seed, Seeded, tag, with_tag};
 pub use seeds::{DETERMINISM_VAR, check_determinism, run_seed, run_seeds};

@@ -18,7 +18,9 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr};
 use std::ops::Range;
 
-use ioloop_runtime::seam::{self as rt_seam, Rng, TraceHash};
+use ioloop_runtime::seam as rt_seam;
+
+use crate::rng::{Rng, TraceHash};
 
 use super::errno::{
     EADDRINUSE, EADDRNOTAVAIL, EAGAIN, EBADF, ECONNREFUSED, ECONNRESET, EDESTADDRREQ, EINVAL,

@@ -16,7 +16,9 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::io::Write;
 
-use ioloop_runtime::seam::{RarePoint, Rng};
+use ioloop_runtime::seam::RarePoint;
+
+use crate::rng::Rng;
 
 /// A rare path. Its name, rate and kind are in [`TABLE`], at its index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,7 +171,9 @@ pub(crate) fn append(path: Option<&OsStr>, line: &str) {
 
 #[cfg(test)]
 mod tests {
-    use ioloop_runtime::seam::{RarePoint, Rng};
+    use ioloop_runtime::seam::RarePoint;
+
+    use crate::rng::Rng;
 
     use super::{Point, RARE_POINTS, Rare, append, index};
 

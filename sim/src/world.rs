@@ -216,7 +216,7 @@ impl World {
 
 /// The host whose task is running: the one a new socket belongs to.
 fn host(world: &World) -> io::Result<HostId> {
-    let tag = rt_seam::tag() as usize;
+    let tag = crate::seeded::tag() as usize;
     world
         .hosts
         .get(tag.wrapping_sub(1))
@@ -444,9 +444,9 @@ mod tests {
     use std::io::{self, IoSlice};
     use std::sync::Arc;
 
+    use crate::rng::Rng;
     use ioloop_net::seam::Network as _;
     use ioloop_runtime::lock::Mutex;
-    use ioloop_runtime::seam::Rng;
 
     use super::{IOV_MAX, Seam, Sockets, World};
     use crate::network::{NetConfig, Network};

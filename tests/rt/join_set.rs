@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use ioloop::sim::Seed;
 use ioloop::task::JoinSet;
 use ioloop::time::timeout;
 use testkit::util::{self, DropCounter};

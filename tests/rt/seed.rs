@@ -1,4 +1,4 @@
-//! A seeded runtime (`Builder::seed`, issue 32): the same seed runs the
+//! A seeded runtime (`sim::Seed::seed`, issue 32): the same seed runs the
 //! same program's tasks in the same order, timers due at the same instant
 //! and tasks woken together included; other seeds try other orders; no
 //! seed keeps first in, first out.
@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ioloop::sim::Seed;
 use ioloop::time::{Instant, sleep, sleep_until};
 
 /// Six tasks taking turns in three ways (yielding, sleeping to one shared

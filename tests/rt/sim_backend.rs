@@ -11,6 +11,7 @@ use std::task::{Poll, Waker};
 use std::time::Duration;
 
 use ioloop::io::Registration;
+use ioloop::sim::Seed;
 use ioloop::sim::{Backend, Ready};
 use ioloop::time::Instant;
 use mio::event::Source;

@@ -3,8 +3,8 @@
 //! readiness it reports, `Ready`), which a simulation implements (the
 //! `ioloop-sim` crate; a runtime gets one through
 //! `Builder::build_simulated`); and which ready job runs next (`Pick`),
-//! which a seeded runtime's scheduler implements (`seed.rs`, above the
-//! core). The core knows only these traits.
+//! which a seeded scheduler implements (`ioloop-sim`'s `Seeded`, given
+//! through `Builder::scheduler`). The core knows only these traits.
 
 use std::fmt;
 use std::time::Duration;
@@ -16,7 +16,8 @@ use super::reactor::{ERROR, READ_CLOSED, READABLE, WRITABLE, WRITE_CLOSED};
 /// A seeded loop's choices: which of the jobs ready when its tick began
 /// runs next, instead of the first in. Told which job was chosen and
 /// which task was entered, so it can hash the order and tag the tasks.
-pub(crate) trait Pick: Send {
+/// `ioloop-sim`'s `Seeded` is one (see [`Builder::scheduler`](crate::Builder::scheduler)).
+pub trait Pick: Send {
     /// Which of the first `ready` jobs in the run queue runs next.
     fn choose(&self, ready: usize) -> usize;
     /// The job chosen: a task's key, or `None` for `block_on`'s future.
@@ -28,6 +29,9 @@ pub(crate) trait Pick: Send {
     /// The tag of the task entered under `key` (0: none).
     fn tag(&self, key: usize) -> u32;
 }
+
+/// What makes a seeded scheduler from its seed ([`Builder::scheduler`](crate::Builder::scheduler)).
+pub type MakePick = fn(u64) -> Box<dyn Pick>;
 
 /// What a simulated source became ready for, as an OS poller reports it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

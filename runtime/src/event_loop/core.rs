@@ -446,7 +446,7 @@ pub(crate) struct Core {
     /// This runtime's entry in the table of homes, which its timer keys
     /// name; given back when the core drops, after its timers.
     _home: Home,
-    /// A seeded runtime's choices (`Builder::seed`); `None`: first in,
+    /// A seeded runtime's choices (`Builder::scheduler`); `None`: first in,
     /// first out. Boxed: an unseeded loop pays a word and a branch a job.
     pub(crate) seeded: Option<Box<dyn Pick>>,
 }

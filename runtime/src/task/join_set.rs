@@ -30,7 +30,7 @@ use waiters::Waiters;
 /// gives back the memory a burst of tasks made it grow to as it drains.
 /// Its order (of [`abort_all`](Self::abort_all), or of the aborts when it
 /// drops) is the same on every run of a program, so a seeded run
-/// ([`Builder::seed`](crate::Builder::seed)) replays.
+/// ([`Builder::scheduler`](crate::Builder::scheduler)) replays.
 ///
 /// # Examples
 ///

@@ -9,14 +9,14 @@ use std::ops::Range;
 /// Not for cryptography.
 ///
 /// A seeded runtime draws its scheduling choices from one (see
-/// [`Builder::seed`](crate::Builder::seed)); a simulation's network draws
+/// [`Seed::seed`](crate::Seed::seed)); a simulation's network draws
 /// latencies and faults from another, forked from the same seed, so a
 /// change to one does not reshuffle the other.
 ///
 /// # Examples
 ///
 /// ```
-/// use ioloop_runtime::seam::Rng;
+/// use ioloop_sim::Rng;
 ///
 /// let mut a = Rng::new(7);
 /// let mut b = Rng::new(7);
@@ -81,7 +81,7 @@ impl Rng {
 /// the same on every machine and in every version.
 ///
 /// ```
-/// use ioloop_runtime::seam::TraceHash;
+/// use ioloop_sim::TraceHash;
 ///
 /// let mut a = TraceHash::new();
 /// a.add(b"connect");
