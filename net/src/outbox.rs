@@ -395,9 +395,19 @@ impl<S: Stream> Sock<S> {
         while !out.bytes.is_empty() {
             let bytes = &out.bytes;
             let len = bytes.len();
-            match self.io.try_write_stream(len, |s| s.send(bytes.unsent())) {
+            let mut asked = false;
+            let sent = self.io.try_write_stream(len, |s| {
+                asked = true;
+                s.send(bytes.unsent())
+            });
+            match sent {
                 Ok(sent) => out.bytes.advance(sent),
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return false,
+                // The registration's error, not the kernel's: the runtime
+                // has shut down (this is its last wake). The bytes and the
+                // shutdown stay for the drop's last send, which asks the
+                // kernel directly.
+                Err(_) if !asked => return true,
                 Err(err) => out.fail(err),
             }
         }
@@ -438,11 +448,15 @@ impl<S: Stream> Wake for Sock<S> {
 }
 
 impl<S: Stream> Drop for Sock<S> {
-    /// The last chance for the outbox: one try, without waiting.
+    /// The last chance for the outbox: one send, without waiting. Bytes
+    /// are left here only when the runtime shut down while the kernel was
+    /// refusing them (`send_rest` keeps them), so the send goes to the
+    /// kernel directly: the registration would only answer that the
+    /// runtime is gone, though the peer may have made room since.
     fn drop(&mut self) {
         let out = self.out.get_mut();
         if !out.bytes.is_empty() {
-            let sent = self.io.try_write_io(|s| s.send(out.bytes.unsent()));
+            let sent = self.io.get_ref().send(out.bytes.unsent());
             let left = out.bytes.len() - sent.unwrap_or(0).min(out.bytes.len());
             if left > 0 {
                 log::debug!("a stream closed with {left} bytes its peer did not take");

@@ -16,6 +16,7 @@
 //! tests/stress/ (`tcp_fd_count`).
 
 mod datagram_forms;
+mod descriptors;
 mod extremes;
 mod gather;
 mod names;

@@ -179,6 +179,55 @@ fn shutdown_both_with_refused_bytes_queued_ends_reads_at_once() -> io::Result<()
     })
 }
 
+/// A stream dropped with refused bytes queued, its last handle gone while
+/// the loop's wake for writability still holds the outbox: when the
+/// runtime shuts down and drops that wake, the outbox gets one last send
+/// (the kernel has room by then), so no byte the writer accepted is lost.
+#[test]
+fn a_stream_dropped_with_refused_bytes_sends_them_when_its_wake_goes() -> io::Result<()> {
+    let (sent, reader) = testkit::util::within(testkit::net_run::SAFETY_NET, || {
+        ioloop::block_on(async {
+            let (ours, peer) = small_tcp_pair().await?;
+            let (go, reader) = read_to_end_on_a_thread(peer);
+            let mut sent = 0;
+            loop {
+                match ours.try_write(&[b'a'; 4096]) {
+                    Ok(n) => sent += n,
+                    Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(err) => return Err(err),
+                }
+            }
+            // Gathered; its send after this poll is refused, and the
+            // socket's waker waits for writability.
+            StreamWriter::new(&ours).write(&[b'b'; 100]);
+            yield_now().await;
+            let dup: OwnedFd = ours.as_fd().try_clone_to_owned()?;
+            drop(ours);
+            // The peer drains the kernel; this thread (the loop's) waits
+            // until the kernel would take a send, so the loop never sees
+            // the writability before the runtime goes.
+            go.send(()).unwrap();
+            let mut fd = libc::pollfd {
+                fd: std::os::fd::AsRawFd::as_raw_fd(&dup),
+                events: libc::POLLOUT,
+                revents: 0,
+            };
+            // SAFETY: `fd` is one valid pollfd, and `dup` outlives the call.
+            let ready = unsafe { libc::poll(&mut fd, 1, 30_000) };
+            assert_eq!(ready, 1, "never writable again");
+            // The duplicate would keep the socket open past the drop.
+            drop(dup);
+            Ok::<_, io::Error>((sent, reader))
+        })
+    })?;
+    // The runtime is gone: the peer reads what the drop sent, then the end.
+    let got = reader.join().unwrap();
+    assert_eq!(got.len(), sent + 100, "bytes lost in the drop");
+    assert!(got[..sent].iter().all(|&b| b == b'a'));
+    assert!(got[sent..].iter().all(|&b| b == b'b'));
+    Ok(())
+}
+
 /// A flush that meets an error itself (not one a background send kept)
 /// returns it at once: the outbox does not take it for a full buffer and
 /// wait. The peer is gone before the write, and the drain comes in the
