@@ -66,6 +66,10 @@ def keep(outcomes, dest, command):
         f"# cargo-mutants {data.get('cargo_mutants_version', '?')}",
         f"# command {command}",
     ]
+    # Each file's contents as tested (its git blob), so the score can tell
+    # a file changed since without the history (a shallow clone has none).
+    files = sorted({line.split("\t", 1)[1].split(":", 1)[0] for line in lines})
+    head += [f"# file {f} {git('hash-object', f)}" for f in files]
     dest.write_text("\n".join(head + sorted(lines)) + "\n")
     print(f"{dest}: {len(lines)} mutants")
 
@@ -100,37 +104,45 @@ def listed():
 
 def score(check):
     eq = equivalents()
-    runs, stale = {}, set()
-    commits = set()
-    for path in sorted(RUNS.glob("*.txt")):
-        commit = None
+    runs = {}
+    commits, dates, shards = set(), set(), []
+    # Shards first, then the mutants run again after a fix (`again-*`),
+    # whose outcomes replace the shards'.
+    paths = sorted(RUNS.glob("*.txt"), key=lambda p: (p.name.startswith("again-"), p.name))
+    for path in paths:
+        shards.append(path.stem)
+        blobs = {}
         for line in path.read_text().splitlines():
             if line.startswith("# commit "):
-                commit = line.split()[-1]
-                commits.add(commit)
+                commits.add(line.split()[-1][:7])
+            elif line.startswith("# date "):
+                dates.add(line.split()[-1])
+            elif line.startswith("# file "):
+                _, _, file, blob = line.split()
+                blobs[file] = blob
             elif line and not line.startswith("#"):
                 outcome, name = line.split("\t", 1)
-                runs[name] = (outcome, commit)
+                runs[name] = (outcome, blobs.get(name.split(":", 1)[0]))
     per_file = listed()
     rows, totals = [], {}
     for file in sorted(per_file):
         names = per_file[file]
         counts = dict.fromkeys(["run", "caught", "timeout", "missed", "unviable",
                                 "equivalent"], 0)
+        # Changed since the run that tested one of its mutants: its lines
+        # may have moved, so some kept outcomes no longer match a mutant
+        # (and are not counted); the row says so.
         changed = False
+        now = git("hash-object", file)
         for name in names:
             if name not in runs:
                 continue
-            outcome, commit = runs[name]
-            if subprocess.run(["git", "diff", "--quiet", commit, "--", file],
-                              cwd=ROOT).returncode != 0:
-                changed = True
+            outcome, blob = runs[name]
+            changed |= blob != now
             if outcome == "missed" and unplaced(name) in eq:
                 outcome = "equivalent"
             counts["run"] += 1
             counts[outcome] += 1
-        if changed:
-            stale.add(file)
         group = "core" if CORE.match(file) else "rest"
         viable = counts["run"] - counts["unviable"] - counts["equivalent"]
         caught = counts["caught"] + counts["timeout"]
@@ -157,6 +169,10 @@ def score(check):
         lines.append(f"| **all of {group}** | | {t['run']} of {t['of']} | {t['caught']} | "
                      f"{t['timeout']} | {t['missed']} | {t['unviable']} | "
                      f"{t['equivalent']} | {pct} |")
+    lines.append("")
+    lines.append(f"From {len(shards)} kept shard(s) in `mutants/runs/`"
+                 + (f", run {min(dates)} to {max(dates)} on {', '.join(sorted(commits))}"
+                    if dates else "") + ".")
     lines.append(END)
     table = "\n".join(lines)
     if check:
