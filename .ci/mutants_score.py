@@ -109,8 +109,11 @@ def score(check):
     # Shards first, then the mutants run again after a fix (`again-*`),
     # whose outcomes replace the shards'.
     paths = sorted(RUNS.glob("*.txt"), key=lambda p: (p.name.startswith("again-"), p.name))
+    sim = {}
     for path in paths:
         shards.append(path.stem)
+        # tests/sim alone (`shard sim`): counted apart, never the score.
+        into = sim if path.name.startswith("sim-") else runs
         blobs = {}
         for line in path.read_text().splitlines():
             if line.startswith("# commit "):
@@ -122,7 +125,7 @@ def score(check):
                 blobs[file] = blob
             elif line and not line.startswith("#"):
                 outcome, name = line.split("\t", 1)
-                runs[name] = (outcome, blobs.get(name.split(":", 1)[0]))
+                into[name] = (outcome, blobs.get(name.split(":", 1)[0]))
     per_file = listed()
     rows, totals = [], {}
     for file in sorted(per_file):
@@ -170,6 +173,20 @@ def score(check):
                      f"{t['timeout']} | {t['missed']} | {t['unviable']} | "
                      f"{t['equivalent']} | {pct} |")
     lines.append("")
+    if sim:
+        # Of the core mutants run against tests/sim alone, the viable ones
+        # (not unviable, not equivalent) it caught, and what the fast set
+        # made of the same mutants where it ran them too.
+        viable = [n for n, (o, _) in sim.items()
+                  if o != "unviable" and not (o == "missed" and unplaced(n) in eq)]
+        caught = [n for n in viable if sim[n][0] in ("caught", "timeout")]
+        both = [n for n in viable if n in runs and runs[n][0] != "unviable"]
+        full = sum(runs[n][0] in ("caught", "timeout") for n in both)
+        simc = sum(sim[n][0] in ("caught", "timeout") for n in both)
+        lines.append(f"tests/sim alone caught {len(caught)} of {len(viable)} viable core mutants "
+                     f"run against it ({100 * len(caught) / max(len(viable), 1):.0f}%); of the "
+                     f"{len(both)} the fast set ran too, it caught {simc} and the fast set {full}.")
+        lines.append("")
     lines.append(f"From {len(shards)} kept shard(s) in `mutants/runs/`"
                  + (f", run {min(dates)} to {max(dates)} on {', '.join(sorted(commits))}"
                     if dates else "") + ".")
