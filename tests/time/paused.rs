@@ -1,4 +1,5 @@
-//! Virtual time: `pause`, `advance`, auto-advance, `start_paused`.
+//! Virtual time: `pause`, `advance`, auto-advance, `start_paused`; and
+//! `Instant`'s arithmetic, which its virtual readings go through.
 //!
 //! Every test here is bounded by real time with `util::within` (a paused
 //! runtime's own `timeout` would be a virtual one, and fire at once), and
@@ -135,6 +136,31 @@ fn instant_now_moves_by_exactly_what_advance_says_and_not_by_itself() {
         let seen = ioloop::spawn_blocking(Instant::now).await.unwrap();
         assert_eq!(seen, Instant::now());
     });
+}
+
+/// `Instant`'s arithmetic is std's, checked and unchecked, each way: a
+/// sum or difference that fits is exact, one that does not is `None` (or
+/// saturates, where the name says so).
+#[test]
+fn instant_arithmetic_is_exact_and_checked_both_ways() {
+    let std_now = std::time::Instant::now();
+    let now = Instant::from_std(std_now);
+    let second = Duration::from_secs(1);
+    let later = now.checked_add(second).expect("a second later fits");
+    let earlier = now.checked_sub(second).expect("a second earlier fits");
+    assert_eq!(later.into_std(), std_now + second);
+    assert_eq!(earlier.into_std(), std_now - second);
+    assert_eq!((later, earlier), (now + second, now - second));
+    assert_eq!(later - earlier, second * 2);
+    assert_eq!(later.duration_since(earlier), second * 2);
+    assert_eq!(earlier.checked_duration_since(later), None);
+    assert_eq!(earlier.saturating_duration_since(later), Duration::ZERO);
+    assert_eq!(now.checked_add(Duration::MAX), None);
+    assert_eq!(now.checked_sub(Duration::MAX), None);
+    let (mut up, mut down) = (now, now);
+    up += second;
+    down -= second;
+    assert_eq!((up, down), (later, earlier));
 }
 
 #[test]

@@ -1331,6 +1331,33 @@ mod tests {
         });
     }
 
+    /// The source table shrinks only once at most a quarter of it is live:
+    /// 2,048 entries, the first 511, 512 or 513 kept and the rest freed.
+    /// (Live entries cannot move, so at more than a quarter a shrink would
+    /// copy most of the table to give back little.)
+    #[test]
+    fn the_source_table_shrinks_at_a_quarter_live_and_not_above() {
+        for (kept, shrinks) in [(511, true), (512, true), (513, false)] {
+            let rt = crate::Runtime::new().unwrap();
+            rt.block_on(async {
+                let before = core_sources();
+                let mut sources: Vec<_> = (before..2048)
+                    .map(|_| Registration::new(NoFd).unwrap())
+                    .collect();
+                assert_eq!(capacities().1, 2048, "a table of 2,048 entries");
+                drop(sources.split_off(kept - before));
+                go_idle();
+                let (_, capacity) = capacities();
+                assert_eq!(capacity < 2048, shrinks, "{kept} kept: {capacity} entries");
+            });
+        }
+    }
+
+    /// Sources the runtime registered itself.
+    fn core_sources() -> usize {
+        with_core(|core| core.expect("inside block_on").shared.reactor.len())
+    }
+
     #[test]
     fn poll_timeout_rounds_up_and_never_to_zero() {
         let now = 1_000_000_000u64;
