@@ -9,8 +9,8 @@ per-file table RELIABILITY.md quotes, merged from every kept shard.
 A kept shard is a text file: `#` lines (the group, commit, date and the
 command), then one line a mutant, `OUTCOME<TAB>NAME`, OUTCOME one of
 caught, timeout (a hang, caught), missed, unviable. A mutant listed in
-mutants/equivalent.toml (by its name without line and column, since lines
-move) counts as equivalent instead of missed.
+mutants/equivalent.toml (by its name without its line, which moves with
+every edit above it) counts as equivalent instead of missed.
 """
 
 import datetime
@@ -85,8 +85,10 @@ def code_hash(text):
 
 
 def unplaced(name):
-    """A mutant's name without its line and column: `file: what`."""
-    return re.sub(r"^([^:]+):\d+:\d+:", r"\1:", name)
+    """A mutant's name without its line: `file:column: what`. Lines move
+    with every edit above; the column tells apart mutants of one line
+    (`a | b | c` has two `|`) and rarely moves."""
+    return re.sub(r"^([^:]+):\d+:(\d+):", r"\1:\2:", name)
 
 
 def equivalents():

@@ -138,6 +138,37 @@ fn instant_now_moves_by_exactly_what_advance_says_and_not_by_itself() {
     });
 }
 
+/// A paused loop that jumps its clock polls the OS with a zero timeout,
+/// never sleeping in it, so it stays awake: another thread's spawns while
+/// it jumps, 2,000 of them, are handed in without one write to its
+/// eventfd (`poller_wakeups` stays 0). Parking for those polls would have
+/// that thread wake a loop that was not asleep.
+#[test]
+fn a_paused_loop_jumping_its_clock_is_never_woken_from_another_thread() {
+    run_paused(|| async {
+        let handle = ioloop::Handle::current();
+        let done = Arc::new(AtomicBool::new(false));
+        let spawner = std::thread::spawn({
+            let done = done.clone();
+            move || {
+                for _ in 0..2_000 {
+                    drop(handle.spawn(async {}));
+                    // Paced, so the loop goes idle (and jumps) in between.
+                    std::thread::sleep(Duration::from_micros(20));
+                }
+                done.store(true, Ordering::Release);
+            }
+        });
+        // A sleep always pending: every idle moment of the loop is a jump.
+        while !done.load(Ordering::Acquire) {
+            sleep(Duration::from_millis(1)).await;
+        }
+        spawner.join().unwrap();
+        let metrics = ioloop::Handle::current().metrics();
+        assert_eq!(metrics.poller_wakeups, 0, "{metrics:?}");
+    });
+}
+
 /// `Instant`'s arithmetic is std's, checked and unchecked, each way: a
 /// sum or difference that fits is exact, one that does not is `None` (or
 /// saturates, where the name says so).

@@ -540,6 +540,25 @@ mod tests {
         assert!(timers.remove(again).is_none());
     }
 
+    /// The slots shrink only while at most a quarter of them are armed:
+    /// 2,048 timers, the first 511, 512 or 513 kept and the rest removed.
+    #[test]
+    fn the_slots_shrink_at_a_quarter_armed_and_not_above() {
+        let far = ticks(Instant::now() + Duration::from_secs(3600));
+        for (armed, shrinks) in [(511, true), (512, true), (513, false)] {
+            let mut timers = Timers::default();
+            let keys: Vec<_> = (0..2048)
+                .map(|_| timers.insert(far, Waker::noop().clone()))
+                .collect();
+            for key in &keys[armed..] {
+                timers.remove(*key);
+            }
+            timers.shrink_if_sparse();
+            let slots = timers.slots_len();
+            assert_eq!(slots < 2048, shrinks, "{armed} armed: {slots} slots");
+        }
+    }
+
     /// A waker told apart from others by `data()`.
     fn tagged() -> Waker {
         struct Tag;
