@@ -5,6 +5,7 @@ per-file table RELIABILITY.md quotes, merged from every kept shard.
   mutants_score.py --test-args              nextest's arguments for the fast set
   mutants_score.py --keep OUTCOMES DEST CMD  keep a shard's outcomes in DEST
   mutants_score.py --score [--check]         print the table (--check: RELIABILITY.md has it)
+  mutants_score.py --next core|rest N        a regex of the next N mutants no kept run has tested
 
 A kept shard is a text file: `#` lines (the group, commit, date and the
 command), then one line a mutant, `OUTCOME<TAB>NAME`, OUTCOME one of
@@ -213,11 +214,45 @@ def score(check):
         print(table)
 
 
+def next_batch(group, count):
+    """A regex naming the next `count` mutants of `group` (core or rest)
+    no kept run has tested at the current code, taken from each file in
+    turn: a shard by index (`--shard K/N`) picks other mutants once the
+    list shifts, so later shards would run earlier ones again."""
+    done = set()
+    for path in RUNS.glob("*.txt"):
+        if path.name.startswith("sim-"):
+            continue
+        blobs = {}
+        for line in path.read_text().splitlines():
+            if line.startswith("# code "):
+                _, _, file, blob = line.split()
+                blobs[file] = blob
+            elif line and not line.startswith("#"):
+                name = line.split("\t", 1)[1]
+                file = name.split(":", 1)[0]
+                if blobs.get(file) == code_hash((ROOT / file).read_text()):
+                    done.add(name)
+    queues = [sorted(n for n in names if n not in done)
+              for file, names in sorted(listed().items())
+              if (group == "core") == bool(CORE.match(file))]
+    batch = []
+    while len(batch) < count and any(queues):
+        for queue in queues:
+            if queue and len(batch) < count:
+                batch.append(queue.pop(0))
+    if not batch:
+        sys.exit(f"every {group} mutant has been run at the current code")
+    print("^(" + "|".join(re.escape(n) for n in batch) + ")$")
+
+
 def main(argv):
     if argv[:1] == ["--test-args"]:
         test_args()
     elif argv[:1] == ["--keep"] and len(argv) == 4:
         keep(*argv[1:])
+    elif argv[:1] == ["--next"] and len(argv) == 3:
+        next_batch(argv[1], int(argv[2]))
     elif argv[:1] == ["--score"]:
         score(argv[1:2] == ["--check"])
     else:
