@@ -79,14 +79,26 @@ fn leaves_the_epoll_set(socket: impl AsFd) -> io::Result<OwnedFd> {
     Ok(dup)
 }
 
+/// A listener, both ends of a TCP connection, a UDP socket and a Unix
+/// stream pair.
+async fn one_of_each() -> io::Result<(
+    TcpListener,
+    TcpStream,
+    TcpStream,
+    UdpSocket,
+    (UnixStream, UnixStream),
+)> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let client = TcpStream::connect(listener.local_addr()?).await?;
+    let (server, _) = listener.accept().await?;
+    let udp = UdpSocket::bind("127.0.0.1:0").await?;
+    Ok((listener, client, server, udp, UnixStream::pair()?))
+}
+
 #[test]
 fn as_raw_fd_names_the_socket_of_every_type() -> io::Result<()> {
     run(|| async {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let client = TcpStream::connect(listener.local_addr()?).await?;
-        let (server, _) = listener.accept().await?;
-        let udp = UdpSocket::bind("127.0.0.1:0").await?;
-        let (a, b) = UnixStream::pair()?;
+        let (listener, client, server, udp, (a, b)) = one_of_each().await?;
         same_descriptor(&listener)?;
         same_descriptor(&client)?;
         same_descriptor(&server)?;
@@ -101,11 +113,7 @@ fn as_raw_fd_names_the_socket_of_every_type() -> io::Result<()> {
 #[test]
 fn a_dropped_socket_leaves_the_epoll_set_while_a_duplicate_lives() -> io::Result<()> {
     run(|| async {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let client = TcpStream::connect(listener.local_addr()?).await?;
-        let (server, _) = listener.accept().await?;
-        let udp = UdpSocket::bind("127.0.0.1:0").await?;
-        let (a, b) = UnixStream::pair()?;
+        let (listener, client, server, udp, (a, b)) = one_of_each().await?;
         let dups = [
             leaves_the_epoll_set(client)?,
             leaves_the_epoll_set(server)?,
