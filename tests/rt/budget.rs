@@ -169,3 +169,30 @@ fn a_loop_over_another_crates_always_ready_future_yields_only_through_consume_bu
         other.await.unwrap();
     });
 }
+
+/// An elapsing timeout spends budget as any completed sleep does, though
+/// its inner future spent none: a loop of `timeout(ZERO, pending)` yields
+/// within one budget.
+#[test]
+fn a_loop_of_timeouts_that_elapse_yields() {
+    ioloop::block_on(async {
+        let ran = Arc::new(AtomicBool::new(false));
+        let r = ran.clone();
+        let other = ioloop::spawn(async move { r.store(true, Ordering::SeqCst) });
+        let mut elapsed = 0;
+        while !ran.load(Ordering::SeqCst) {
+            let timed = ioloop::time::timeout(Duration::ZERO, std::future::pending::<()>());
+            assert!(
+                timed.await.is_err(),
+                "a zero timeout around `pending` returned"
+            );
+            elapsed += 1;
+            assert!(
+                elapsed <= 129,
+                "{elapsed} timeouts elapsed and never yielded"
+            );
+        }
+        assert!(elapsed >= 1, "the loop yielded before any timeout elapsed");
+        other.await.unwrap();
+    });
+}

@@ -162,6 +162,41 @@ async fn skip_drops_missed_ticks_and_resumes_on_the_original_grid() -> io::Resul
     Ok(())
 }
 
+/// A tick taken late but before the next one is due misses nothing, so
+/// every behaviour keeps the grid: Delay restarts the schedule only for a
+/// missed tick. At the edge, a tick taken just as the next falls due
+/// (one period late) has missed it; a nanosecond earlier it has not.
+#[ioloop::test(start_paused = true)]
+async fn a_late_tick_that_misses_none_keeps_the_grid_in_every_behavior() -> io::Result<()> {
+    let nano = Duration::from_nanos(1);
+    for missed in [
+        MissedTickBehavior::Burst,
+        MissedTickBehavior::Delay,
+        MissedTickBehavior::Skip,
+    ] {
+        for late in [PERIOD * 3 / 10, PERIOD - nano, PERIOD, PERIOD + nano] {
+            let start = Instant::now();
+            let mut iv = interval_at(start, PERIOD);
+            iv.set_missed_tick_behavior(missed);
+            assert_eq!(tick(&mut iv).await?, start);
+            advance(PERIOD + late).await;
+            let taken_at = Instant::now();
+            let Poll::Ready(due) = poll_once(&mut Box::pin(iv.tick())) else {
+                panic!("{missed:?}: the late tick was not delivered at once");
+            };
+            assert_eq!(due, start + PERIOD);
+            let expected = match missed {
+                _ if late < PERIOD => start + PERIOD * 2,
+                MissedTickBehavior::Burst => start + PERIOD * 2,
+                MissedTickBehavior::Delay => taken_at + PERIOD,
+                MissedTickBehavior::Skip => start + PERIOD * 3,
+            };
+            assert_eq!(tick(&mut iv).await?, expected, "{missed:?}, {late:?} late");
+        }
+    }
+    Ok(())
+}
+
 #[ioloop::test(start_paused = true)]
 async fn an_interval_is_a_stream_of_scheduled_instants() -> io::Result<()> {
     let start = Instant::now();

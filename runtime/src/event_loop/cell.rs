@@ -1040,3 +1040,70 @@ mod sites {
 
 #[cfg(all(test, loom))]
 mod loom_model;
+
+#[cfg(test)]
+mod tests {
+    /// The tests that read the lock count, kept in debug builds only (and
+    /// loom has its own locks).
+    #[cfg(all(debug_assertions, not(loom)))]
+    mod locks {
+        use std::panic::Location;
+
+        use super::super::sites::{index, location};
+        use crate::sync::lock::taken;
+
+        #[track_caller]
+        fn here() -> &'static Location<'static> {
+            Location::caller()
+        }
+
+        /// A spawn from a site this thread indexed lately takes no lock:
+        /// sites that fall in different entries of the thread's cache all
+        /// stay there, however they take turns.
+        #[test]
+        fn sites_seen_lately_are_indexed_without_a_lock() {
+            #[rustfmt::skip]
+            let all = [
+                here(), here(), here(), here(), here(), here(), here(), here(),
+                here(), here(), here(), here(), here(), here(), here(), here(),
+                here(), here(), here(), here(), here(), here(), here(), here(),
+                here(), here(), here(), here(), here(), here(), here(), here(),
+            ];
+            // One site for each entry of the cache some site falls in.
+            let mut entries = [None; 16];
+            for location in all {
+                let address = std::ptr::from_ref(location) as usize;
+                entries[(address >> 3) % 16].get_or_insert(location);
+            }
+            let sites: Vec<_> = entries.into_iter().flatten().collect();
+            assert!(
+                sites.len() >= 4,
+                "32 sites fall in {} of 16 entries",
+                sites.len()
+            );
+
+            let before = taken();
+            let first: Vec<u32> = sites.iter().map(|site| index(site)).collect();
+            assert_eq!(
+                taken() - before,
+                sites.len() as u64,
+                "each new site is entered once"
+            );
+            let before = taken();
+            for _ in 0..3 {
+                for (site, expected) in sites.iter().zip(&first).rev() {
+                    assert_eq!(index(site), *expected);
+                }
+            }
+            assert_eq!(
+                taken(),
+                before,
+                "{} sites seen lately took a lock",
+                sites.len()
+            );
+            for (site, at) in sites.iter().zip(&first) {
+                assert!(std::ptr::eq(location(*at), *site));
+            }
+        }
+    }
+}

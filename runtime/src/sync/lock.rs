@@ -70,10 +70,20 @@ mod checked {
     thread_local! {
         /// The locks this thread holds now.
         static HELD: Cell<usize> = const { Cell::new(0) };
+        /// The locks this thread has taken, ever: what a test of "takes no
+        /// lock" reads.
+        static TAKEN: Cell<u64> = const { Cell::new(0) };
     }
 
     pub(super) fn acquired() {
         HELD.set(HELD.get() + 1);
+        TAKEN.set(TAKEN.get() + 1);
+    }
+
+    /// The locks this thread has taken so far.
+    #[cfg(test)]
+    pub(crate) fn taken() -> u64 {
+        TAKEN.get()
     }
 
     pub(super) fn released() {
@@ -137,12 +147,18 @@ mod checked {
     }
 }
 
+/// The locks this thread has taken so far (debug builds' tests): a path
+/// said to take no lock is tested by this count standing still.
+#[cfg(all(test, debug_assertions))]
+pub(crate) use checked::taken;
+
 #[cfg(all(test, debug_assertions, not(loom)))]
 mod tests {
     use super::*;
 
     #[test]
     fn locks_count_while_held_and_nested() {
+        let before = taken();
         let (a, b) = (Mutex::new(1), Mutex::new(2));
         assert_unlocked();
         {
@@ -153,6 +169,11 @@ mod tests {
             assert!(std::panic::catch_unwind(|| assert_unlocked()).is_err());
         }
         assert_unlocked();
+        assert_eq!(
+            taken() - before,
+            3,
+            "two locks and a `Held`, each taken once"
+        );
     }
 
     #[test]
