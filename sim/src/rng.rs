@@ -161,4 +161,71 @@ mod tests {
         let mut fork = rng.fork();
         assert_ne!(fork.next_u64(), rng.next_u64());
     }
+
+    /// Every order of three items comes out of a shuffle about as often
+    /// (the identity too: Fisher–Yates, not a rotation-only variant).
+    #[test]
+    fn shuffle_reaches_every_order_evenly() {
+        let mut rng = Rng::new(3);
+        let mut seen = std::collections::BTreeMap::new();
+        for _ in 0..6_000 {
+            let mut items = [0, 1, 2];
+            rng.shuffle(&mut items);
+            *seen.entry(items).or_insert(0) += 1;
+        }
+        assert_eq!(seen.len(), 6, "{seen:?}");
+        assert!(seen.values().all(|&n| (850..1150).contains(&n)), "{seen:?}");
+    }
+
+    /// The seed whose first `next_u64` is `out`: SplitMix64's steps undone
+    /// (each xor-shift and odd multiplication is a bijection).
+    fn seed_giving(out: u64) -> u64 {
+        fn unshift(y: u64, k: u32) -> u64 {
+            (0..64 / k).fold(y, |x, _| y ^ (x >> k))
+        }
+        fn inverse(c: u64) -> u64 {
+            (0..6).fold(c, |inv, _| {
+                inv.wrapping_mul(2u64.wrapping_sub(c.wrapping_mul(inv)))
+            })
+        }
+        let z = unshift(out, 31).wrapping_mul(inverse(0x94d0_49bb_1331_11eb));
+        let z = unshift(z, 27).wrapping_mul(inverse(0xbf58_476d_1ce4_e5b9));
+        unshift(z, 30).wrapping_sub(0x9e37_79b9_7f4a_7c15)
+    }
+
+    /// `chance(p)` is true for exactly the draws whose top 53 bits are
+    /// below `p * 2^53`: at the boundary of one half, one below, at and one
+    /// above.
+    #[test]
+    fn chance_is_exactly_p_at_its_boundary() {
+        assert_eq!(Rng::new(seed_giving(12_345)).next_u64(), 12_345);
+        let half = |top53: u64| Rng::new(seed_giving(top53 << 11)).chance(0.5);
+        assert!(half(0));
+        assert!(half((1 << 52) - 1));
+        assert!(!half(1 << 52));
+        assert!(!half((1 << 52) + 1));
+        assert!(!half((1 << 53) - 1));
+        assert!(Rng::new(seed_giving(u64::MAX)).chance(1.0));
+    }
+
+    /// A chance of 0 (or less, or NaN) draws no number, so turning a fault
+    /// off leaves every other choice of a seeded run where it was.
+    #[test]
+    fn a_chance_of_zero_draws_nothing_and_any_other_draws_one() {
+        for p in [0.0, -0.0, -1.0, f64::NAN] {
+            let mut a = Rng::new(5);
+            let mut b = a.clone();
+            assert!(!a.chance(p));
+            assert_eq!(a.next_u64(), b.next_u64(), "chance({p}) drew a number");
+        }
+        let mut a = Rng::new(5);
+        let mut b = a.clone();
+        a.chance(0.5);
+        b.next_u64();
+        assert_eq!(
+            a.next_u64(),
+            b.next_u64(),
+            "chance(0.5) drew other than one"
+        );
+    }
 }
