@@ -2,20 +2,28 @@
 //! its `inbuf` and `outbuf`, and `on_readable` / `on_writable`.
 
 use std::io::{self, Read, Write};
+use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 
 /// What the server speaks.
 #[derive(Clone, Copy)]
 pub enum Protocol {
-    /// `line_echo`'s protocol.
-    Line { max_line: usize },
+    /// `tcp_echo`'s work: the bytes back as they come, no framing.
+    Plain,
+    /// `line_echo`'s protocol, with its idle timeout (`None`: none).
+    Line {
+        max_line: usize,
+        idle: Option<Duration>,
+    },
     /// HTTP/1.1 hello.
     Http,
 }
 
 /// Bytes a read is offered at least.
 const READ_CHUNK: usize = 4096;
+/// The plain echo's read buffer: `tcp_echo`'s.
+const PLAIN_BUF: usize = 16 * 1024;
 
 pub struct Conn {
     stream: TcpStream,
@@ -29,6 +37,16 @@ pub struct Conn {
     sent: usize,
     /// Close once the outbuf is empty (the peer is done, or broke a rule).
     closing: bool,
+    /// The peer has shut its side (the event said so): a short read no
+    /// longer means the buffer is empty, for the end of the stream may wait
+    /// behind the bytes, with no edge of its own to come.
+    read_closed: bool,
+    /// The plain echo: the socket may hold bytes not read yet (a readable
+    /// edge came, and no read has found the kernel buffer empty since).
+    unread: bool,
+    /// The lesson's `last_seen`: when bytes last arrived (with an idle
+    /// timeout only).
+    last_seen: Instant,
     /// The HTTP request state, shared with the HTTP examples.
     http: Option<crate::http::Connection>,
 }
@@ -44,12 +62,20 @@ impl Conn {
             outbuf: Vec::new(),
             sent: 0,
             closing: false,
+            read_closed: false,
+            unread: false,
+            last_seen: Instant::now(),
             http: matches!(protocol, Protocol::Http).then(crate::http::Connection::default),
         }
     }
 
     pub fn stream(&mut self) -> &mut TcpStream {
         &mut self.stream
+    }
+
+    /// When the idle timeout of a connection silent since then falls due.
+    pub fn idle_deadline(&self, idle: Duration) -> Instant {
+        self.last_seen + idle
     }
 
     /// The lesson's `on_connect`: queue the greeting. Returns whether the
@@ -63,7 +89,11 @@ impl Conn {
     }
 
     /// Handles one readiness event; returns whether the connection lives.
-    pub fn on_event(&mut self, readable: bool, writable: bool) -> bool {
+    pub fn on_event(&mut self, readable: bool, writable: bool, read_closed: bool) -> bool {
+        self.read_closed |= read_closed;
+        if let Protocol::Plain = self.protocol {
+            return self.on_plain_event(readable);
+        }
         if readable && !self.closing && !self.read_and_answer() {
             return false;
         }
@@ -92,7 +122,7 @@ impl Conn {
                 }
                 Ok(n) => {
                     self.answer(n);
-                    if self.closing || n < free {
+                    if self.closing || (n < free && !self.read_closed) {
                         return true; // a short read: the kernel buffer is empty
                     }
                 }
@@ -101,6 +131,72 @@ impl Conn {
                 Err(_) => return false,
             }
         }
+    }
+
+    /// The plain echo, as `tcp_echo` does it: read, send all of it back,
+    /// read again. What the kernel refuses waits in the outbuf, and reading
+    /// waits for it (`write_all` before the next `read`); the writable edge
+    /// that empties it resumes reading.
+    fn on_plain_event(&mut self, readable: bool) -> bool {
+        self.unread |= readable;
+        if !self.flush() {
+            return false;
+        }
+        if self.unread && self.outbuf.is_empty() && !self.closing && !self.read_and_echo() {
+            return false;
+        }
+        !(self.closing && self.outbuf.is_empty())
+    }
+
+    /// Reads and echoes until the kernel buffer is empty or refuses an
+    /// echo. Returns `false` on an error.
+    fn read_and_echo(&mut self) -> bool {
+        if self.inbuf.len() < PLAIN_BUF {
+            self.inbuf.resize(PLAIN_BUF, 0);
+        }
+        loop {
+            match self.stream.read(&mut self.inbuf) {
+                Ok(0) => {
+                    self.closing = true;
+                    self.unread = false;
+                    return true;
+                }
+                Ok(n) => {
+                    if !self.send_or_keep(n) {
+                        return false;
+                    }
+                    if !self.outbuf.is_empty() {
+                        return true; // refused: the rest waits for a writable edge
+                    }
+                    if n < self.inbuf.len() && !self.read_closed {
+                        self.unread = false; // a short read: the kernel buffer is empty
+                        return true;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.unread = false;
+                    return true;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// Sends `inbuf[..n]` straight from the read buffer; what the kernel
+    /// does not take is copied to the outbuf. Returns `false` on an error.
+    fn send_or_keep(&mut self, n: usize) -> bool {
+        let mut sent = 0;
+        while sent < n {
+            match self.stream.write(&self.inbuf[sent..n]) {
+                Ok(k) => sent += k,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
+        self.outbuf.extend_from_slice(&self.inbuf[sent..n]);
+        true
     }
 
     /// At least `READ_CHUNK` free bytes after `end`: compact, then grow.
@@ -131,11 +227,15 @@ impl Conn {
                     self.closing = true;
                 }
             }
-            (Protocol::Line { max_line }, _) => {
+            (Protocol::Line { max_line, idle }, _) => {
+                if idle.is_some() {
+                    self.last_seen = Instant::now();
+                }
                 self.end += n;
                 self.answer_lines(max_line);
             }
             (Protocol::Http, None) => unreachable!("HTTP connections have their state"),
+            (Protocol::Plain, _) => unreachable!("the plain echo reads in read_and_echo"),
         }
     }
 

@@ -1,7 +1,8 @@
 //! Whole servers, end to end over real sockets: the line echo server on
 //! ioloop, on the callback layer and on tokio, the callback layer itself,
-//! the HTTP hello-world twins with their parser, and the key-value server
-//! against well-behaved and hostile clients.
+//! the HTTP hello-world twins with their parser, the key-value server
+//! against well-behaved and hostile clients, and the raw mio loop the
+//! benchmarks compare with (each of its modes doing its ioloop twin's work).
 
 // examples/common/http.rs: at the crate root because the examples' HTTP
 // servers name it `crate::http`.
@@ -18,5 +19,6 @@ mod line_echo;
 mod line_echo_callbacks;
 mod line_echo_tokio;
 mod loops;
+mod mio_reference;
 mod tls_echo;
 mod ws_echo;
