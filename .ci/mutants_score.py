@@ -5,7 +5,7 @@ per-file table RELIABILITY.md quotes, merged from every kept shard.
   mutants_score.py --test-args              nextest's arguments for the fast set
   mutants_score.py --keep OUTCOMES DEST CMD  keep a shard's outcomes in DEST
   mutants_score.py --score [--check]         print the table (--check: RELIABILITY.md has it)
-  mutants_score.py --next core|rest N        a regex of the next N mutants no kept run has tested
+  mutants_score.py --next core|rest|sim N    a regex of the next N mutants no kept run has tested
 
 A kept shard is a text file: `#` lines (the group, commit, date and the
 command), then one line a mutant, `OUTCOME<TAB>NAME`, OUTCOME one of
@@ -214,14 +214,14 @@ def score(check):
         print(table)
 
 
-def next_batch(group, count):
-    """A regex naming the next `count` mutants of `group` (core or rest)
-    no kept run has tested at the current code, taken from each file in
-    turn: a shard by index (`--shard K/N`) picks other mutants once the
-    list shifts, so later shards would run earlier ones again."""
-    done = set()
-    for path in RUNS.glob("*.txt"):
-        if path.name.startswith("sim-"):
+def kept(sim):
+    """Each mutant a kept run tested at the current code, with its outcome:
+    tests/sim alone's runs (`sim-*`) if `sim`, else the fast set's (an
+    `again-*` run's outcome replacing a shard's)."""
+    now, done = {}, {}
+    paths = sorted(RUNS.glob("*.txt"), key=lambda p: (p.name.startswith("again-"), p.name))
+    for path in paths:
+        if path.name.startswith("sim-") != sim:
             continue
         blobs = {}
         for line in path.read_text().splitlines():
@@ -229,13 +229,32 @@ def next_batch(group, count):
                 _, _, file, blob = line.split()
                 blobs[file] = blob
             elif line and not line.startswith("#"):
-                name = line.split("\t", 1)[1]
+                outcome, name = line.split("\t", 1)
                 file = name.split(":", 1)[0]
-                if blobs.get(file) == code_hash((ROOT / file).read_text()):
-                    done.add(name)
-    queues = [sorted(n for n in names if n not in done)
+                if file not in now:
+                    now[file] = code_hash((ROOT / file).read_text())
+                if blobs.get(file) == now[file]:
+                    done[name] = outcome
+    return done
+
+
+def next_batch(group, count):
+    """A regex naming the next `count` mutants of `group` no kept run has
+    tested at the current code, taken from each file in turn: a shard by
+    index (`--shard K/N`) picks other mutants once the list shifts, so
+    later shards would run earlier ones again. For `sim`, the core's
+    mutants the fast set has run (viable ones) and tests/sim alone has
+    not, so the two scores compare mutant for mutant."""
+    if group == "sim":
+        fast = kept(sim=False)
+        done = kept(sim=True)
+        wanted = {n for n, outcome in fast.items() if outcome != "unviable"}
+    else:
+        done = kept(sim=False)
+        wanted = None
+    queues = [sorted(n for n in names if n not in done and (wanted is None or n in wanted))
               for file, names in sorted(listed().items())
-              if (group == "core") == bool(CORE.match(file))]
+              if (group != "rest") == bool(CORE.match(file))]
     batch = []
     while len(batch) < count and any(queues):
         for queue in queues:
