@@ -185,13 +185,44 @@ fn shutdown_both_with_refused_bytes_queued_ends_reads_at_once() -> io::Result<()
 /// (the kernel has room by then), so no byte the writer accepted is lost.
 #[test]
 fn a_stream_dropped_with_refused_bytes_sends_them_when_its_wake_goes() -> io::Result<()> {
+    dropped_with_refused_bytes(|| async {
+        let (ours, peer) = small_tcp_pair().await?;
+        Ok((ours, peer))
+    })
+}
+
+/// The same for a Unix stream, whose outbox is the same code over another
+/// kernel buffer.
+#[test]
+fn a_unix_stream_dropped_with_refused_bytes_sends_them_when_its_wake_goes() -> io::Result<()> {
+    dropped_with_refused_bytes(|| async {
+        let (ours, peer) = UnixStream::pair()?;
+        let fd: OwnedFd = peer.as_fd().try_clone_to_owned()?;
+        drop(peer);
+        let peer = StdUnixStream::from(fd);
+        peer.set_nonblocking(false)?;
+        Ok((ours, peer))
+    })
+}
+
+/// The shutdown case above, for a stream `pair` makes (ours on the
+/// runtime, the peer a blocking std socket): the kernel filled, 100 bytes
+/// gathered and refused, the stream dropped, the runtime gone once the
+/// kernel would take them.
+fn dropped_with_refused_bytes<S, P, F>(pair: impl FnOnce() -> F + Send + 'static) -> io::Result<()>
+where
+    S: AsFd + TryWrite,
+    for<'a> &'a S: futures_util::AsyncWrite + Unpin,
+    P: Read + Send + 'static,
+    F: Future<Output = io::Result<(S, P)>>,
+{
     let (sent, reader) = testkit::util::within(testkit::net_run::SAFETY_NET, || {
         ioloop::block_on(async {
-            let (ours, peer) = small_tcp_pair().await?;
+            let (ours, peer) = pair().await?;
             let (go, reader) = read_to_end_on_a_thread(peer);
             let mut sent = 0;
             loop {
-                match ours.try_write(&[b'a'; 4096]) {
+                match ours.try_write_some(&[b'a'; 4096]) {
                     Ok(n) => sent += n,
                     Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
                     Err(err) => return Err(err),
@@ -226,6 +257,23 @@ fn a_stream_dropped_with_refused_bytes_sends_them_when_its_wake_goes() -> io::Re
     assert!(got[..sent].iter().all(|&b| b == b'a'));
     assert!(got[sent..].iter().all(|&b| b == b'b'));
     Ok(())
+}
+
+/// The streams' `try_write`, for the test above.
+trait TryWrite {
+    fn try_write_some(&self, buf: &[u8]) -> io::Result<usize>;
+}
+
+impl TryWrite for TcpStream {
+    fn try_write_some(&self, buf: &[u8]) -> io::Result<usize> {
+        self.try_write(buf)
+    }
+}
+
+impl TryWrite for UnixStream {
+    fn try_write_some(&self, buf: &[u8]) -> io::Result<usize> {
+        self.try_write(buf)
+    }
 }
 
 /// A flush that meets an error itself (not one a background send kept)
