@@ -284,7 +284,7 @@ macro_rules! stream {
                 cx: &mut std::task::Context<'_>,
                 buf: &[u8],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                self.io.poll_write(cx, &[std::io::IoSlice::new(buf)])
+                self.io.poll_write_one(cx, buf)
             }
 
             fn poll_write_vectored(

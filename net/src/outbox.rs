@@ -4,8 +4,9 @@
 //! lesson's `outbuf`, sent by the loop). [`Sock`] is what `TcpStream` and
 //! `UnixStream` hold: the registration, and the bytes queued for it.
 //!
-//! Only writes made under [`gathering`] are gathered: `StreamWriter`'s,
-//! whose `write` never waits and whose `drain` is where a program waits.
+//! Only writes made under [`gathering`] are gathered: `StreamWriter`'s
+//! (made through `poll_write_vectored`), whose `write` never waits and
+//! whose `drain` is where a program waits.
 //! A raw socket's `write` still reaches the kernel before it returns, as
 //! tokio's does. A gathered write of at most [`GATHER`] bytes, made while
 //! a task (or the `block_on` future) is being polled, is copied into the
@@ -173,6 +174,26 @@ impl<S: Stream> Sock<S> {
             out: Mutex::default(),
             busy: AtomicBool::new(false),
         })
+    }
+
+    /// `AsyncWrite::poll_write` for the stream: one buffer. With nothing
+    /// queued it goes straight to the kernel, with no slices to count:
+    /// `tcp_echo`'s every write (BENCHMARKS.md, "Like for like"); else
+    /// [`poll_write`](Self::poll_write) puts it behind what is. A
+    /// `StreamWriter` writes through `poll_write_vectored`, which is
+    /// `poll_write`, where gathering is decided.
+    pub(crate) fn poll_write_one(
+        self: &Arc<Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        if !self.busy.load(Ordering::Acquire) {
+            if buf.is_empty() {
+                return Poll::Ready(Ok(0));
+            }
+            return self.io.poll_write_stream(cx, buf.len(), |s| s.send(buf));
+        }
+        self.poll_write(cx, &[IoSlice::new(buf)])
     }
 
     /// `AsyncWrite::poll_write_vectored` for the stream: gathers `bufs` if

@@ -437,7 +437,10 @@ fn write_now<W: AsyncWrite + Unpin>(inner: &mut W, data: &[u8]) -> (usize, Optio
     let mut cx = Context::from_waker(Waker::noop());
     let mut sent = 0;
     while sent < data.len() {
-        match Pin::new(&mut *inner).poll_write(&mut cx, &data[sent..]) {
+        // Vectored, if of one slice: a socket gathers there, and keeps its
+        // `poll_write` for raw writes (`Sock::poll_write_one`).
+        let rest = [IoSlice::new(&data[sent..])];
+        match Pin::new(&mut *inner).poll_write_vectored(&mut cx, &rest) {
             Poll::Ready(Ok(0)) => return (sent, Some(write_zero())),
             Poll::Ready(Ok(n)) => sent += n.min(data.len() - sent),
             Poll::Ready(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
