@@ -6,7 +6,6 @@
 //! which a seeded scheduler implements (`ioloop-sim`'s `Seeded`, given
 //! through `Builder::scheduler`). The core knows only these traits.
 
-use std::fmt;
 use std::time::Duration;
 
 use mio::Token;
@@ -109,10 +108,3 @@ impl Simulated {
     }
 }
 
-impl fmt::Debug for Simulated {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Simulated")
-            .field("origin", &self.origin)
-            .finish()
-    }
-}
