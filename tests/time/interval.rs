@@ -178,6 +178,7 @@ async fn a_late_tick_that_misses_none_keeps_the_grid_in_every_behavior() -> io::
             let start = Instant::now();
             let mut iv = interval_at(start, PERIOD);
             iv.set_missed_tick_behavior(missed);
+            assert_eq!(iv.missed_tick_behavior(), missed);
             assert_eq!(tick(&mut iv).await?, start);
             advance(PERIOD + late).await;
             let taken_at = Instant::now();
