@@ -55,6 +55,31 @@ impl Client {
     }
 }
 
+/// The protocol's echoes, each server's the same: a line, then lines
+/// pipelined in one send (one ending in CRLF, one empty).
+pub fn check_echoes(c: &mut Client) -> io::Result<()> {
+    c.send(b"hello world\n")?;
+    assert_eq!(c.line()?, "[echo] hello world");
+    c.send(b"crlf line\r\n\nlast\n")?;
+    assert_eq!(c.line()?, "[echo] crlf line");
+    assert_eq!(c.line()?, "[echo] ");
+    assert_eq!(c.line()?, "[echo] last");
+    Ok(())
+}
+
+/// The line limit of a server started with `max_line` 1024, as every
+/// server speaking the protocol keeps it: a line at the limit is echoed,
+/// one byte over gets the `ERR` line, then the end of the stream.
+pub fn check_line_limit_of_1024(c: &mut Client) -> io::Result<()> {
+    let at_limit = "a".repeat(1024);
+    c.send(format!("{at_limit}\n").as_bytes())?;
+    assert_eq!(c.line()?, format!("[echo] {at_limit}"));
+    c.send(format!("{}\n", "b".repeat(1025)).as_bytes())?;
+    assert_eq!(c.line()?, "ERR line longer than 1024 bytes");
+    assert!(c.rest()?.is_empty());
+    Ok(())
+}
+
 /// `clients` ioloop clients at once, each doing `lines` echoes; returns
 /// how many echoes came back right.
 pub fn many_clients(addr: SocketAddr, clients: usize, lines: usize) -> io::Result<usize> {

@@ -153,13 +153,8 @@ fn a_line_at_the_limit_is_echoed_and_one_byte_over_gets_err_and_close() -> io::R
     };
     let server = Server::start(config);
     let mut c = server.connect()?;
-    let at_limit = "a".repeat(1024);
-    c.send(format!("{at_limit}\n").as_bytes())?;
-    assert_eq!(c.line()?, format!("[echo] {at_limit}"));
-    c.send(format!("{}\n", "b".repeat(1025)).as_bytes())?;
-    assert_eq!(c.line()?, "ERR line longer than 1024 bytes");
     // Then the end of the stream: the server closed after the ERR line.
-    assert!(c.rest()?.is_empty());
+    line_client::check_line_limit_of_1024(&mut c)?;
     assert_eq!(server.ends(1), ["InbufFull"]);
     Ok(())
 }

@@ -86,12 +86,7 @@ impl Server {
 fn greets_and_echoes_lines_pipelined_or_not() -> io::Result<()> {
     let server = Server::start(Config::default());
     let mut c = server.connect()?;
-    c.send(b"hello world\n")?;
-    assert_eq!(c.line()?, "[echo] hello world");
-    c.send(b"crlf line\r\n\nlast\n")?;
-    assert_eq!(c.line()?, "[echo] crlf line");
-    assert_eq!(c.line()?, "[echo] ");
-    assert_eq!(c.line()?, "[echo] last");
+    line_client::check_echoes(&mut c)?;
     drop(c);
     assert_eq!(server.next_end(), "Closed");
     Ok(())
@@ -104,12 +99,7 @@ fn a_line_at_the_limit_is_echoed_and_one_byte_over_gets_err_and_close() -> io::R
         ..Config::default()
     });
     let mut c = server.connect()?;
-    let at_limit = "a".repeat(1024);
-    c.send(format!("{at_limit}\n").as_bytes())?;
-    assert_eq!(c.line()?, format!("[echo] {at_limit}"));
-    c.send(format!("{}\n", "b".repeat(1025)).as_bytes())?;
-    assert_eq!(c.line()?, "ERR line longer than 1024 bytes");
-    assert!(c.rest()?.is_empty());
+    line_client::check_line_limit_of_1024(&mut c)?;
     assert_eq!(server.next_end(), "LineTooLong");
     Ok(())
 }

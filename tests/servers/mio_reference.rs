@@ -105,19 +105,9 @@ fn the_line_mode_speaks_line_echo_s_protocol() -> io::Result<()> {
         idle: None,
     });
     let mut c = Client::connect(addr, SAFETY)?;
-    c.send(b"hello world\n")?;
-    assert_eq!(c.line()?, "[echo] hello world");
-    c.send(b"crlf line\r\n\nlast\n")?;
-    assert_eq!(c.line()?, "[echo] crlf line");
-    assert_eq!(c.line()?, "[echo] ");
-    assert_eq!(c.line()?, "[echo] last");
+    line_client::check_echoes(&mut c)?;
     // The line limit, at the limit and one byte over: as line_echo.
-    let at_limit = "a".repeat(1024);
-    c.send(format!("{at_limit}\n").as_bytes())?;
-    assert_eq!(c.line()?, format!("[echo] {at_limit}"));
-    c.send(format!("{}\n", "b".repeat(1025)).as_bytes())?;
-    assert_eq!(c.line()?, "ERR line longer than 1024 bytes");
-    assert!(c.rest()?.is_empty());
+    line_client::check_line_limit_of_1024(&mut c)?;
     // Many clients at once, as the load generator drives it.
     assert_eq!(line_client::many_clients(addr, 20, 50)?, 20 * 50);
     Ok(())
