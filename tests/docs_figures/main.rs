@@ -47,6 +47,10 @@ const CLAIMS: &[(&str, &str)] = &[
     ),
     (
         "README.md",
+        "the loop's wake path ({unsafe blocks in runtime/src/event_loop/core.rs} block, `with_running`",
+    ),
+    (
+        "README.md",
         "the {unsafe blocks in ioloop-compat} calls in `ioloop-compat`",
     ),
     (

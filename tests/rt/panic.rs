@@ -1,15 +1,15 @@
 //! One task's panic is its own; a waker's panic never reaches the loop.
 
-use std::future::poll_fn;
+use std::future::{Future, poll_fn};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::Poll;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use ioloop::io::Registration;
 use testkit::util;
-use util::{panicking_waker, poll_once_with};
+use util::{CountingWaker, panicking_waker, poll_once_with};
 
 #[test]
 fn a_panicking_task_yields_a_join_error_and_the_others_go_on() {
@@ -74,6 +74,49 @@ fn a_panicking_waker_on_a_timer_is_contained() {
         ioloop::time::sleep(Duration::from_millis(20)).await;
         assert!(sleep.is_elapsed());
         assert_eq!(calls.calls.load(Ordering::SeqCst), 1);
+    });
+}
+
+/// Wakers fired together are woken in one pass (one `catch_unwind` around
+/// them all); a waker that panics ends the pass, and the pass goes on
+/// with the wakers after it: two panics in a row, then one more waker.
+#[test]
+fn wakers_after_a_panicking_one_in_the_same_batch_are_still_woken() {
+    ioloop::block_on(async {
+        let deadline = ioloop::time::Instant::now() + Duration::from_millis(2);
+        let first = Arc::new(CountingWaker::default());
+        let (bad_1, calls_1) = panicking_waker();
+        let (bad_2, calls_2) = panicking_waker();
+        let last = Arc::new(CountingWaker::default());
+        let wakers = [
+            Waker::from(first.clone()),
+            bad_1,
+            bad_2,
+            Waker::from(last.clone()),
+        ];
+        // One timer each, all due at the same tick: fired in one batch.
+        let mut sleeps: Vec<_> = wakers
+            .iter()
+            .map(|waker| {
+                let mut sleep = Box::pin(ioloop::time::sleep_until(deadline));
+                assert!(
+                    sleep
+                        .as_mut()
+                        .poll(&mut Context::from_waker(waker))
+                        .is_pending()
+                );
+                sleep
+            })
+            .collect();
+        drop(wakers);
+        ioloop::time::sleep_until(deadline + Duration::from_millis(20)).await;
+        assert!(sleeps.iter_mut().all(|sleep| sleep.is_elapsed()));
+        assert_eq!(first.wakes.load(Ordering::SeqCst), 1);
+        assert_eq!(calls_1.calls.load(Ordering::SeqCst), 1);
+        assert_eq!(calls_2.calls.load(Ordering::SeqCst), 1);
+        assert_eq!(last.wakes.load(Ordering::SeqCst), 1);
+        // The loop goes on.
+        assert_eq!(ioloop::spawn(async { 7 }).await.unwrap(), 7);
     });
 }
 

@@ -961,12 +961,17 @@ pub(crate) fn wake_all(wakers: &mut Vec<Waker>) {
     }
 }
 
-/// `wake_all`'s loop.
+/// `wake_all`'s loop: one `catch_unwind` around all the wakes rather than
+/// one each (as `wake_quietly` would), entered again after a panic for
+/// the wakers left, so a waker that panics is logged and the rest are
+/// still woken, in order.
 #[inline(never)]
 fn wake_each(wakers: &mut Vec<Waker>) {
     lock::assert_unlocked();
-    for waker in wakers.drain(..) {
-        wake_quietly(waker);
+    let mut left = wakers.drain(..);
+    while let Err(panic) = catch_unwind(AssertUnwindSafe(|| left.by_ref().for_each(Waker::wake))) {
+        log::error!("a waker panicked ({}); the loop goes on", describe(&*panic));
+        drop_quietly(panic);
     }
 }
 

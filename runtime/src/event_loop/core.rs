@@ -62,6 +62,40 @@ thread_local! {
     };
 }
 
+thread_local! {
+    /// The core whose [`Core::run`] is running on this thread, if one is:
+    /// `CURRENT`'s core, found with no borrow flag or destructor state to
+    /// check. The wake path's first look.
+    static RUNNING: Cell<*const Core> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Runs `f` with the core whose loop is running on this thread, if one is.
+#[inline]
+fn with_running<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
+    // SAFETY: non-null only while `Core::run` runs on this thread (its
+    // guard puts back what was there, even as a panic unwinds), and then
+    // it is that run's `&self`: the core is alive, and only borrowed
+    // shared, for the whole run, which outlasts this call.
+    #[allow(unsafe_code)]
+    let core = unsafe { RUNNING.get().as_ref() };
+    f(core)
+}
+
+/// Sets [`RUNNING`] for one `Core::run`, and puts back what was there.
+struct Running(*const Core);
+
+impl Running {
+    fn enter(core: &Core) -> Running {
+        Running(RUNNING.replace(core))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.set(self.0);
+    }
+}
+
 /// This thread's loop, and the runtimes shutting down on it.
 struct Current {
     /// The loop running on this thread, while `block_on` runs it.
@@ -174,6 +208,8 @@ pub(crate) fn uninstall() -> Option<Box<Core>> {
 /// (see [`shutdown_current`]); else the job is injected.
 #[inline]
 pub(crate) fn schedule<J: Queued>(job: J) -> Option<Task> {
+    // Pushed (`None`: nothing to drop), or given back to look further.
+    let job = with_running(|core| push_if_its_loop(core, job))?;
     if let Some(job) = with_current(false, |core| push_if_its_loop(core, job))
         && let Some(job) = with_core(|core| push_if_its_loop(core, job))
     {
@@ -541,6 +577,7 @@ impl Core {
     pub(crate) fn run<T>(&self, mut poll_main: impl FnMut() -> Poll<T>) -> T {
         // Reused for collecting wakers, so firing them does not allocate.
         let mut wakers = self.wakers.take();
+        let _running = Running::enter(self);
         loop {
             // 1. Run the jobs that were ready when the tick began.
             if let Some(output) = self.run_ready(&mut poll_main) {
@@ -1282,6 +1319,26 @@ mod tests {
                 core.shared.reactor.capacity(),
             )
         })
+    }
+
+    /// `RUNNING`, the wake path's first look, is the running loop's core
+    /// while its `block_on` runs and nothing once it returns, or once a
+    /// panic unwinds out of it: a pointer left behind would dangle once
+    /// the runtime is dropped.
+    #[test]
+    fn running_is_the_loop_only_while_it_runs() {
+        assert!(RUNNING.get().is_null());
+        let rt = crate::Runtime::new().unwrap();
+        rt.block_on(async {
+            let running = RUNNING.get();
+            with_core(|core| assert!(std::ptr::eq(running, core.expect("inside block_on"))));
+        });
+        assert!(RUNNING.get().is_null());
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rt.block_on(async { panic!("out of block_on on purpose") })
+        }));
+        assert!(unwound.is_err());
+        assert!(RUNNING.get().is_null());
     }
 
     /// Item 12 of the correctness issue: the tables kept their peak size
