@@ -270,6 +270,7 @@ impl Task {
     }
 
     /// Runs the task (see [`Runnable::run`]).
+    #[inline(always)]
     pub(crate) fn run(self) -> bool {
         self.run_once(&self)
     }

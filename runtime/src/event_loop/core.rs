@@ -325,6 +325,7 @@ impl Schedule for Shared {
 /// });
 /// assert!(flag.0.load(Ordering::Relaxed));
 /// ```
+#[inline]
 pub fn wake_after_poll(waker: Waker) -> bool {
     match STATE.with(Cell::get) {
         IDLE => false,

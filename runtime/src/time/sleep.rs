@@ -292,6 +292,7 @@ impl Sleep {
     ///     }
     /// });
     /// ```
+    #[inline]
     pub fn reset_after(&mut self, duration: Duration) {
         self.reset_ticks(clock::read(current_clock).saturating_add(capped_nanos(duration)));
     }
