@@ -121,7 +121,7 @@ def score(check):
     commits, dates, shards = set(), set(), []
     # Shards first, then the mutants run again after a fix (`again-*`),
     # whose outcomes replace the shards'.
-    paths = sorted(RUNS.glob("*.txt"), key=lambda p: (p.name.startswith("again-"), p.name))
+    paths = sorted(RUNS.glob("*.txt"), key=lambda p: ("again-" in p.name, p.name))
     sim = {}
     for path in paths:
         shards.append(path.stem)
@@ -219,7 +219,7 @@ def kept(sim):
     tests/sim alone's runs (`sim-*`) if `sim`, else the fast set's (an
     `again-*` run's outcome replacing a shard's)."""
     now, done = {}, {}
-    paths = sorted(RUNS.glob("*.txt"), key=lambda p: (p.name.startswith("again-"), p.name))
+    paths = sorted(RUNS.glob("*.txt"), key=lambda p: ("again-" in p.name, p.name))
     for path in paths:
         if path.name.startswith("sim-") != sim:
             continue

@@ -32,6 +32,9 @@
 //!   report names it, off none fires, a rate of 0 and of 1 obeyed.
 //! - `shutdown`: `line_echo` told to stop at a seeded moment, mid-stream:
 //!   exact echoes, and every client learns it stopped.
+//! - `timers`: sleeps, moved sleeps, timeouts and intervals of every
+//!   missed-tick behaviour, seeded, side by side: each wake exactly on
+//!   time on the virtual clock, and expiring timeouts still yield.
 //! - `trace`: the same seed gives the same trace; others, others.
 //! - `udp`: no datagram lost with faults off, whatever the seed's
 //!   buffers; the kernel's errors, kind and code.
@@ -60,6 +63,7 @@ mod lines;
 mod rare;
 mod retry;
 mod shutdown;
+mod timers;
 mod trace;
 mod udp;
 mod unix;
