@@ -52,8 +52,12 @@ async fn one_sleep(draw: &mut Draw) -> io::Result<()> {
         format!("a sleep of {d:?} elapsed at once")
     })?;
     sleep.as_mut().await;
-    let took = Instant::now() - start;
+    let took = Instant::now().saturating_duration_since(start);
     check(took == d, || format!("a sleep of {d:?} took {took:?}"))?;
+    let back = start.saturating_duration_since(Instant::now());
+    check(back == Duration::ZERO, || {
+        format!("the time back to a sleep's start was {back:?}")
+    })?;
     check(sleep.is_elapsed(), || {
         format!("a sleep of {d:?} not elapsed once it ended")
     })
