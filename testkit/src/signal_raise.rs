@@ -33,3 +33,22 @@ pub fn kill_self(signum: c_int) -> io::Result<()> {
         Err(io::Error::last_os_error())
     }
 }
+
+/// The calling thread, as [`to_thread`] takes it.
+pub fn this_thread() -> libc::pthread_t {
+    // SAFETY: pthread_self has no preconditions and cannot fail.
+    unsafe { libc::pthread_self() }
+}
+
+/// Sends `signum` to `thread` alone, the way `pthread_kill(3)` does: its
+/// handler runs on that thread, interrupting a system call it waits in.
+/// `thread` must still be running.
+pub fn to_thread(thread: libc::pthread_t, signum: c_int) -> io::Result<()> {
+    // SAFETY: the caller keeps `thread` alive (a thread id used after the
+    // thread is joined is undefined behaviour for pthread_kill); a bad
+    // signal number is reported through the return value.
+    match unsafe { libc::pthread_kill(thread, signum) } {
+        0 => Ok(()),
+        err => Err(io::Error::from_raw_os_error(err)),
+    }
+}

@@ -5,7 +5,7 @@
 //! raises a signal no other test in this binary raises or listens for:
 //! SIGINT (`ctrl_c`), SIGTERM (`terminate`), SIGVTALRM and SIGPROF
 //! (`wake`), and SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGURG, SIGALRM and
-//! SIGRTMIN+2 and SIGRTMIN+3 (`recv`). `line_echo` sends its SIGINT and SIGQUIT to a
+//! SIGRTMIN+2 and SIGRTMIN+3 (`recv`), and SIGRTMIN+4 (`wake`, sent to the loop's thread). `line_echo` sends its SIGINT and SIGQUIT to a
 //! child process.
 
 mod ctrl_c;

@@ -8,6 +8,8 @@
 
 use std::ffi::c_int;
 use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use ioloop::signal::{Signal, SignalKind};
@@ -69,4 +71,45 @@ fn a_signal_sent_to_the_process_wakes_the_sleeping_loop() -> io::Result<()> {
         "{ticks} ticks waiting for one signal: the loop spun"
     );
     Ok(())
+}
+
+/// A signal handled on the loop's own thread while it waits in
+/// `epoll_wait` interrupts the wait (EINTR): the loop takes that as a wake
+/// with no events and waits again, the one place it does, rather than
+/// failing. The signal is sent to the loop's thread every 2 ms through a
+/// 100 ms sleep, so that some land inside the wait; a loop that took one
+/// for an error would panic out of `block_on`.
+#[test]
+fn a_signal_handled_on_the_loop_thread_while_it_waits_is_a_wake_not_an_error() -> io::Result<()> {
+    let signum = libc::SIGRTMIN() + 4;
+    util::within(Duration::from_secs(10), move || {
+        let rt = ioloop::Runtime::new()?;
+        rt.block_on(async {
+            // Installs the handler, so the signal does not kill the process.
+            let _listener = Signal::new(SignalKind::from_raw(signum))?;
+            let loop_thread = signal_raise::this_thread();
+            let done = Arc::new(AtomicBool::new(false));
+            let sender = {
+                let done = done.clone();
+                std::thread::spawn(move || {
+                    let mut sent = 0u32;
+                    while !done.load(Ordering::Acquire) {
+                        signal_raise::to_thread(loop_thread, signum).expect("send the signal");
+                        sent += 1;
+                        std::thread::sleep(Duration::from_millis(2));
+                    }
+                    sent
+                })
+            };
+            let start = ioloop::time::Instant::now();
+            ioloop::time::sleep(Duration::from_millis(100)).await;
+            assert!(start.elapsed() >= Duration::from_millis(100));
+            // Stopped while the loop's thread is still alive: the sender
+            // never signals a thread that has gone.
+            done.store(true, Ordering::Release);
+            let sent = sender.join().expect("the sending thread panicked");
+            assert!(sent >= 1);
+            Ok::<_, io::Error>(())
+        })
+    })
 }

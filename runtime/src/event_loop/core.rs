@@ -1322,6 +1322,34 @@ mod tests {
         })
     }
 
+    /// `epoll_wait` failing with anything but `EINTR` means a broken epoll
+    /// fd, after which no I/O can make progress: the wait panics, naming
+    /// it, rather than taking it for a wake and failing again at once, for
+    /// ever. (`EINTR` itself is a wake: tests/signal/wake.rs.)
+    #[test]
+    fn a_wait_that_fails_for_any_reason_but_a_signal_panics() {
+        use std::os::fd::AsRawFd;
+
+        let mut driver = Driver::new(Poller::new().unwrap(), 16);
+        let fd = driver.poll.as_raw_fd();
+        let null = std::fs::File::open("/dev/null").unwrap();
+        // SAFETY: `fd` is the driver's own and open; `dup2` makes it a
+        // duplicate of /dev/null in one step, so its number is never free
+        // for another thread's file meanwhile. No memory is involved.
+        #[allow(unsafe_code)]
+        let dup = unsafe { libc::dup2(null.as_raw_fd(), fd) };
+        assert_eq!(dup, fd);
+        let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            driver.wait(Some(Duration::ZERO));
+        }))
+        .expect_err("a wait on a file that is not an epoll instance returned");
+        let text = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(
+            text.starts_with("ioloop: waiting for I/O events failed"),
+            "{text}"
+        );
+    }
+
     /// `RUNNING`, the wake path's first look, is the running loop's core
     /// while its `block_on` runs and nothing once it returns, or once a
     /// panic unwinds out of it: a pointer left behind would dangle once
