@@ -54,10 +54,22 @@ async fn one_sleep(draw: &mut Draw) -> io::Result<()> {
     sleep.as_mut().await;
     let took = Instant::now().saturating_duration_since(start);
     check(took == d, || format!("a sleep of {d:?} took {took:?}"))?;
-    let back = start.saturating_duration_since(Instant::now());
+    let now = Instant::now();
+    let back = start.saturating_duration_since(now);
     check(back == Duration::ZERO, || {
         format!("the time back to a sleep's start was {back:?}")
     })?;
+    // The other ways to the same instants, on the virtual clock (`d` is
+    // never zero).
+    check(
+        start.elapsed() == d
+            && now.duration_since(start) == d
+            && now.checked_duration_since(start) == Some(d)
+            && start.checked_duration_since(now).is_none()
+            && start.checked_add(d) == Some(now)
+            && now.checked_sub(d) == Some(start),
+        || format!("a sleep of {d:?}: its start and end do not differ by it every way"),
+    )?;
     check(sleep.is_elapsed(), || {
         format!("a sleep of {d:?} not elapsed once it ended")
     })
