@@ -92,13 +92,16 @@ fn a_signal_handled_on_the_loop_thread_while_it_waits_is_a_wake_not_an_error() -
             let sender = {
                 let done = done.clone();
                 std::thread::spawn(move || {
+                    // At least once, however late this thread starts.
                     let mut sent = 0u32;
-                    while !done.load(Ordering::Acquire) {
+                    loop {
                         signal_raise::to_thread(loop_thread, signum).expect("send the signal");
                         sent += 1;
                         std::thread::sleep(Duration::from_millis(2));
+                        if done.load(Ordering::Acquire) {
+                            break sent;
+                        }
                     }
-                    sent
                 })
             };
             let start = ioloop::time::Instant::now();
