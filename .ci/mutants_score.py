@@ -115,13 +115,25 @@ def listed():
     return per_file
 
 
+def run_order(path):
+    """Kept runs in the order their outcomes apply: shards first, then the
+    mutants run again after a fix (`again-*`, `sim-again-*`), each kind
+    by its number (`again-10` after `again-9`), so a later run's outcome
+    replaces an earlier one's."""
+    stem = path.stem
+    kind, _, number = stem.rpartition("-")
+    if number.isdigit() and not kind.endswith("-of"):
+        return ("again-" in path.name, kind, int(number), "")
+    return ("again-" in path.name, stem, 0, "")
+
+
 def score(check):
     eq = equivalents()
     runs = {}
     commits, dates, shards = set(), set(), []
     # Shards first, then the mutants run again after a fix (`again-*`),
     # whose outcomes replace the shards'.
-    paths = sorted(RUNS.glob("*.txt"), key=lambda p: ("again-" in p.name, p.name))
+    paths = sorted(RUNS.glob("*.txt"), key=run_order)
     sim = {}
     for path in paths:
         shards.append(path.stem)
@@ -224,7 +236,7 @@ def kept(sim):
     tests/sim alone's runs (`sim-*`) if `sim`, else the fast set's (an
     `again-*` run's outcome replacing a shard's)."""
     now, done = {}, {}
-    paths = sorted(RUNS.glob("*.txt"), key=lambda p: ("again-" in p.name, p.name))
+    paths = sorted(RUNS.glob("*.txt"), key=run_order)
     for path in paths:
         if path.name.startswith("sim-") != sim:
             continue
