@@ -176,8 +176,14 @@ async fn ticking(draw: &mut Draw) -> io::Result<()> {
             )
         })?;
         scheduled = next_tick(behavior, scheduled, now, period);
-        // A stall of up to four periods before the next call.
-        let stall = Duration::from_nanos(draw.below(period.as_nanos() as u64 * 4 + 1));
+        // A stall before the next call: half the time a whole number of
+        // periods (0 to 3), which lands a late tick exactly on the grid
+        // (the boundary of "missed"), else anything up to four periods.
+        let stall = if draw.below(2) == 0 {
+            period * draw.below(4) as u32
+        } else {
+            Duration::from_nanos(draw.below(period.as_nanos() as u64 * 4 + 1))
+        };
         sleep_until(now + stall).await;
     }
     Ok(())
