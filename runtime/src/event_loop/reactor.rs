@@ -677,6 +677,34 @@ mod tests {
         assert_eq!(waiters.more.as_ref().unwrap().keyed.capacity(), 0);
     }
 
+    /// The limit at its edges: emptied, a slab whose room is
+    /// `KEEP_CAPACITY` (63 or 64 waiters made it so) is kept, and one
+    /// with more (65 waiters: the room doubled) is freed.
+    #[test]
+    fn an_empty_slab_is_kept_up_to_the_kept_capacity_and_freed_past_it() {
+        for (waiting, room, kept) in [
+            (KEEP_CAPACITY - 1, KEEP_CAPACITY, true),
+            (KEEP_CAPACITY, KEEP_CAPACITY, true),
+            (KEEP_CAPACITY + 1, 2 * KEEP_CAPACITY, false),
+        ] {
+            let mut waiters = Waiters::default();
+            let (_, a) = waker();
+            let keys: Vec<_> = (0..waiting)
+                .map(|_| {
+                    let mut key = None;
+                    waiters.register_keyed(&mut key, &a);
+                    key.unwrap()
+                })
+                .collect();
+            assert_eq!(waiters.more.as_ref().unwrap().keyed.capacity(), room);
+            for key in keys {
+                waiters.remove_keyed(key);
+            }
+            let left = waiters.more.as_ref().unwrap().keyed.capacity();
+            assert_eq!(left, if kept { room } else { 0 }, "{waiting} waiters");
+        }
+    }
+
     #[test]
     fn poll_function_callers_beyond_the_limit_wake_the_oldest() {
         let mut waiters = Waiters::default();
