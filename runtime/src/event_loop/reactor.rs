@@ -660,21 +660,28 @@ mod tests {
         assert_eq!(left, 0);
     }
 
-    #[test]
-    fn an_empty_slab_of_many_waiters_is_freed() {
+    /// Parks `waiting` keyed waiters, then gives every slot back: the
+    /// slab's room when full, and once empty.
+    fn fill_and_empty(waiting: usize) -> (usize, usize) {
         let mut waiters = Waiters::default();
         let (_, a) = waker();
-        let keys: Vec<_> = (0..1_000)
+        let keys: Vec<_> = (0..waiting)
             .map(|_| {
                 let mut key = None;
                 waiters.register_keyed(&mut key, &a);
                 key.unwrap()
             })
             .collect();
+        let room = waiters.more.as_ref().unwrap().keyed.capacity();
         for key in keys {
             waiters.remove_keyed(key);
         }
-        assert_eq!(waiters.more.as_ref().unwrap().keyed.capacity(), 0);
+        (room, waiters.more.as_ref().unwrap().keyed.capacity())
+    }
+
+    #[test]
+    fn an_empty_slab_of_many_waiters_is_freed() {
+        assert_eq!(fill_and_empty(1_000).1, 0);
     }
 
     /// The limit at its edges: emptied, a slab whose room is
@@ -687,20 +694,8 @@ mod tests {
             (KEEP_CAPACITY, KEEP_CAPACITY, true),
             (KEEP_CAPACITY + 1, 2 * KEEP_CAPACITY, false),
         ] {
-            let mut waiters = Waiters::default();
-            let (_, a) = waker();
-            let keys: Vec<_> = (0..waiting)
-                .map(|_| {
-                    let mut key = None;
-                    waiters.register_keyed(&mut key, &a);
-                    key.unwrap()
-                })
-                .collect();
-            assert_eq!(waiters.more.as_ref().unwrap().keyed.capacity(), room);
-            for key in keys {
-                waiters.remove_keyed(key);
-            }
-            let left = waiters.more.as_ref().unwrap().keyed.capacity();
+            let (full, left) = fill_and_empty(waiting);
+            assert_eq!(full, room);
             assert_eq!(left, if kept { room } else { 0 }, "{waiting} waiters");
         }
     }
