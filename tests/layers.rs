@@ -48,6 +48,7 @@ const LAYERS: &str = "
     runtime/src/base.rs                        1  what the loop writes and the layers above read
     runtime/src/clock.rs                       1  the clock the core and the time layer read
     runtime/src/rare.rs                        1  the rare-path hook a simulation answers
+    runtime/src/joiners.rs                     1  the wakers of waiting join handles, by task
     runtime/src/event_loop/timers.rs           2  the core, bottom up: the clock and the timer
     runtime/src/event_loop/reactor.rs          2  heap, the reactor, the task cell; then the
     runtime/src/event_loop/cell.rs             2  tick, and the half other threads reach

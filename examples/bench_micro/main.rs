@@ -9,7 +9,7 @@
 //! ```
 //!
 //! Flags: `--runtime ioloop|tokio_ct|tokio_mt|smol`, `--workload
-//! spawn|timers|pingpong`, `--n` (default 1,000,000: tasks, timers or
+//! spawn|spawn_wait|timers|pingpong`, `--n` (default 1,000,000: tasks, timers or
 //! hops), `--slow-poll-ms` (ioloop only: the stall detector's threshold,
 //! default 100; 0 turns the detector off, to measure what it costs).
 //! Prints one JSON line on stdout,
@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use rt::{Ioloop, Rt, Smol, TokioCt, TokioMt};
 
 const USAGE: &str = "usage: bench_micro --runtime ioloop|tokio_ct|tokio_mt|smol \
-                     --workload spawn|timers|pingpong [--n 1000000] [--slow-poll-ms 100]";
+                     --workload spawn|spawn_wait|timers|pingpong [--n 1000000] [--slow-poll-ms 100]";
 
 fn main() {
     let args = args::Args::parse(USAGE);
@@ -71,6 +71,7 @@ fn main() {
 fn run<R: Rt>(workload: &str, n: usize) -> Duration {
     match workload {
         "spawn" => R::run(timed(workloads::spawn_join::<R>(n))),
+        "spawn_wait" => R::run(timed(workloads::spawn_wait::<R>(n))),
         "timers" => R::run(timed(workloads::timers::<R>(n))),
         "pingpong" => R::run(timed(workloads::pingpong::<R>(n))),
         _ => usage(&format!("unknown --workload {workload:?}")),

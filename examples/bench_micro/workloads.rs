@@ -20,6 +20,17 @@ pub async fn spawn_join<R: Rt>(n: usize) {
     assert_eq!(sum, (0..n).fold(0usize, usize::wrapping_add));
 }
 
+/// Spawns a task and waits for it, `n` times in turn: each handle is
+/// awaited before its task has run, so every join waits (the path a
+/// detached task never takes, and `spawn` above takes once).
+pub async fn spawn_wait<R: Rt>(n: usize) {
+    let mut sum = 0usize;
+    for i in 0..n {
+        sum = sum.wrapping_add(R::spawn(async move { i }).await);
+    }
+    assert_eq!(sum, (0..n).fold(0usize, usize::wrapping_add));
+}
+
 /// Arms `n` timers, all at once, and waits until every one has fired.
 ///
 /// The shape, and why:

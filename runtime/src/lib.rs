@@ -18,6 +18,7 @@ mod clock;
 mod event_loop;
 mod handle;
 pub mod io;
+mod joiners;
 mod metrics;
 mod rare;
 mod runtime;

@@ -72,11 +72,11 @@ const CLAIMS: &[(&str, &str)] = &[
     // Sizes.
     (
         "ARCHITECTURE.md",
-        "({bytes a small task asks for} bytes for a future that holds nothing: an {malloc chunk of a small task}-byte block",
+        "({bytes a small task asks for} bytes for a future that holds nothing: a {malloc chunk of a small task}-byte block",
     ),
     (
         "README.md",
-        "a task cost 112 bytes (an {malloc chunk of a small task}-byte block",
+        "a task is a {malloc chunk of a small task}-byte block since its join waker left it",
     ),
     (
         "ARCHITECTURE.md",

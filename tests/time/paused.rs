@@ -135,6 +135,10 @@ fn instant_now_moves_by_exactly_what_advance_says_and_not_by_itself() {
         // A blocking job of the runtime reads the same clock.
         let seen = ioloop::spawn_blocking(Instant::now).await.unwrap();
         assert_eq!(seen, Instant::now());
+        // Shown as the std `Instant` it reads as, virtual or not.
+        let shown = format!("{start:?}");
+        assert_eq!(shown, format!("{:?}", start.into_std()));
+        assert!(shown.starts_with("Instant {"), "{shown}");
     });
 }
 

@@ -27,13 +27,16 @@
 //! fewer per poll). The `unsafe`, counted (tests/docs_figures holds this count
 //! to the code): 4 `unsafe impl` (`Send` and `Sync` for the cell and for
 //! `Task`), 9 `unsafe fn` (one declared by a trait, `Runnable::poll_join`) and
-//! 25 `unsafe` blocks: reaching the stage (`with_stage`, whose callers each say
-//! why they own it) and the join waker (under `JOIN_LOCK`), and pinning the
-//! future in place, which is what lets it live in the task's own allocation
+//! 24 `unsafe` blocks: reaching the stage (`with_stage`, whose callers each say
+//! why they own it), and pinning the future in place, which is what lets it live in the task's own allocation
 //! instead of a second `Box`; the task's allocation, its reference count and
 //! its wakers (`Task`, `TaskCell::WAKER`), as an `Arc` and `std::task::Wake`
 //! would do them with 16 bytes more a task; and handing the `JoinHandle` its
 //! output through a pointer of its type (`poll_join`).
+//!
+//! The waker of a `JoinHandle` waiting for its task is not in the task: it
+//! is in the scheduler's table of joiners (`joiners.rs`), keyed by the
+//! task's address, where only tasks whose handle waits pay for it.
 //!
 //! Wakers and destructors are user code. The loop calls them in many places
 //! (after I/O events, when timers fire, when a task completes); a panic in
@@ -50,7 +53,8 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
-use crate::base::{JoinError, describe, set_waker};
+use crate::base::{JoinError, describe};
+use crate::joiners::Joiners;
 use crate::sync::{AtomicU32, AtomicU64, Ordering, UnsafeCell, lock};
 
 /// The task is in a run queue (local or injected), or about to be put there.
@@ -73,11 +77,12 @@ const DETACHED: u64 = 1 << 3;
 /// be `Send`, so the loop must only ever poll or drop it on its home thread
 /// (see the `Send` impl below). Never changes.
 const LOCAL: u64 = 1 << 4;
-/// A `JoinHandle` has left a waker in `join_waker`. Set after the waker is
-/// in its slot, in the same word as `COMPLETE`, so that `complete` and the
-/// handle each see the other's bit: only a task whose handle is waiting
-/// takes the slot's lock when it completes (most are detached, or joined
-/// after they finish). Never cleared.
+/// A `JoinHandle` has left a waker in its scheduler's table of joiners
+/// (`Joiners`, keyed by the task's address). Set after the waker is in,
+/// in the same word as `COMPLETE`, so that `complete` and the handle each
+/// see the other's bit: only a task whose handle is waiting takes the
+/// table's lock when it completes (most are detached, or joined after they
+/// finish). Never cleared.
 const JOINING: u64 = 1 << 5;
 /// Someone owns `stage` to poll or drop the future: the loop (or a pool
 /// thread, for a blocking task) in `run`, or a `cancel`. Set and cleared
@@ -85,14 +90,10 @@ const JOINING: u64 = 1 << 5;
 /// it set leaves the future to its owner, who sees `CANCELLED` when it lets
 /// go and drops the future then.
 const RUNNING: u64 = 1 << 6;
-/// The lock of `join_waker`: held for a few instructions at a time (no
-/// user code but a waker's `clone` and `will_wake`), by the `JoinHandle`,
-/// the task completing, or a dump. A bit of the state word rather than a
-/// mutex beside it keeps a task 8 bytes smaller, which is what fitted the
-/// task of a small future in a 96-byte block instead of a 112-byte one
-/// (5e97e69, 2026-12-03; an 80-byte block since the task is allocated by
-/// hand, 5bb0de3).
-const JOIN_LOCK: u64 = 1 << 7;
+// Bit 7 is free. It was the lock of a join waker kept in each task
+// (`JOIN_LOCK`) until the waker moved to the scheduler's table of joiners
+// (`joiners.rs`): 16 bytes less in every task, most of which never have
+// their handle wait.
 
 /// The state word holds the bits above in its low byte, the task's spawn
 /// site (its index in `sites`) in the next 24 bits, and its slot in the
@@ -381,13 +382,16 @@ impl<F: Future, S> std::ops::Deref for Typed<F, S> {
     }
 }
 
-/// Where a woken task goes: the one thing a task needs from the runtime.
+/// Where a woken task goes, and where its handle's waker waits: what a task
+/// needs from the runtime.
 pub(crate) trait Schedule: Send + Sync + 'static + Sized {
     /// Queues `task`, woken, on this scheduler (the task's own, which
     /// `self` is borrowed from). Returns a reference to drop once the
     /// call has returned: one that kept the task (and so `self`) alive
     /// while another thread might have run it to its end meanwhile.
     fn schedule(&self, task: Task) -> Option<Task>;
+    /// The wakers of the `JoinHandle`s waiting for this scheduler's tasks.
+    fn joiners(&self) -> &Joiners;
 }
 
 /// What a scheduler does with a task.
@@ -437,8 +441,9 @@ enum Stage<F: Future> {
     Consumed,
 }
 
-/// A task: state bits, its scheduler, its future or output, and the waker
-/// of whoever awaits its `JoinHandle`.
+/// A task: state bits, its scheduler, and its future or output. The waker
+/// of whoever awaits its `JoinHandle` is kept by the scheduler
+/// ([`Schedule::joiners`]).
 #[repr(C)]
 pub(crate) struct TaskCell<F: Future, S> {
     /// First, so that a [`Task`] (a pointer to it) finds the rest.
@@ -448,9 +453,6 @@ pub(crate) struct TaskCell<F: Future, S> {
     /// Owned by whoever the state word names (see the module doc); reached
     /// only through `with_stage`.
     stage: UnsafeCell<Stage<F>>,
-    /// The waker of whoever awaits the `JoinHandle`; reached only through
-    /// `with_join_waker`, under `JOIN_LOCK`.
-    join_waker: UnsafeCell<Option<Waker>>,
 }
 
 // SAFETY: a task is shared between threads (a `Task` is its waker, and
@@ -458,8 +460,8 @@ pub(crate) struct TaskCell<F: Future, S> {
 // the loop polls, cancels or completes it; the `JoinHandle` takes or drops
 // the output; a waker touches the state word and the scheduler. For a task
 // made by `allocate`, the future and output are `Send`; the state word hands
-// the stage to one owner at a time (`with_stage`), and the join waker's
-// mutex does the rest. For one made by `allocate_local` they need not be, and these hold
+// the stage to one owner at a time (`with_stage`), and the scheduler's
+// table of joiners has its own lock. For one made by `allocate_local` they need not be, and these hold
 // instead, each kept by the runtime:
 // - it is made on the thread running the loop, and that loop refuses to
 //   run on another thread while local tasks live (`runtime.rs`, `block_on`),
@@ -531,7 +533,6 @@ where
             },
             scheduler,
             stage: UnsafeCell::new(Stage::Running(future)),
-            join_waker: UnsafeCell::new(None),
         });
         // `header` is the cell's first field, at its start (`#[repr(C)]`);
         // the pointer keeps the whole box's provenance. Freed by the last
@@ -632,24 +633,11 @@ where
         unsafe { self.with_stage(|stage| std::mem::replace(stage, Stage::Consumed)) }
     }
 
-    /// Runs `f` on the join waker's slot, holding `JOIN_LOCK`.
-    #[allow(unsafe_code)]
-    fn with_join_waker<R>(&self, f: impl FnOnce(&mut Option<Waker>) -> R) -> R {
-        while self.header.state.fetch_or(JOIN_LOCK, Ordering::Acquire) & JOIN_LOCK != 0 {
-            crate::sync::spin();
-        }
-        // Let go even if `f` panics (in a waker's `clone`).
-        struct Unlock<'a>(&'a AtomicU64);
-        impl Drop for Unlock<'_> {
-            fn drop(&mut self) {
-                self.0.fetch_and(!JOIN_LOCK, Ordering::Release);
-            }
-        }
-        let _unlock = Unlock(&self.header.state);
-        let _held = lock::Held::enter();
-        // SAFETY: `JOIN_LOCK` is ours until `_unlock` goes: nobody else
-        // reaches the slot meanwhile.
-        self.join_waker.with_mut(|slot| f(unsafe { &mut *slot }))
+    /// The task's key in its scheduler's table of joiners: its address,
+    /// which no other task has while this one lives.
+    #[inline]
+    fn address(&self) -> usize {
+        std::ptr::from_ref(&self.header) as usize
     }
 
     /// Takes the stage to poll or drop the future: sets `RUNNING`, and
@@ -709,7 +697,7 @@ where
             // will reach the stage again.
             drop_quietly(unsafe { self.take_stage() });
         } else if prev & JOINING != 0
-            && let Some(waker) = self.with_join_waker(Option::take)
+            && let Some(waker) = self.scheduler.joiners().take(self.address())
         {
             wake_quietly(waker);
         }
@@ -850,7 +838,10 @@ where
     }
 
     fn joiner(&self) -> Option<*const ()> {
-        self.with_join_waker(|waker| waker.as_ref().map(Waker::data))
+        if self.header.state.load(Ordering::Acquire) & JOINING == 0 {
+            return None;
+        }
+        self.scheduler.joiners().data(self.address())
     }
 
     #[allow(unsafe_code)]
@@ -873,24 +864,35 @@ where
 {
     #[allow(unsafe_code)]
     fn join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {
-        if self.header.state.load(Ordering::Acquire) & COMPLETE == 0 {
-            let old = self.with_join_waker(|slot| set_waker(slot, cx.waker()));
+        let mut state = self.header.state.load(Ordering::Acquire);
+        if state & COMPLETE == 0 {
+            let old = self
+                .scheduler
+                .joiners()
+                .register(self.address(), cx.waker());
             // Dropped outside the lock: a waker's drop can run arbitrary code.
             drop(old);
             // Our bit and `complete`'s are set in one word: whichever is set
             // second sees the first. So either `complete` sees `JOINING` and
             // takes the waker, or we see `COMPLETE` here.
-            if self.header.state.fetch_or(JOINING, Ordering::AcqRel) & COMPLETE == 0 {
+            state = self.header.state.fetch_or(JOINING, Ordering::AcqRel) | JOINING;
+            if state & COMPLETE == 0 {
                 return Poll::Pending;
             }
+        }
+        // A waker we left may still be in the table: registered as the task
+        // completed (which then found no `JOINING`), or not yet taken by a
+        // `complete` that saw it. Ours to take: no other task has this key
+        // while ours lives, and `complete` finding it gone wakes nobody.
+        if state & JOINING != 0 {
+            drop(self.scheduler.joiners().take(self.address()));
         }
         // SAFETY: `COMPLETE` is set and the handle (us) is not gone: the
         // stage is the handle's.
         match unsafe { self.take_stage() } {
             Stage::Finished(output) => {
                 // Nothing is left for `detach` to drop or take: the output
-                // is ours, and a join waker still in its slot (registered
-                // as the task completed) goes with the task.
+                // and the table's entry are gone.
                 self.header.state.fetch_or(DETACHED, Ordering::Release);
                 Poll::Ready(output)
             }
@@ -908,8 +910,7 @@ where
         // Only the handle sets `JOINING`, and it is being dropped: no
         // waker can be left unless the bit is there already.
         if prev & JOINING != 0 {
-            let waker = self.with_join_waker(Option::take);
-            drop(waker);
+            drop(self.scheduler.joiners().take(self.address()));
         }
         if prev & COMPLETE != 0 {
             // SAFETY: `COMPLETE` was set before `DETACHED`: the loop let go

@@ -49,6 +49,7 @@ use super::reactor::Reactor;
 use super::timers::Timers;
 use crate::base::{self, Counters, JoinError, Watch, budget};
 use crate::clock::{Clock, ClockState, LoopClock};
+use crate::joiners::Joiners;
 use crate::rare::{RarePoint, rare};
 use crate::sync::{AtomicU8, Mutex, Ordering, PollWaker, lock};
 
@@ -289,6 +290,10 @@ impl Queued for Woken<'_> {
 impl Schedule for Shared {
     fn schedule(&self, task: Task) -> Option<Task> {
         schedule(Woken(self, task))
+    }
+
+    fn joiners(&self) -> &Joiners {
+        &self.joiners
     }
 }
 
@@ -1126,6 +1131,8 @@ pub(crate) struct Shared {
     pub(crate) clock: Clock,
     /// Unique among the process's runtimes: `Handle::id`.
     pub(crate) id: NonZeroU64,
+    /// The wakers of the `JoinHandle`s waiting for this runtime's tasks.
+    joiners: Joiners,
 }
 
 /// A new runtime's id: one more than the last (std's atomic, not loom's:
@@ -1149,6 +1156,7 @@ impl Shared {
             counters: Counters::default(),
             clock: Clock::default(),
             id: next_id(),
+            joiners: Joiners::default(),
         }
     }
 
@@ -1368,6 +1376,86 @@ mod tests {
         }));
         assert!(unwound.is_err());
         assert!(RUNNING.get().is_null());
+    }
+
+    /// How many `JoinHandle`s wait for this runtime's tasks (their wakers in
+    /// the table of joiners).
+    fn joiners_waiting() -> usize {
+        with_core(|core| core.expect("inside block_on").shared.joiners().waiting())
+    }
+
+    /// The table of joiners, with accounting: 1,000 handles wait at once
+    /// (one entry each), each way out of a wait takes its entry (the task
+    /// completing, aborted, or its handle dropped while it waits), a handle
+    /// polled again keeps one entry, and a task that finished before its
+    /// handle looked never takes one. Churned twice: the second round
+    /// starts from an empty table.
+    #[test]
+    fn every_waiting_join_handle_has_one_entry_and_every_way_out_takes_it() {
+        use std::future::{Future, poll_fn};
+        use std::pin::Pin;
+        use std::task::Poll;
+
+        let rt = crate::Runtime::new().unwrap();
+        rt.block_on(async {
+            for _ in 0..2 {
+                assert_eq!(joiners_waiting(), 0);
+                let gate = Rc::new(Cell::new(false));
+                let mut handles: Vec<_> = (0..1_000)
+                    .map(|i| {
+                        let gate = gate.clone();
+                        crate::spawn_local(async move {
+                            while !gate.get() {
+                                crate::yield_now().await;
+                            }
+                            i
+                        })
+                    })
+                    .collect();
+                // Polled twice each (a spurious wake): one entry each.
+                for _ in 0..2 {
+                    poll_fn(|cx| {
+                        for handle in &mut handles {
+                            assert!(Pin::new(handle).poll(cx).is_pending());
+                        }
+                        Poll::Ready(())
+                    })
+                    .await;
+                }
+                assert_eq!(joiners_waiting(), 1_000);
+                // A third aborted, a third dropped while waiting, a third
+                // run to their end.
+                let dropped: Vec<_> = handles.drain(600..).collect();
+                drop(dropped);
+                assert_eq!(joiners_waiting(), 600);
+                for handle in &handles[300..] {
+                    handle.abort();
+                }
+                gate.set(true);
+                let mut sum = 0;
+                for (i, handle) in handles.into_iter().enumerate() {
+                    match handle.await {
+                        Ok(value) => sum += value,
+                        Err(error) => assert!(i >= 300 && error.is_cancelled()),
+                    }
+                }
+                assert_eq!(sum, (0..300).sum::<usize>());
+                assert_eq!(joiners_waiting(), 0);
+                assert_eq!(crate::Handle::current().metrics().live_tasks, 0);
+
+                // Finished before its handle looked: no entry at all.
+                let done = crate::spawn(async { 7 });
+                crate::yield_now().await;
+                crate::yield_now().await;
+                let mut done = done;
+                poll_fn(|cx| {
+                    assert!(matches!(Pin::new(&mut done).poll(cx), Poll::Ready(Ok(7))));
+                    assert_eq!(joiners_waiting(), 0);
+                    Poll::Ready(())
+                })
+                .await;
+            }
+        });
     }
 
     /// Item 12 of the correctness issue: the tables kept their peak size

@@ -18,13 +18,14 @@ use crate::event_loop::cell::{Schedule, Task};
 use crate::event_loop::core::{Core, Driver};
 use crate::event_loop::core::{Job, Shared};
 use crate::event_loop::reactor::{Reactor, WAKER_TOKEN};
+use crate::joiners::Joiners;
 
 /// A scheduler that queues woken tasks for the model to run.
-pub(crate) struct Queue(Mutex<VecDeque<Task>>);
+pub(crate) struct Queue(Mutex<VecDeque<Task>>, Joiners);
 
 impl Default for Queue {
     fn default() -> Self {
-        Queue(Mutex::new(VecDeque::new()))
+        Queue(Mutex::new(VecDeque::new()), Joiners::default())
     }
 }
 
@@ -35,6 +36,10 @@ impl Schedule for Queue {
         let kept = task.clone();
         self.0.lock().push_back(task);
         Some(kept)
+    }
+
+    fn joiners(&self) -> &Joiners {
+        &self.1
     }
 }
 

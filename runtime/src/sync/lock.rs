@@ -18,8 +18,9 @@
 //! as `ioloop_runtime::lock`, hidden from the docs), but for the two that a
 //! `Condvar` waits on (the blocking pool's and the stall detector's), whose
 //! holders wake nothing, and the loom models' own (`sync::Mutex` under
-//! `--cfg loom`). A lock that is not a `Mutex` (a task's join waker, a bit
-//! of its state word) is counted by holding a [`Held`] while it is taken.
+//! `--cfg loom`). Every lock of the library is a `Mutex` (a task's join
+//! waker had a bit of its state word for a lock, counted by hand, until it
+//! moved to the runtime's table of joiners, behind one).
 
 #[cfg(not(debug_assertions))]
 pub use parking_lot::{Mutex, MutexGuard};
@@ -35,31 +36,6 @@ pub use checked::{Mutex, MutexGuard};
 pub fn assert_unlocked() {
     #[cfg(debug_assertions)]
     checked::assert_unlocked();
-}
-
-/// Counts as a lock held, while it lives (debug builds; nothing in
-/// release): for a lock that is not a [`Mutex`].
-#[must_use = "the lock counts as held only while this lives"]
-pub struct Held {
-    _private: (),
-}
-
-impl Held {
-    /// Counts one more lock held on this thread, until dropped.
-    #[inline(always)]
-    pub fn enter() -> Held {
-        #[cfg(debug_assertions)]
-        checked::acquired();
-        Held { _private: () }
-    }
-}
-
-impl Drop for Held {
-    #[inline(always)]
-    fn drop(&mut self) {
-        #[cfg(debug_assertions)]
-        checked::released();
-    }
 }
 
 #[cfg(debug_assertions)]
@@ -105,7 +81,13 @@ mod checked {
     pub struct Mutex<T: ?Sized>(parking_lot::Mutex<T>);
 
     /// The guard of a [`Mutex`]: the lock counts as held while it lives.
-    pub struct MutexGuard<'a, T: ?Sized>(parking_lot::MutexGuard<'a, T>, super::Held);
+    pub struct MutexGuard<'a, T: ?Sized>(parking_lot::MutexGuard<'a, T>);
+
+    impl<T: ?Sized> Drop for MutexGuard<'_, T> {
+        fn drop(&mut self) {
+            released();
+        }
+    }
 
     impl<T> Mutex<T> {
         /// A new mutex around `value`.
@@ -123,7 +105,9 @@ mod checked {
         /// Waits for the lock and takes it.
         #[inline]
         pub fn lock(&self) -> MutexGuard<'_, T> {
-            MutexGuard(self.0.lock(), super::Held::enter())
+            let guard = self.0.lock();
+            acquired();
+            MutexGuard(guard)
         }
 
         /// The value, through a unique reference: no lock needed.
@@ -163,17 +147,14 @@ mod tests {
         assert_unlocked();
         {
             let _a = a.lock();
-            let _b = b.lock();
-            let held = Held::enter();
-            drop(held);
+            {
+                let _b = b.lock();
+            }
             assert!(std::panic::catch_unwind(|| assert_unlocked()).is_err());
+            let _b = b.lock();
         }
         assert_unlocked();
-        assert_eq!(
-            taken() - before,
-            3,
-            "two locks and a `Held`, each taken once"
-        );
+        assert_eq!(taken() - before, 3, "a once, b twice");
     }
 
     #[test]

@@ -36,16 +36,6 @@ impl<T> UnsafeCell<T> {
     }
 }
 
-/// What a thread does while it waits for a bit lock held elsewhere for a
-/// few instructions (a task's join waker): lets the holder run.
-#[cfg(not(loom))]
-pub(crate) fn spin() {
-    std::thread::yield_now();
-}
-
-#[cfg(loom)]
-pub(crate) use loom::thread::yield_now as spin;
-
 #[cfg(all(test, loom))]
 pub(crate) mod harness;
 #[cfg(loom)]

@@ -1,6 +1,7 @@
 //! loom models of the task state machine: a task's state word, its stage
-//! and its join waker, raced by a waker, `abort` or the `JoinHandle` on
-//! another thread while the loop runs the task.
+//! and the waker its `JoinHandle` leaves in the scheduler's table of
+//! joiners, raced by a waker, `abort` or the `JoinHandle` on another thread
+//! while the loop runs the task.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 \
@@ -18,7 +19,7 @@ use std::task::{Context, Poll, Waker};
 
 use loom::thread;
 
-use super::{COMPLETE, DETACHED, Runnable, Stage, TaskCell, Typed};
+use super::{COMPLETE, DETACHED, Runnable, Schedule, Stage, TaskCell, Typed};
 use crate::sync::harness::{Counted, Flag, Queue};
 use crate::sync::{AtomicBool, AtomicUsize, Mutex, Ordering};
 use crate::task::{JoinError, JoinHandle};
@@ -324,6 +325,37 @@ fn join_waker_racing_completion(polls: usize) {
                 Poll::Ready(Ok(5))
             ));
         }
+        assert_eq!(joiners_left(&task), 0, "a waker outlived the wait");
+    });
+}
+
+/// How many wakers the task's scheduler keeps for waiting handles.
+fn joiners_left<F: Future>(task: &Typed<F, Queue>) -> usize {
+    task.scheduler.joiners().waiting()
+}
+
+/// The `JoinHandle` polled once and then dropped on another thread while
+/// the loop completes the task: the waker it left is taken by exactly one
+/// of the two (and woken, if the completion took it), never left in the
+/// table.
+#[test]
+fn loom_waiting_handle_dropped_racing_completion() {
+    loom::model(|| {
+        let (task, handle) = spawn(async { 5 });
+        let flag = Flag::new();
+        let joiner = {
+            let flag = flag.clone();
+            thread::spawn(move || {
+                let mut handle = handle;
+                let _ = poll_join(&mut handle, &flag.waker());
+                drop(handle);
+            })
+        };
+        task.task().run();
+        joiner.join().unwrap();
+        assert_eq!(joiners_left(&task), 0, "a waker outlived its handle");
+        assert_eq!(Arc::strong_count(&flag), 1, "a join waker was leaked");
+        drop(task);
     });
 }
 
@@ -341,7 +373,7 @@ fn loom_join_waker_replaced_racing_completion() {
 /// task, then dropped once it has the output: the output comes back
 /// through the handle and the task never drops it as well (the poll that
 /// returns it marks the handle detached, so the drop after it has nothing
-/// to do), and a join waker still in its slot goes with the task.
+/// to do), and no join waker is left in the table.
 #[test]
 fn loom_output_taken_then_handle_dropped_racing_completion() {
     loom::model(|| {
@@ -382,6 +414,7 @@ fn loom_output_taken_then_handle_dropped_racing_completion() {
         );
         drop(out);
         assert_eq!(output_drops.load(Ordering::Acquire), 1);
+        assert_eq!(joiners_left(&task), 0, "a waker outlived the wait");
         drop(task);
         assert_eq!(
             Arc::strong_count(&flag),
