@@ -1050,6 +1050,67 @@ mod loom_model;
 
 #[cfg(test)]
 mod tests {
+    /// The one interleaving of a join that loom's models reach only across
+    /// threads, made on one: the task completes while its handle is
+    /// leaving its waker (inside the waker's `clone`, which the table of
+    /// joiners calls), so `complete` finds no `JOINING` and takes nothing,
+    /// and the handle, seeing `COMPLETE` after it set the bit, returns the
+    /// output and takes its own entry back. Left there, the entry would
+    /// outlive the task, under an address the next task may have.
+    #[cfg(not(loom))]
+    #[test]
+    fn a_task_completing_as_its_handle_leaves_a_waker_leaves_no_entry() {
+        use std::future::Future;
+        use std::panic::Location;
+        use std::pin::Pin;
+        use std::sync::{Arc, Mutex};
+        use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
+
+        use super::{Schedule, Task, TaskCell};
+        use crate::joiners::Joiners;
+        use crate::task::JoinHandle;
+
+        struct Unwoken(Joiners);
+        impl Schedule for Unwoken {
+            fn schedule(&self, _: Task) -> Option<Task> {
+                unreachable!("nothing wakes the task")
+            }
+            fn joiners(&self) -> &Joiners {
+                &self.0
+            }
+        }
+
+        // The task the first clone of the waker runs; the clones count.
+        static TO_RUN: Mutex<Option<Task>> = Mutex::new(None);
+        static CLONES: Mutex<usize> = Mutex::new(0);
+        const VTABLE: RawWakerVTable = RawWakerVTable::new(clone, |_| {}, |_| {}, |_| {});
+        fn clone(_: *const ()) -> RawWaker {
+            *CLONES.lock().unwrap() += 1;
+            if let Some(task) = TO_RUN.lock().unwrap().take() {
+                assert!(task.run(), "completed by this run");
+            }
+            RawWaker::new(std::ptr::null(), &VTABLE)
+        }
+        // SAFETY: the vtable's functions touch no data (the pointer is
+        // null and never read), and every one of them is sound to call
+        // any number of times from any thread.
+        #[allow(unsafe_code)]
+        let waker = unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) };
+
+        let scheduler = Arc::new(Unwoken(Joiners::default()));
+        let task = TaskCell::allocate(async { 5 }, scheduler.clone(), Location::caller());
+        let mut handle = JoinHandle::new(&task);
+        *TO_RUN.lock().unwrap() = Some(task.task());
+        let polled = Pin::new(&mut handle).poll(&mut Context::from_waker(&waker));
+        assert_eq!(*CLONES.lock().unwrap(), 1, "the waker was left once");
+        assert!(matches!(polled, Poll::Ready(Ok(5))));
+        assert_eq!(
+            scheduler.0.waiting(),
+            0,
+            "the handle's entry outlived its wait"
+        );
+    }
+
     /// The tests that read the lock count, kept in debug builds only (and
     /// loom has its own locks).
     #[cfg(all(debug_assertions, not(loom)))]
