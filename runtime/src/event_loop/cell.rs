@@ -1050,6 +1050,25 @@ mod loom_model;
 
 #[cfg(test)]
 mod tests {
+    #[cfg(not(loom))]
+    use super::{Schedule, Task};
+    #[cfg(not(loom))]
+    use crate::joiners::Joiners;
+
+    /// A scheduler for tasks nothing wakes.
+    #[cfg(not(loom))]
+    struct Unwoken(Joiners);
+
+    #[cfg(not(loom))]
+    impl Schedule for Unwoken {
+        fn schedule(&self, _: Task) -> Option<Task> {
+            unreachable!("nothing wakes the task")
+        }
+        fn joiners(&self) -> &Joiners {
+            &self.0
+        }
+    }
+
     /// The one interleaving of a join that loom's models reach only across
     /// threads, made on one: the task completes while its handle is
     /// leaving its waker (inside the waker's `clone`, which the table of
@@ -1066,19 +1085,9 @@ mod tests {
         use std::sync::{Arc, Mutex};
         use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
-        use super::{Schedule, Task, TaskCell};
+        use super::{Task, TaskCell};
         use crate::joiners::Joiners;
         use crate::task::JoinHandle;
-
-        struct Unwoken(Joiners);
-        impl Schedule for Unwoken {
-            fn schedule(&self, _: Task) -> Option<Task> {
-                unreachable!("nothing wakes the task")
-            }
-            fn joiners(&self) -> &Joiners {
-                &self.0
-            }
-        }
 
         // The task the first clone of the waker runs; the clones count.
         static TO_RUN: Mutex<Option<Task>> = Mutex::new(None);
@@ -1123,6 +1132,38 @@ mod tests {
         #[track_caller]
         fn here() -> &'static Location<'static> {
             Location::caller()
+        }
+
+        /// A dump asks every task who joins it: a task whose handle never
+        /// waited answers without the table's lock; one whose handle waits
+        /// takes it once, and names the handle's waker.
+        #[test]
+        fn only_a_task_whose_handle_waits_looks_in_the_table_of_joiners() {
+            use std::future::{Future, pending};
+            use std::pin::Pin;
+            use std::sync::Arc;
+            use std::task::{Context, Waker};
+
+            use super::super::{Runnable, TaskCell};
+            use super::Unwoken;
+            use crate::joiners::Joiners;
+            use crate::task::JoinHandle;
+
+            let scheduler = Arc::new(Unwoken(Joiners::default()));
+            let task = TaskCell::allocate(pending::<()>(), scheduler, here());
+            let mut handle = JoinHandle::new(&task);
+            let before = taken();
+            assert_eq!(task.joiner(), None);
+            assert_eq!(taken(), before, "a lock for a task nobody waits for");
+
+            let waker = Waker::noop();
+            let polled = Pin::new(&mut handle).poll(&mut Context::from_waker(waker));
+            assert!(polled.is_pending());
+            let before = taken();
+            assert_eq!(task.joiner(), Some(waker.data()));
+            assert_eq!(taken(), before + 1);
+            drop(handle);
+            assert_eq!(task.joiner(), None);
         }
 
         /// A spawn from a site this thread indexed lately takes no lock:

@@ -57,7 +57,7 @@ mod checked {
     }
 
     /// The locks this thread has taken so far.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn taken() -> u64 {
         TAKEN.get()
     }
@@ -133,7 +133,7 @@ mod checked {
 
 /// The locks this thread has taken so far (debug builds' tests): a path
 /// said to take no lock is tested by this count standing still.
-#[cfg(all(test, debug_assertions))]
+#[cfg(all(test, debug_assertions, not(loom)))]
 pub(crate) use checked::taken;
 
 #[cfg(all(test, debug_assertions, not(loom)))]
