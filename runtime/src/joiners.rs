@@ -11,9 +11,10 @@
 //!
 //! The table's lock is taken by a handle that finds its task still
 //! running, by the completion of a task whose handle waits (`JOINING`
-//! set), by a handle dropped while it waits, and by a dump. A waker is
-//! cloned under it (no other user code runs there) and woken only after it
-//! is let go. The key is the task's address, unique while the task lives:
+//! set), by a handle dropped while it waits, and by a dump. No user code
+//! runs under it: a waker is cloned before it is taken, and dropped or
+//! woken after it is let go (a waker's clone that joined a task of the
+//! same runtime would otherwise wait for itself). The key is the task's address, unique while the task lives:
 //! its handle holds a reference, and each of the three ways out of a wait
 //! (the task completing, the handle taking the output, the handle
 //! dropped) removes the entry, so no entry outlives its task.
@@ -35,16 +36,17 @@ use crate::sync::Mutex;
 pub(crate) struct Joiners(Mutex<BTreeMap<usize, Waker>>);
 
 impl Joiners {
-    /// Leaves `waker` (a clone of it, unless the entry's waker would wake
-    /// the same task) as the waker of the task at `task`. Returns the
-    /// waker it replaced, to be dropped by the caller after the call (a
-    /// waker's drop is user code).
+    /// Leaves a clone of `waker` as the waker of the task at `task`,
+    /// unless the entry's waker would wake the same task. Returns the
+    /// waker the table did not keep (the one replaced, or the clone), for
+    /// the caller to drop after the call: a waker's drop is user code.
     pub(crate) fn register(&self, task: usize, waker: &Waker) -> Option<Waker> {
+        let waker = waker.clone();
         match self.0.lock().entry(task) {
-            Entry::Occupied(old) if old.get().will_wake(waker) => None,
-            Entry::Occupied(mut old) => Some(old.insert(waker.clone())),
+            Entry::Occupied(old) if old.get().will_wake(&waker) => Some(waker),
+            Entry::Occupied(mut old) => Some(old.insert(waker)),
             Entry::Vacant(slot) => {
-                slot.insert(waker.clone());
+                slot.insert(waker);
                 None
             }
         }
@@ -101,7 +103,11 @@ mod tests {
         let joiners = Joiners::default();
         let (first, waker) = counting_waker();
         assert!(joiners.register(address(0), &waker).is_none());
-        assert!(joiners.register(address(0), &waker.clone()).is_none());
+        let spare = joiners
+            .register(address(0), &waker.clone())
+            .expect("the clone");
+        assert!(spare.will_wake(&waker));
+        drop(spare);
         assert_eq!(Arc::strong_count(&first), 3, "kept once, not twice");
         assert_eq!(joiners.data(address(0)), Some(waker.data()));
 

@@ -28,9 +28,9 @@
 //! to the code): 4 `unsafe impl` (`Send` and `Sync` for the cell and for
 //! `Task`), 9 `unsafe fn` (one declared by a trait, `Runnable::poll_join`) and
 //! 24 `unsafe` blocks: reaching the stage (`with_stage`, whose callers each say
-//! why they own it), and pinning the future in place, which is what lets it live in the task's own allocation
-//! instead of a second `Box`; the task's allocation, its reference count and
-//! its wakers (`Task`, `TaskCell::WAKER`), as an `Arc` and `std::task::Wake`
+//! why they own it), and pinning the future in place, which is what lets it
+//! live in the task's own allocation instead of a second `Box`; the task's
+//! allocation, its reference count and its wakers (`Task`, `TaskCell::WAKER`), as an `Arc` and `std::task::Wake`
 //! would do them with 16 bytes more a task; and handing the `JoinHandle` its
 //! output through a pointer of its type (`poll_join`).
 //!
@@ -1118,6 +1118,54 @@ mod tests {
             0,
             "the handle's entry outlived its wait"
         );
+    }
+
+    /// A waker's `clone` is user code, and may do anything a task may,
+    /// such as poll another `JoinHandle` of the same runtime: the table of
+    /// joiners clones before it takes its lock, so that poll takes the lock
+    /// freely (a clone under it would wait for itself forever).
+    #[cfg(not(loom))]
+    #[test]
+    fn a_wakers_clone_may_join_another_task_of_the_same_scheduler() {
+        use std::future::{Future, pending};
+        use std::panic::Location;
+        use std::pin::Pin;
+        use std::sync::{Arc, Mutex};
+        use std::task::{Context, RawWaker, RawWakerVTable, Waker};
+
+        use super::TaskCell;
+        use crate::task::JoinHandle;
+
+        // The handle the clones of the waker poll, and how many did.
+        static OTHER: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
+        static POLLS: Mutex<usize> = Mutex::new(0);
+        const VTABLE: RawWakerVTable = RawWakerVTable::new(clone, |_| {}, |_| {}, |_| {});
+        fn clone(_: *const ()) -> RawWaker {
+            if let Some(other) = OTHER.lock().unwrap().as_mut() {
+                let noop = &mut Context::from_waker(Waker::noop());
+                assert!(Pin::new(other).poll(noop).is_pending());
+                *POLLS.lock().unwrap() += 1;
+            }
+            RawWaker::new(std::ptr::null(), &VTABLE)
+        }
+        // SAFETY: as in the test above: no data, every function sound to
+        // call any number of times from any thread.
+        #[allow(unsafe_code)]
+        let waker = unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) };
+
+        let scheduler = Arc::new(Unwoken(Joiners::default()));
+        let here = Location::caller();
+        let other = TaskCell::allocate(pending::<()>(), scheduler.clone(), here);
+        *OTHER.lock().unwrap() = Some(JoinHandle::new(&other));
+        let task = TaskCell::allocate(pending::<()>(), scheduler.clone(), here);
+        let mut handle = JoinHandle::new(&task);
+        let polled = Pin::new(&mut handle).poll(&mut Context::from_waker(&waker));
+        assert!(polled.is_pending());
+        assert_eq!(*POLLS.lock().unwrap(), 1);
+        assert_eq!(scheduler.0.waiting(), 2, "both handles wait");
+        drop(OTHER.lock().unwrap().take());
+        drop(handle);
+        assert_eq!(scheduler.0.waiting(), 0);
     }
 
     /// The tests that read the lock count, kept in debug builds only (and
