@@ -1168,6 +1168,50 @@ mod tests {
         assert_eq!(scheduler.0.waiting(), 0);
     }
 
+    /// A cancel from another thread while the loop (or a pool thread)
+    /// polls the task finds `RUNNING` held, and leaves the future to its
+    /// poller: the task is not finished under the poll's feet; the poll,
+    /// letting go, sees `CANCELLED`, drops the future and completes the task
+    /// as cancelled. (loom's cancel models check the same across every
+    /// interleaving; this one, on two threads in a fixed order, is in the
+    /// fast set.)
+    #[cfg(not(loom))]
+    #[test]
+    fn a_cancel_while_another_thread_polls_leaves_the_future_to_its_poller() {
+        use std::future::{Future, poll_fn};
+        use std::panic::Location;
+        use std::pin::Pin;
+        use std::sync::{Arc, Barrier};
+        use std::task::{Context, Poll, Waker};
+
+        use super::{Runnable, TaskCell};
+        use crate::base::JoinError;
+        use crate::task::JoinHandle;
+
+        // Leaked so that the future holds only references to them.
+        let inside: &'static Barrier = Box::leak(Box::new(Barrier::new(2)));
+        let leave: &'static Barrier = Box::leak(Box::new(Barrier::new(2)));
+        let scheduler = Arc::new(Unwoken(Joiners::default()));
+        let future = poll_fn(move |_| {
+            inside.wait();
+            leave.wait();
+            Poll::<()>::Pending
+        });
+        let task = TaskCell::allocate(future, scheduler, Location::caller());
+        let mut handle = JoinHandle::new(&task);
+        let poller = {
+            let task = task.task();
+            std::thread::spawn(move || task.run())
+        };
+        inside.wait();
+        task.cancel(JoinError::cancelled());
+        assert!(!handle.is_finished(), "finished while its poll runs");
+        leave.wait();
+        assert!(poller.join().unwrap(), "completed by the poll letting go");
+        let joined = Pin::new(&mut handle).poll(&mut Context::from_waker(Waker::noop()));
+        assert!(matches!(joined, Poll::Ready(Err(e)) if e.is_cancelled()));
+    }
+
     /// The tests that read the lock count, kept in debug builds only (and
     /// loom has its own locks).
     #[cfg(all(debug_assertions, not(loom)))]
