@@ -1188,13 +1188,13 @@ mod tests {
         use crate::base::JoinError;
         use crate::task::JoinHandle;
 
-        // Leaked so that the future holds only references to them.
-        let inside: &'static Barrier = Box::leak(Box::new(Barrier::new(2)));
-        let leave: &'static Barrier = Box::leak(Box::new(Barrier::new(2)));
+        // Statics, so that the future holds nothing of them.
+        static INSIDE: Barrier = Barrier::new(2);
+        static LEAVE: Barrier = Barrier::new(2);
         let scheduler = Arc::new(Unwoken(Joiners::default()));
-        let future = poll_fn(move |_| {
-            inside.wait();
-            leave.wait();
+        let future = poll_fn(|_| {
+            INSIDE.wait();
+            LEAVE.wait();
             Poll::<()>::Pending
         });
         let task = TaskCell::allocate(future, scheduler, Location::caller());
@@ -1203,10 +1203,10 @@ mod tests {
             let task = task.task();
             std::thread::spawn(move || task.run())
         };
-        inside.wait();
+        INSIDE.wait();
         task.cancel(JoinError::cancelled());
         assert!(!handle.is_finished(), "finished while its poll runs");
-        leave.wait();
+        LEAVE.wait();
         assert!(poller.join().unwrap(), "completed by the poll letting go");
         let joined = Pin::new(&mut handle).poll(&mut Context::from_waker(Waker::noop()));
         assert!(matches!(joined, Poll::Ready(Err(e)) if e.is_cancelled()));
