@@ -132,3 +132,57 @@ fn a_request_that_outlives_the_grace_period_is_dropped() -> std::io::Result<()> 
         Ok(())
     })
 }
+
+/// `Server::keep_alive`: on (the default), a connection serves a second
+/// request; off, the one response says `connection: close` and the server
+/// closes the connection after it.
+#[test]
+fn keep_alive_off_closes_a_connection_after_its_one_response() -> std::io::Result<()> {
+    io_run::run(|| async {
+        for keep_alive in [true, false] {
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            let addr = listener.local_addr()?;
+            let service = service_fn(|_req: Request<hyper::body::Incoming>| async {
+                Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"hi"))))
+            });
+            let stop = Flag::default();
+            let server = ioloop::spawn_local({
+                let stop = stop.clone();
+                async move {
+                    Server::new()
+                        .keep_alive(keep_alive)
+                        .serve(listener, service, stop.wait())
+                        .await
+                }
+            });
+            let stream = TcpStream::connect(addr).await?;
+            let (mut sender, conn) = handshake(HyperIo::new(stream)).await.unwrap();
+            let conn = ioloop::spawn_local(conn);
+            let get = || {
+                Request::get("/")
+                    .header("host", "test")
+                    .body(Empty::<Bytes>::new())
+                    .unwrap()
+            };
+            let response = sender.send_request(get()).await.unwrap();
+            let closing = response
+                .headers()
+                .get("connection")
+                .is_some_and(|v| v == "close");
+            assert_eq!(closing, !keep_alive, "keep_alive({keep_alive})");
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            assert_eq!(&body[..], b"hi");
+            if keep_alive {
+                let again = sender.send_request(get()).await.unwrap();
+                assert_eq!(again.status(), StatusCode::OK);
+                again.into_body().collect().await.unwrap();
+                drop(sender);
+            }
+            // Off, the server's close ends the client's connection.
+            conn.await.unwrap().unwrap();
+            stop.set();
+            server.await.unwrap()?;
+        }
+        Ok(())
+    })
+}

@@ -625,3 +625,54 @@ fn callback_config_at_its_extremes() -> io::Result<()> {
         })
     })
 }
+
+/// `callbacks::serve`, the layer's entry with its default limits: a task
+/// per accepted connection, each with a handler of its own from the
+/// factory, three at once (the fast set's only run of it: the servers
+/// binary's `callbacks_layer` tests it at length).
+#[test]
+fn callback_serve_runs_a_handler_of_its_own_for_each_connection() -> io::Result<()> {
+    use ioloop::callbacks::{Connection, Handler, serve};
+    struct Numbered(usize);
+    impl Handler for Numbered {
+        fn on_connect(&mut self, conn: &mut Connection) {
+            conn.queue_send(format!("{}\n", self.0).as_bytes());
+        }
+        fn on_data(&mut self, conn: &mut Connection) {
+            let data = conn.inbuf().to_vec();
+            conn.consume(data.len());
+            conn.queue_send(&data);
+        }
+    }
+    within(SAFETY, || {
+        ioloop::block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            let addr = listener.local_addr()?;
+            let mut made = 0;
+            let server = ioloop::spawn(serve(listener, move || {
+                made += 1;
+                Numbered(made)
+            }));
+            let mut clients = Vec::new();
+            for _ in 0..3 {
+                clients.push(TcpStream::connect(addr).await?);
+            }
+            let mut numbers = Vec::new();
+            for client in &clients {
+                let mut reader = StreamReader::new(client);
+                let number = timeout(SAFETY, reader.read_line()).await??;
+                numbers.push(number.expect("greeted").to_vec());
+                let mut writer = StreamWriter::new(client);
+                writer.write(b"ping\n");
+                writer.drain().await?;
+                let echoed = timeout(SAFETY, reader.read_line()).await??;
+                assert_eq!(echoed, Some(&b"ping"[..]));
+            }
+            numbers.sort();
+            assert_eq!(numbers, [b"1".to_vec(), b"2".to_vec(), b"3".to_vec()]);
+            assert!(!server.is_finished(), "serve returned while listening");
+            server.abort();
+            Ok(())
+        })
+    })
+}

@@ -111,6 +111,46 @@ fn peer_cred_is_this_process_on_a_pair_and_through_a_listener() -> io::Result<()
     })
 }
 
+/// A peer of another user: as root (as CI runs the tests), a thread of
+/// this process takes user and group 65534 for itself alone (the raw
+/// system calls: glibc's wrappers would change every thread) and connects;
+/// `peer_cred` names that user and group, not ours, nor 0. Not as root,
+/// the thread stays ours, which is not 0 either.
+#[test]
+fn peer_cred_names_the_user_and_group_the_peer_connected_as() -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    run(|| async {
+        let (uid, gid) = our_ids();
+        let want: (u32, u32) = if uid == 0 { (65534, 65534) } else { (uid, gid) };
+        let dir = net_unix::TempDir::new()?;
+        let path = dir.join("other.sock");
+        let listener = UnixListener::bind(&path)?;
+        for open in [dir.path(), path.as_path()] {
+            std::fs::set_permissions(open, std::fs::Permissions::from_mode(0o777))?;
+        }
+        let connect = std::thread::spawn(move || {
+            if want != (uid, gid) {
+                // SAFETY: plain system calls on integers; they change this
+                // thread's ids alone, and the thread ends after connecting.
+                let (g, u) = unsafe {
+                    (
+                        libc::syscall(libc::SYS_setresgid, want.1, want.1, want.1),
+                        libc::syscall(libc::SYS_setresuid, want.0, want.0, want.0),
+                    )
+                };
+                assert_eq!((g, u), (0, 0), "{}", io::Error::last_os_error());
+            }
+            std::os::unix::net::UnixStream::connect(&path)
+        });
+        let (server, _) = listener.accept().await?;
+        let cred = server.peer_cred()?;
+        assert_eq!((cred.uid(), cred.gid()), want);
+        assert_eq!(cred.pid(), Some(std::process::id() as i32));
+        drop(connect.join().expect("the connecting thread")?);
+        Ok(())
+    })
+}
+
 #[test]
 fn try_read_on_an_empty_stream_would_block_and_peek_leaves_the_bytes() -> io::Result<()> {
     run(|| async {
