@@ -1226,9 +1226,10 @@ mod tests {
             Location::caller()
         }
 
-        /// A dump asks every task who joins it: a task whose handle never
-        /// waited answers without the table's lock; one whose handle waits
-        /// takes it once, and names the handle's waker.
+        /// A dump asks every task who joins it, and every task completes:
+        /// a task whose handle never waited does either without the table's
+        /// lock; one whose handle waits takes it once (naming the handle's
+        /// waker, or taking it to wake).
         #[test]
         fn only_a_task_whose_handle_waits_looks_in_the_table_of_joiners() {
             use std::future::{Future, pending};
@@ -1256,6 +1257,21 @@ mod tests {
             assert_eq!(taken(), before + 1);
             drop(handle);
             assert_eq!(task.joiner(), None);
+
+            // Completing: no lock for a task whose handle never waited, one
+            // for a task whose handle waits (to take its waker).
+            for waits in [false, true] {
+                let scheduler = Arc::new(Unwoken(Joiners::default()));
+                let task = TaskCell::allocate(async {}, scheduler, here());
+                let mut handle = JoinHandle::new(&task);
+                if waits {
+                    let polled = Pin::new(&mut handle).poll(&mut Context::from_waker(waker));
+                    assert!(polled.is_pending());
+                }
+                let before = taken();
+                assert!(task.task().run(), "completed");
+                assert_eq!(taken() - before, u64::from(waits), "waits: {waits}");
+            }
         }
 
         /// A spawn from a site this thread indexed lately takes no lock:
