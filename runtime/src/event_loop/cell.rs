@@ -1069,32 +1069,36 @@ mod tests {
         }
     }
 
-    /// The one interleaving of a join that loom's models reach only across
+    /// The interleavings of a join that loom's models reach only across
     /// threads, made on one: the task completes while its handle is
-    /// leaving its waker (inside the waker's `clone`, which the table of
-    /// joiners calls), so `complete` finds no `JOINING` and takes nothing,
-    /// and the handle, seeing `COMPLETE` after it set the bit, returns the
-    /// output and takes its own entry back. Left there, the entry would
-    /// outlive the task, under an address the next task may have.
+    /// leaving its waker (inside the waker's `clone`, which the handle's
+    /// poll calls before it takes the table's lock). On a first poll,
+    /// `complete` finds no `JOINING` and takes nothing; on a second (the
+    /// handle polled again with another waker), it takes and wakes the
+    /// first poll's waker, and the second's goes in after. Either way the
+    /// handle, seeing `COMPLETE` after it set the bit, returns the output
+    /// and takes its own entry back: left there, the entry would outlive
+    /// the task, under an address the next task may have.
     #[cfg(not(loom))]
     #[test]
     fn a_task_completing_as_its_handle_leaves_a_waker_leaves_no_entry() {
         use std::future::Future;
         use std::panic::Location;
         use std::pin::Pin;
+        use std::sync::atomic::{AtomicUsize, Ordering};
         use std::sync::{Arc, Mutex};
-        use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
+        use std::task::{Context, Poll, RawWaker, RawWakerVTable, Wake, Waker};
 
         use super::{Task, TaskCell};
         use crate::joiners::Joiners;
         use crate::task::JoinHandle;
 
-        // The task the first clone of the waker runs; the clones count.
+        // The task the next clone of the waker runs; the clones count.
         static TO_RUN: Mutex<Option<Task>> = Mutex::new(None);
-        static CLONES: Mutex<usize> = Mutex::new(0);
+        static CLONES: AtomicUsize = AtomicUsize::new(0);
         const VTABLE: RawWakerVTable = RawWakerVTable::new(clone, |_| {}, |_| {}, |_| {});
         fn clone(_: *const ()) -> RawWaker {
-            *CLONES.lock().unwrap() += 1;
+            CLONES.fetch_add(1, Ordering::Relaxed);
             if let Some(task) = TO_RUN.lock().unwrap().take() {
                 assert!(task.run(), "completed by this run");
             }
@@ -1105,19 +1109,34 @@ mod tests {
         // any number of times from any thread.
         #[allow(unsafe_code)]
         let waker = unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) };
+        #[derive(Default)]
+        struct Woken(AtomicUsize);
+        impl Wake for Woken {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
 
-        let scheduler = Arc::new(Unwoken(Joiners::default()));
-        let task = TaskCell::allocate(async { 5 }, scheduler.clone(), Location::caller());
-        let mut handle = JoinHandle::new(&task);
-        *TO_RUN.lock().unwrap() = Some(task.task());
-        let polled = Pin::new(&mut handle).poll(&mut Context::from_waker(&waker));
-        assert_eq!(*CLONES.lock().unwrap(), 1, "the waker was left once");
-        assert!(matches!(polled, Poll::Ready(Ok(5))));
-        assert_eq!(
-            scheduler.0.waiting(),
-            0,
-            "the handle's entry outlived its wait"
-        );
+        for polled_before in [false, true] {
+            let scheduler = Arc::new(Unwoken(Joiners::default()));
+            let task = TaskCell::allocate(async { 5 }, scheduler.clone(), Location::caller());
+            let mut handle = JoinHandle::new(&task);
+            let first = Arc::new(Woken::default());
+            if polled_before {
+                let first = Waker::from(first.clone());
+                let polled = Pin::new(&mut handle).poll(&mut Context::from_waker(&first));
+                assert!(polled.is_pending());
+            }
+            *TO_RUN.lock().unwrap() = Some(task.task());
+            let clones = CLONES.load(Ordering::Relaxed);
+            let polled = Pin::new(&mut handle).poll(&mut Context::from_waker(&waker));
+            assert_eq!(CLONES.load(Ordering::Relaxed), clones + 1, "left once");
+            assert!(matches!(polled, Poll::Ready(Ok(5))));
+            let woken = first.0.load(Ordering::Relaxed);
+            assert_eq!(woken, usize::from(polled_before), "the first waker woken");
+            let left = scheduler.0.waiting();
+            assert_eq!(left, 0, "an entry outlived its wait ({polled_before})");
+        }
     }
 
     /// A waker's `clone` is user code, and may do anything a task may,
