@@ -14,10 +14,11 @@
 //! set), by a handle dropped while it waits, and by a dump. No user code
 //! runs under it: a waker is cloned before it is taken, and dropped or
 //! woken after it is let go (a waker's clone that joined a task of the
-//! same runtime would otherwise wait for itself). The key is the task's address, unique while the task lives:
-//! its handle holds a reference, and each of the three ways out of a wait
-//! (the task completing, the handle taking the output, the handle
-//! dropped) removes the entry, so no entry outlives its task.
+//! same runtime would otherwise wait for itself). The key is the task's
+//! address, unique while the task lives: its handle holds a reference,
+//! and each of the three ways out of a wait removes the entry (the task
+//! completing; the handle, when it left its waker as the task completed;
+//! the handle dropped), so no entry outlives its task.
 //!
 //! A B-tree, not a hash table: no hasher to choose (std's is seeded at
 //! random, and the library iterates nothing in a random order), and it

@@ -864,8 +864,7 @@ where
 {
     #[allow(unsafe_code)]
     fn join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {
-        let mut state = self.header.state.load(Ordering::Acquire);
-        if state & COMPLETE == 0 {
+        if self.header.state.load(Ordering::Acquire) & COMPLETE == 0 {
             let old = self
                 .scheduler
                 .joiners()
@@ -874,17 +873,15 @@ where
             drop(old);
             // Our bit and `complete`'s are set in one word: whichever is set
             // second sees the first. So either `complete` sees `JOINING` and
-            // takes the waker, or we see `COMPLETE` here.
-            state = self.header.state.fetch_or(JOINING, Ordering::AcqRel) | JOINING;
-            if state & COMPLETE == 0 {
+            // takes the waker, or we see `COMPLETE` here...
+            if self.header.state.fetch_or(JOINING, Ordering::AcqRel) & COMPLETE == 0 {
                 return Poll::Pending;
             }
-        }
-        // A waker we left may still be in the table: registered as the task
-        // completed (which then found no `JOINING`), or not yet taken by a
-        // `complete` that saw it. Ours to take: no other task has this key
-        // while ours lives, and `complete` finding it gone wakes nobody.
-        if state & JOINING != 0 {
+            // ...and take back the waker we just left: `complete` found no
+            // `JOINING`, or (the handle polled before) took an earlier
+            // poll's waker before ours went in. No other task has this key
+            // while ours lives. A waker left by an earlier poll alone went in
+            // before that poll set `JOINING`: `complete` takes it.
             drop(self.scheduler.joiners().take(self.address()));
         }
         // SAFETY: `COMPLETE` is set and the handle (us) is not gone: the
@@ -892,7 +889,7 @@ where
         match unsafe { self.take_stage() } {
             Stage::Finished(output) => {
                 // Nothing is left for `detach` to drop or take: the output
-                // and the table's entry are gone.
+                // is ours, and the table's entry gone or `complete`'s.
                 self.header.state.fetch_or(DETACHED, Ordering::Release);
                 Poll::Ready(output)
             }
@@ -1290,6 +1287,30 @@ mod tests {
                 let before = taken();
                 assert!(task.task().run(), "completed");
                 assert_eq!(taken() - before, u64::from(waits), "waits: {waits}");
+                // Taking the output: the waker was taken by the completion
+                // (or never left), so no lock either way.
+                let before = taken();
+                let joined = Pin::new(&mut handle).poll(&mut Context::from_waker(waker));
+                assert!(joined.is_ready());
+                assert_eq!(taken(), before, "the output taken, waits: {waits}");
+            }
+
+            // Dropping a handle: no lock unless it waits.
+            for waits in [false, true] {
+                let scheduler = Arc::new(Unwoken(Joiners::default()));
+                let task = TaskCell::allocate(pending::<()>(), scheduler, here());
+                let mut handle = JoinHandle::new(&task);
+                if waits {
+                    let polled = Pin::new(&mut handle).poll(&mut Context::from_waker(waker));
+                    assert!(polled.is_pending());
+                }
+                let before = taken();
+                drop(handle);
+                assert_eq!(
+                    taken() - before,
+                    u64::from(waits),
+                    "dropped, waits: {waits}"
+                );
             }
         }
 
