@@ -74,6 +74,35 @@ fn drain_at_or_below_the_high_water_mark_returns_at_once_after_one_try() -> io::
     })
 }
 
+/// The high-water mark at its edge: with 99 or 100 bytes queued (mark
+/// 100) a drain returns after one try; with 101 it waits for the peer.
+#[test]
+fn drain_waits_only_above_the_high_water_mark_at_its_edge() -> io::Result<()> {
+    run(|| async {
+        for (queued, waits) in [(99, false), (100, false), (101, true)] {
+            let (sink, probe) = planned(script([Act::WouldBlock, Act::Stall]));
+            let mut writer = StreamWriter::new(sink);
+            writer.set_write_buffer_limits(100, 10);
+            writer.write(&vec![3; queued]);
+            assert_eq!(writer.buffered(), queued);
+            let mut drain = Box::pin(writer.drain());
+            let first = poll_once(&mut drain);
+            assert_eq!(first.is_pending(), waits, "{queued} queued: {first:?}");
+            probe.unstall();
+            let drained = match first {
+                Poll::Pending => drain.await,
+                Poll::Ready(done) => {
+                    drop(drain);
+                    done
+                }
+            };
+            drained?;
+            assert!(writer.buffered() <= if waits { 10 } else { queued });
+        }
+        Ok(())
+    })
+}
+
 #[test]
 fn the_default_limits_make_drain_send_everything() -> io::Result<()> {
     run(|| async {
