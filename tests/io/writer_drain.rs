@@ -103,6 +103,27 @@ fn drain_waits_only_above_the_high_water_mark_at_its_edge() -> io::Result<()> {
     })
 }
 
+/// A drain that sends its queue down to nothing (a low-water mark of 0)
+/// flushes the inner writer too, whose own gathered writes (a socket's)
+/// would otherwise stay behind; one that stops at a mark above 0 leaves
+/// the inner writer as it is.
+#[test]
+fn a_drain_down_to_nothing_flushes_the_inner_writer_and_one_to_a_mark_does_not() -> io::Result<()> {
+    run(|| async {
+        for (high, low, flushed) in [(0, 0, 1), (50, 10, 0)] {
+            let (sink, probe) = planned(script_then([Act::WouldBlock], Act::Take(7)));
+            let mut writer = StreamWriter::new(sink);
+            writer.set_write_buffer_limits(high, low);
+            writer.write(&[4; 100]);
+            assert_eq!(writer.buffered(), 100);
+            writer.drain().await?;
+            assert!(writer.buffered() <= low, "({high}, {low})");
+            assert_eq!(probe.flushes(), flushed, "({high}, {low})");
+        }
+        Ok(())
+    })
+}
+
 #[test]
 fn the_default_limits_make_drain_send_everything() -> io::Result<()> {
     run(|| async {
