@@ -23,8 +23,9 @@
 //! A B-tree, not a hash table: no hasher to choose (std's is seeded at
 //! random, and the library iterates nothing in a random order), and it
 //! gives its nodes back as it empties, so a burst of a million waiting
-//! handles leaves no room behind, while the one node of a table that is
-//! never empty for long is kept: a warm join allocates nothing.
+//! handles leaves no room behind, while its root node, once made, stays
+//! even when the table is empty: a warm join allocates nothing
+//! (`tests/rt/alloc.rs`).
 
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
