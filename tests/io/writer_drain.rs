@@ -103,6 +103,29 @@ fn drain_waits_only_above_the_high_water_mark_at_its_edge() -> io::Result<()> {
     })
 }
 
+/// At or below the high-water mark, a writer that answers the one try
+/// with a `WouldBlock` error (as a raw non-blocking socket does) is no
+/// error to the drain: it returns `Ok`, and the queue keeps every byte.
+#[test]
+fn a_would_block_error_on_the_one_try_is_no_error_and_loses_nothing() -> io::Result<()> {
+    run(|| async {
+        let (sink, probe) = planned(script([Act::WouldBlock, Act::WouldBlock]));
+        let mut writer = StreamWriter::new(sink);
+        writer.set_write_buffer_limits(100, 10);
+        writer.write(&[6; 50]);
+        assert!(matches!(
+            poll_once(&mut Box::pin(writer.drain())),
+            Poll::Ready(Ok(()))
+        ));
+        assert_eq!(probe.calls(), 2);
+        assert_eq!(writer.buffered(), 50);
+        writer.set_write_buffer_limits(0, 0);
+        writer.drain().await?;
+        assert_eq!(probe.received(), vec![6; 50]);
+        Ok(())
+    })
+}
+
 /// A drain that sends its queue down to nothing (a low-water mark of 0)
 /// flushes the inner writer too, whose own gathered writes (a socket's)
 /// would otherwise stay behind; one that stops at a mark above 0 leaves
