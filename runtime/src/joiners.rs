@@ -43,6 +43,8 @@ impl Joiners {
     /// waker the table did not keep (the one replaced, or the clone), for
     /// the caller to drop after the call: a waker's drop is user code.
     pub(crate) fn register(&self, task: usize, waker: &Waker) -> Option<Waker> {
+        // `base::set_waker`'s rule, but not it: it clones under the
+        // caller's lock, and here the clone comes first (see above).
         let waker = waker.clone();
         match self.0.lock().entry(task) {
             Entry::Occupied(old) if old.get().will_wake(&waker) => Some(waker),

@@ -1444,10 +1444,9 @@ mod tests {
                 assert_eq!(crate::Handle::current().metrics().live_tasks, 0);
 
                 // Finished before its handle looked: no entry at all.
-                let done = crate::spawn(async { 7 });
+                let mut done = crate::spawn(async { 7 });
                 crate::yield_now().await;
                 crate::yield_now().await;
-                let mut done = done;
                 poll_fn(|cx| {
                     assert!(matches!(Pin::new(&mut done).poll(cx), Poll::Ready(Ok(7))));
                     assert_eq!(joiners_waiting(), 0);
