@@ -4,7 +4,8 @@ per-file table RELIABILITY.md quotes, merged from every kept shard.
 
   mutants_score.py --test-args              nextest's arguments for the fast set
   mutants_score.py --keep OUTCOMES DEST CMD  keep a shard's outcomes in DEST
-  mutants_score.py --score [--check]         print the table (--check: RELIABILITY.md has it)
+  mutants_score.py --score [--check|--write] print the table (--check: RELIABILITY.md has it;
+                                             --write: put it there)
   mutants_score.py --next core|rest|sim N    a regex of the next N mutants no kept run has tested
 
 A kept shard is a text file: `#` lines (the group, commit, date and the
@@ -127,7 +128,7 @@ def run_order(path):
     return ("again-" in path.name, stem, 0, "")
 
 
-def score(check):
+def score(mode):
     eq = equivalents()
     runs = {}
     commits, dates, shards = set(), set(), []
@@ -222,11 +223,16 @@ def score(check):
                     if dates else "") + ".")
     lines.append(END)
     table = "\n".join(lines)
-    if check:
+    if mode == "--check":
         text = DOC.read_text()
         if table not in text:
             sys.exit(f"{DOC.name}: the mutants table is not the runs' (.ci/mutants score):\n{table}")
         print(f"{DOC.name}: the mutants table matches mutants/runs/")
+    elif mode == "--write":
+        text = DOC.read_text()
+        start, end = text.index(BEGIN), text.index(END) + len(END)
+        DOC.write_text(text[:start] + table + text[end:])
+        print(f"{DOC.name}: the mutants table written from mutants/runs/")
     else:
         print(table)
 
@@ -289,8 +295,8 @@ def main(argv):
         keep(*argv[1:])
     elif argv[:1] == ["--next"] and len(argv) == 3:
         next_batch(argv[1], int(argv[2]))
-    elif argv[:1] == ["--score"]:
-        score(argv[1:2] == ["--check"])
+    elif argv[:1] == ["--score"] and argv[1:] in ([], ["--check"], ["--write"]):
+        score(argv[1] if len(argv) > 1 else "")
     else:
         sys.exit(__doc__)
 
