@@ -81,8 +81,21 @@ pub mod io {
         AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, copy,
     };
     pub use ioloop_net::io::*;
+    #[cfg(unix)]
+    pub use ioloop_process::AsyncFd;
     pub use ioloop_runtime::io::{
         ReadyEvent, Registration, Waiter, take_back_wake_after_poll, wake_after_poll,
+    };
+}
+
+/// Child processes (the `ioloop-process` crate): [`Command`](process::Command)
+/// mirrors `std::process::Command`; a [`Child`](process::Child)'s pipes are
+/// futures-io streams and its exit is awaited on the loop, with no thread
+/// per child. asyncio's `create_subprocess_exec`, tokio's `process`.
+#[cfg(unix)]
+pub mod process {
+    pub use ioloop_process::{
+        Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Output, Stdio,
     };
 }
 

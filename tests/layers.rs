@@ -37,6 +37,7 @@ const CRATES: &[&str] = &[
     "callbacks/src",
     "sim/src",
     "signal/src",
+    "process/src",
     "compat/src",
     "macros/src",
 ];
@@ -91,6 +92,10 @@ const LAYERS: &str = "
     signal/src/kind.rs                         0  signals: which,
     signal/src/listener.rs                     1  a listener on the runtime's I/O,
     signal/src/lib.rs                          2  and ctrl_c
+    process/src/fd.rs                          0  processes: any descriptor on the reactor,
+    process/src/pipe.rs                        1  a child's pipes over it,
+    process/src/child.rs                       2  the child and its exit,
+    process/src/lib.rs                         3  and the crate's face
     compat/src/hyper/                          0  the adapters
     compat/src/hyper/serve.rs                  1  the server on them
     compat/src/lib.rs                          2
@@ -466,6 +471,8 @@ const CRATE_DEPS: &[(&str, &[&str])] = &[
     ("compat", &["ioloop-net", "ioloop-runtime"]),
     ("sim", &["ioloop-net", "ioloop-runtime"]),
     ("signal", &["ioloop-runtime"]),
+    // SIGCHLD, where the kernel has no pidfd: the signal crate's listener.
+    ("process", &["ioloop-runtime", "ioloop-signal"]),
     ("macros", &[]),
 ];
 

@@ -21,7 +21,8 @@ use crate::handle::Handle;
 use crate::sync::{Ordering, lock};
 
 /// An I/O source (a socket, a pipe, any `mio::event::Source`) registered
-/// with a runtime's reactor: the lesson's `sel.register(sock, ...)`.
+/// with a runtime's reactor: the lesson's `sel.register(sock, ...)`. For a
+/// bare file descriptor, `ioloop::io::AsyncFd` needs no mio of your own.
 ///
 /// The source is registered once, for reading and writing, edge-triggered.
 /// A task asks whether a direction is ready with
@@ -35,8 +36,7 @@ use crate::sync::{Ordering, lock};
 /// Any number of tasks may wait on each direction; the next event in that
 /// direction wakes them all. A waiting future ([`readable`](Self::readable),
 /// a [`Waiter`]) holds a place among the waiters until it drops; a poll
-/// function has none, so per direction the latest 65 tasks polling so are
-/// kept, and one more wakes the oldest (the guide has the details).
+/// function has none: per direction the latest 65 are kept, an older woken.
 ///
 /// A fresh registration reports both directions ready before any event,
 /// so the first I/O call is tried at once. Each readiness check spends one

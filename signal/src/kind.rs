@@ -47,6 +47,13 @@ impl SignalKind {
         SignalKind(sig::SIGQUIT)
     }
 
+    /// SIGCHLD: a child process stopped or exited (how `ioloop::process`
+    /// learns a child's exit where the kernel has no pidfd).
+    #[doc(alias = "SIGCHLD")]
+    pub const fn child() -> Self {
+        SignalKind(sig::SIGCHLD)
+    }
+
     /// SIGUSR1: for the application to give a meaning to.
     #[doc(alias = "SIGUSR1")]
     pub const fn user_defined1() -> Self {
