@@ -2,13 +2,15 @@
 //! below the high-water mark, otherwise waits until at or below the low
 //! one; the defaults (0, 0) send everything; a dropped drain loses nothing.
 
+use std::future::poll_fn;
 use std::io;
-use std::task::Poll;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use io_run::run;
 use io_writer::{Act, Rng, planned, script, script_then};
-use ioloop::io::StreamWriter;
+use ioloop::io::{AsyncWrite, StreamWriter};
 use ioloop::time::timeout;
 use testkit::{io_run, io_writer, time_poll};
 use time_poll::poll_once;
@@ -193,4 +195,83 @@ fn a_drain_dropped_half_way_loses_and_repeats_nothing() -> io::Result<()> {
 fn limits_with_low_above_high_panic() {
     let (sink, _) = planned(script([]));
     StreamWriter::new(sink).set_write_buffer_limits(1, 2);
+}
+
+/// Takes every byte; its flush says `Pending` (waking at once) the first
+/// `pending` times; counts its flushes.
+struct SlowFlush {
+    pending: usize,
+    flushes: usize,
+}
+
+impl AsyncWrite for SlowFlush {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Poll::Ready(Ok(data.len()))
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.flushes += 1;
+        if self.pending == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        self.pending -= 1;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// With nothing queued, a drain is a flush of the inner writer, tried
+/// once without waiting: under the default marks a flush that is not done
+/// yet is then awaited (done here in the same poll: the writer is ready
+/// the second time), and under a high-water mark above 0 it is left as it
+/// is, with no second try.
+#[test]
+fn a_drain_with_nothing_queued_flushes_once_and_waits_only_under_the_default_marks() {
+    for (high, flushes) in [(0, 2), (100, 1)] {
+        let mut writer = StreamWriter::new(SlowFlush {
+            pending: 1,
+            flushes: 0,
+        });
+        writer.set_write_buffer_limits(high, 0);
+        let first = poll_once(&mut Box::pin(writer.drain()));
+        assert!(
+            matches!(first, Poll::Ready(Ok(()))),
+            "high {high}: {first:?}"
+        );
+        assert_eq!(writer.get_ref().flushes, flushes, "high {high}");
+    }
+}
+
+/// `AsyncWrite::poll_write` makes room first: with 99 or 100 bytes queued
+/// (mark 100) it takes the next byte at once; with 101 it must send down
+/// to the low mark, and waits for a stalled peer.
+#[test]
+fn poll_write_waits_for_room_only_above_the_high_water_mark_at_its_edge() -> io::Result<()> {
+    run(|| async {
+        for (queued, waits) in [(99, false), (100, false), (101, true)] {
+            let (sink, probe) = planned(script([Act::WouldBlock, Act::Stall]));
+            let mut writer = StreamWriter::new(sink);
+            writer.set_write_buffer_limits(100, 10);
+            writer.write(&vec![3; queued]);
+            let mut one = poll_fn(|cx| Pin::new(&mut writer).poll_write(cx, b"x"));
+            let first = poll_once(&mut one);
+            assert_eq!(first.is_pending(), waits, "{queued} queued: {first:?}");
+            probe.unstall();
+            let taken = match first {
+                Poll::Pending => one.await?,
+                Poll::Ready(taken) => taken?,
+            };
+            assert_eq!(taken, 1);
+            assert!(writer.buffered() <= if waits { 11 } else { queued + 1 });
+        }
+        Ok(())
+    })
 }
