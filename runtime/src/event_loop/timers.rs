@@ -288,17 +288,17 @@ impl Timers {
         }
     }
 
-    /// Moves an armed timer earlier (or not later) to `at`, keeping its
-    /// key: for a move made on another thread's behalf, which cannot hand
-    /// the holder a new key (see `Sleep::reset`). It gets a new heap entry;
-    /// the old one is left behind, dead. Does nothing if the timer fired or
-    /// was removed, or `at` is later than its deadline (the holder's next
-    /// poll moves it then).
+    /// Moves an armed timer earlier to `at`, keeping its key: for a move
+    /// made on another thread's behalf, which cannot hand the holder a new
+    /// key (see `Sleep::reset`). It gets a new heap entry; the old one is
+    /// left behind, dead. Does nothing if the timer fired or was removed,
+    /// if `at` is its deadline (it fires then as it is), or later (the
+    /// holder's next poll moves it then).
     pub(crate) fn move_earlier_keeping_key(&mut self, timer: TimerKey, at: u64) {
         let Some(slot) = self.slot_mut(timer) else {
             return;
         };
-        if at > slot.deadline {
+        if at >= slot.deadline {
             return;
         }
         // A fresh stamp for the entry only: the old entry must be dead, the
@@ -818,6 +818,31 @@ mod tests {
         // A key that no longer holds anything moves nothing.
         timers.move_earlier_keeping_key(t, 10);
         assert_eq!(timers.heap_len(), 0);
+    }
+
+    /// A move to the deadline a timer has adds no entry, whether its entry
+    /// is at that deadline or early (left there by a move later), and the
+    /// timer fires at that deadline once.
+    #[test]
+    fn a_move_keeping_the_key_to_the_same_deadline_adds_nothing() {
+        let mut timers = Timers::default();
+        let waker = tagged();
+        let t = timers.insert(100, waker.clone());
+        timers.move_earlier_keeping_key(t, 100);
+        assert_eq!(timers.heap_len(), 1);
+        let t = timers.reset(t, 200).expect("armed");
+        assert_eq!(timers.next_deadline(), Some(100));
+        timers.move_earlier_keeping_key(t, 200);
+        assert_eq!(timers.heap_len(), 1);
+        timers.move_earlier_keeping_key(t, 199);
+        assert_eq!(timers.heap_len(), 2);
+        let mut out = Vec::new();
+        timers.fire(198, &mut out);
+        assert!(out.is_empty());
+        timers.fire(199, &mut out);
+        assert_eq!(out.len(), 1);
+        timers.fire(200, &mut out);
+        assert_eq!(out.len(), 1);
     }
 
     #[test]
