@@ -82,7 +82,7 @@ pub mod io {
     };
     pub use ioloop_net::io::*;
     #[cfg(unix)]
-    pub use ioloop_process::AsyncFd;
+    pub use ioloop_process::{AsyncFd, Stderr, Stdin, Stdout, stderr, stdin, stdout};
     pub use ioloop_runtime::io::{
         ReadyEvent, Registration, Waiter, take_back_wake_after_poll, wake_after_poll,
     };

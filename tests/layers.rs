@@ -94,6 +94,7 @@ const LAYERS: &str = "
     signal/src/lib.rs                          2  and ctrl_c
     process/src/fd.rs                          0  processes: any descriptor on the reactor,
     process/src/pipe.rs                        1  a child's pipes over it,
+    process/src/stdio.rs                       2  the standard streams,
     process/src/child.rs                       2  the child and its exit,
     process/src/lib.rs                         3  and the crate's face
     compat/src/hyper/                          0  the adapters

@@ -13,3 +13,4 @@ mod example;
 mod exit;
 mod fd;
 mod reap;
+mod stdio;
