@@ -1,6 +1,6 @@
 //! Whole servers, end to end over real sockets: the line echo server on
 //! ioloop, on the callback layer and on tokio, the callback layer itself,
-//! the HTTP hello-world twins with their parser, the key-value server
+//! the chat room (examples/chat), the HTTP hello-world twins with their parser, the key-value server
 //! against well-behaved and hostile clients, and the raw mio loop the
 //! benchmarks compare with (each of its modes doing its ioloop twin's work).
 
@@ -10,6 +10,7 @@
 mod http;
 
 mod callbacks_layer;
+mod chat;
 mod http_hello;
 mod http_parser;
 mod kv_hostile;
