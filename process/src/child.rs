@@ -167,14 +167,14 @@ impl Command {
             io::Error::other("a child process was started outside an ioloop runtime")
         })?;
         let mut std = self.std.spawn().map_err(|err| {
+            // The OS's error, of its kind (`NotFound` for a missing program
+            // or directory), named: std's says only "No such file or
+            // directory", which leaves a reader to guess which. A failure
+            // of `exec` itself (not executable, a bad interpreter line)
+            // comes here too, from the child, before `spawn` returns.
             let program = self.std.get_program().to_string_lossy();
-            match err.kind() {
-                io::ErrorKind::NotFound => io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!("{program}: no such program or directory ({err})"),
-                ),
-                _ => io::Error::new(err.kind(), format!("{program}: {err}")),
-            }
+            io::Error::new(err.kind(), format!("{program}: {err}"))
+            // (No other cleanup: no child exists on this path.)
         })?;
         // Anything that fails from here on leaves a child running: it is
         // killed and reaped before the error is returned.

@@ -55,6 +55,27 @@ fn output_collects_10_mb_on_each_pipe_even_when_stderr_fills_first() -> io::Resu
     })
 }
 
+/// `output` waits for both pipes to end, whichever ends first: one closed
+/// at once and the other written 200 ms later is still collected whole.
+#[test]
+fn output_waits_for_the_pipe_that_ends_last() -> io::Result<()> {
+    run(async || {
+        for (first, last) in [(1, 2), (2, 1)] {
+            let script = format!("exec {first}>&-; sleep 0.2; echo late >&{last}");
+            let out = Command::new("sh").args(["-c", &script]).output().await?;
+            assert!(out.status.success(), "{script}: {}", out.status);
+            let (closed, late) = if first == 1 {
+                (&out.stdout, &out.stderr)
+            } else {
+                (&out.stderr, &out.stdout)
+            };
+            assert!(closed.is_empty(), "{script}");
+            assert_eq!(late, b"late\n", "{script}");
+        }
+        Ok(())
+    })
+}
+
 #[test]
 fn output_leaves_the_streams_the_caller_set_and_nulls_stdin() -> io::Result<()> {
     run(async || {

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use ioloop::process::{Command, Stdio};
 use ioloop::time::sleep;
-use testkit::account;
+use testkit::{account, log_capture};
+
+const LIMIT: Duration = Duration::from_secs(10);
 
 use crate::child::run;
 use crate::exit::pool_threads;
@@ -56,6 +58,56 @@ fn a_child_dropped_unawaited_is_reaped_once_it_exits() -> io::Result<()> {
     })
 }
 
+/// The reaper says what it did: a dropped child's exit is logged as
+/// reaped, and only a child still running as its runtime shuts down is
+/// reported left behind (with its pid).
+#[test]
+fn the_reaper_logs_a_reaped_child_and_warns_only_of_one_left_running() -> io::Result<()> {
+    let _serial = account::serial();
+    let logs = log_capture::capture();
+    let quiet = Duration::from_millis(200);
+    let rt = ioloop::Runtime::new()?;
+    let (reaped, left) = rt.block_on(async {
+        // `cat` waits for its stdin, which the `Child` holds: it is still
+        // running when the drop looks, and exits once the pipe closes
+        // (after the drop's own code), so the reaper task reaps it.
+        let mut quick = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()?;
+        let quick_pid = quick.id().unwrap();
+        let mut slow = Command::new("sleep").arg("0.3").spawn()?;
+        let slow_pid = slow.id().unwrap();
+        assert!(format!("{quick:?}").contains(&quick_pid.to_string()));
+        drop((quick, slow));
+        assert!(gone(quick_pid).await);
+        Ok::<_, io::Error>((quick_pid, slow_pid))
+    })?;
+    assert!(
+        logs.wait_for(&format!("reaped child {reaped}"), LIMIT)
+            .is_some()
+    );
+    assert!(
+        logs.wait_for(&format!("child {reaped} still running"), quiet)
+            .is_none()
+    );
+    drop(rt);
+    let warning = logs.wait_for(&format!("child {left} still running"), LIMIT);
+    assert_eq!(
+        warning.expect("a warning for the child left").level,
+        log::Level::Warn
+    );
+    // It exits on its own; this test process reaps it, as init would.
+    let mut status = 0;
+    // SAFETY: `waitpid` is given this process's own child and a pointer
+    // to a live `c_int`; std offers no wait for a bare pid.
+    assert_eq!(
+        unsafe { libc::waitpid(left as i32, &mut status, 0) },
+        left as i32
+    );
+    Ok(())
+}
+
 #[test]
 fn kill_on_drop_kills_and_reaps_a_dropped_child() -> io::Result<()> {
     run(async || {
@@ -92,10 +144,13 @@ fn kill_from_outside(pid: u32) {
 #[test]
 fn a_runtime_shutting_down_reaps_its_killed_children_at_once() -> io::Result<()> {
     let _serial = account::serial();
+    let fds = account::open_fds();
     let rt = ioloop::Runtime::new()?;
     let (killed, running) = rt.block_on(async {
-        let mut killed = Command::new("sleep")
-            .arg("100")
+        // Killed on drop, with a read of its stdout pending.
+        let mut killed = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
             .kill_on_drop(true)
             .spawn()?;
         let mut running = Command::new("sleep").arg("0.3").spawn()?;
@@ -103,8 +158,11 @@ fn a_runtime_shutting_down_reaps_its_killed_children_at_once() -> io::Result<()>
         // Both held by a task that never finishes, so the runtime's
         // shutdown is what drops them.
         drop(ioloop::spawn(async move {
-            let _held = (&mut killed, &mut running);
-            std::future::pending::<()>().await;
+            let _held = &mut running;
+            let mut out = killed.stdout.take().unwrap();
+            let mut buf = [0; 8];
+            let _ = ioloop::io::AsyncReadExt::read(&mut out, &mut buf).await;
+            unreachable!("cat was sent nothing");
         }));
         ioloop::yield_now().await;
         Ok::<_, io::Error>(pids)
@@ -122,6 +180,8 @@ fn a_runtime_shutting_down_reaps_its_killed_children_at_once() -> io::Result<()>
     let reaped = unsafe { libc::waitpid(running as i32, &mut status, 0) };
     assert_eq!(reaped, running as i32);
     assert!(start.elapsed() < Duration::from_secs(5));
+    // No descriptor left: pipes, pidfds and the runtime's own.
+    assert_eq!(account::open_fds(), fds);
     Ok(())
 }
 

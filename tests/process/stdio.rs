@@ -116,6 +116,29 @@ fn child_case() -> io::Result<()> {
             err.close().await?;
             Ok::<_, io::Error>(format!("{} {count} {sum}", mode_of(&mode)))
         })?,
+        // One write of each size to a stdout on the pool: what each
+        // call takes (64 KiB at most), as the report.
+        "write_sizes" => ioloop::block_on(async {
+            let mut out = ioloop::io::stdout()?;
+            let mode = format!("{out:?}");
+            let mut taken = Vec::new();
+            for size in [65_535, 65_536, 65_537] {
+                taken.push(out.write(&vec![b'w'; size]).await?.to_string());
+            }
+            out.flush().await?;
+            Ok::<_, io::Error>(format!("{} {}", mode_of(&mode), taken.join(" ")))
+        })?,
+        // One read with a 1 MiB buffer from a stdin on the pool, then the
+        // rest: the first read's count (64 KiB at most), and the total.
+        "read_sizes" => ioloop::block_on(async {
+            let mut stdin = ioloop::io::stdin()?;
+            let mode = format!("{stdin:?}");
+            let mut buf = vec![0; 1 << 20];
+            let first = ioloop::io::AsyncReadExt::read(&mut stdin, &mut buf).await?;
+            let mut rest = Vec::new();
+            ioloop::io::AsyncReadExt::read_to_end(&mut stdin, &mut rest).await?;
+            Ok::<_, io::Error>(format!("{} {first} {}", mode_of(&mode), first + rest.len()))
+        })?,
         other => panic!("no case {other}"),
     };
     eprint!("<<{report}>>");
@@ -302,4 +325,32 @@ fn outside_a_runtime_each_stream_is_an_error() {
             "{err}"
         );
     }
+}
+
+/// The pool's 64 KiB a call, at its edge: a write of 65,535 or 65,536
+/// bytes is taken whole, one of 65,537 in part; a read returns at most
+/// 65,536 of a file of 65,537, and whole files of 65,535 and 65,536.
+#[test]
+fn the_pools_64_kib_a_call_at_its_edge() -> io::Result<()> {
+    let _serial = account::serial();
+    let path = std::env::temp_dir().join(format!("ioloop-sizes-{}", std::process::id()));
+    let (report, _) = child(
+        "write_sizes",
+        Stdio::null(),
+        Stdio::from(File::create(&path)?),
+    )?;
+    assert_eq!(report, "pool 65535 65536 65536");
+    // Beside the test harness's own lines, which go to stdout too.
+    let written = std::fs::read(&path)?;
+    assert_eq!(
+        written.iter().filter(|&&b| b == b'w').count(),
+        65_535 + 65_536 + 65_536
+    );
+    for (size, first) in [(65_535, 65_535), (65_536, 65_536), (65_537, 65_536)] {
+        std::fs::write(&path, vec![b'r'; size])?;
+        let (report, _) = child("read_sizes", Stdio::from(File::open(&path)?), Stdio::null())?;
+        assert_eq!(report, format!("pool {first} {size}"));
+    }
+    std::fs::remove_file(&path)?;
+    Ok(())
 }
