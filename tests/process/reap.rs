@@ -98,13 +98,7 @@ fn the_reaper_logs_a_reaped_child_and_warns_only_of_one_left_running() -> io::Re
         log::Level::Warn
     );
     // It exits on its own; this test process reaps it, as init would.
-    let mut status = 0;
-    // SAFETY: `waitpid` is given this process's own child and a pointer
-    // to a live `c_int`; std offers no wait for a bare pid.
-    assert_eq!(
-        unsafe { libc::waitpid(left as i32, &mut status, 0) },
-        left as i32
-    );
+    assert_eq!(reap_by_pid(left), left as i32);
     Ok(())
 }
 
@@ -174,10 +168,7 @@ fn a_runtime_shutting_down_reaps_its_killed_children_at_once() -> io::Result<()>
     // The other ran on: the process's init reaps it once this test
     // process exits; it is a zombie once it exits, and this waits for it.
     assert!(exists(running));
-    let mut status = 0;
-    // SAFETY: `waitpid` is given this process's own child and a pointer
-    // to a live `c_int`; std offers no wait for a bare pid.
-    let reaped = unsafe { libc::waitpid(running as i32, &mut status, 0) };
+    let reaped = reap_by_pid(running);
     assert_eq!(reaped, running as i32);
     assert!(start.elapsed() < Duration::from_secs(5));
     // No descriptor left: pipes, pidfds and the runtime's own.
@@ -229,4 +220,12 @@ async fn churn(n: usize) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Waits for this process's child `pid` with `waitpid` (std offers no wait
+/// for a bare pid), as init would for an orphan; returns what it returned.
+fn reap_by_pid(pid: u32) -> i32 {
+    let mut status = 0;
+    // SAFETY: `waitpid` takes a pid and a pointer to a live `c_int`.
+    unsafe { libc::waitpid(pid as i32, &mut status, 0) }
 }
