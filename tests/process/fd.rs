@@ -40,15 +40,19 @@ fn bytes_cross_a_socket_pair_both_ways_through_futures_io() -> io::Result<()> {
             Ok::<_, io::Error>(b)
         });
         a.write_all(&data).await?;
-        let _b = reader.await.expect("the reader")?;
+        let mut b = reader.await.expect("the reader")?;
         let mut done = [0; 4];
         a.read_exact(&mut done).await?;
         assert_eq!(&done, b"done");
-        // Vectored calls.
+        // Vectored calls, both ways.
         let n = a
             .write_vectored(&[io::IoSlice::new(b"ab"), io::IoSlice::new(b"cd")])
             .await?;
         assert_eq!(n, 4);
+        let (mut x, mut y) = ([0; 3], [0; 3]);
+        let mut slices = [io::IoSliceMut::new(&mut x), io::IoSliceMut::new(&mut y)];
+        let n = b.read_vectored(&mut slices).await?;
+        assert_eq!((n, &x, y[0]), (4, b"abc", b'd'));
         Ok(())
     })
 }
