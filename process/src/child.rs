@@ -208,6 +208,7 @@ impl Command {
                 exit,
                 handle,
                 killed: false,
+                reaped: false,
             }),
             kill_on_drop: self.kill_on_drop,
         })
@@ -354,6 +355,9 @@ struct Inner {
     handle: Handle,
     /// `kill` was called: a reap at shutdown may wait for it.
     killed: bool,
+    /// `wait` or `try_wait` has returned its status: its pid may be
+    /// another process's now.
+    reaped: bool,
 }
 
 /// How a child's exit reaches the loop.
@@ -389,6 +393,7 @@ impl Inner {
     fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<ExitStatus>> {
         loop {
             if let Some(status) = self.std.try_wait()? {
+                self.reaped = true;
                 return Poll::Ready(Ok(status));
             }
             match &mut self.exit {
@@ -413,14 +418,12 @@ impl Child {
             .expect("a Child's inner is only taken as it drops")
     }
 
-    /// The child's process id, until its exit has been awaited (after
-    /// which the id may belong to another process): then `None`.
-    pub fn id(&mut self) -> Option<u32> {
-        let inner = self.inner();
-        match inner.std.try_wait() {
-            Ok(None) => Some(inner.std.id()),
-            _ => None,
-        }
+    /// The child's process id, until [`wait`](Self::wait) or
+    /// [`try_wait`](Self::try_wait) has returned its status (after which
+    /// the id may belong to another process): then `None`. It never reaps.
+    pub fn id(&self) -> Option<u32> {
+        let inner = self.inner.as_ref()?;
+        (!inner.reaped).then(|| inner.std.id())
     }
 
     /// Waits for the child to exit and returns its status; the child is
@@ -448,7 +451,10 @@ impl Child {
     ///
     /// What `waitpid` says.
     pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
-        self.inner().std.try_wait()
+        let inner = self.inner();
+        let status = inner.std.try_wait()?;
+        inner.reaped |= status.is_some();
+        Ok(status)
     }
 
     /// Sends SIGKILL, unless the child's exit was already awaited (then it

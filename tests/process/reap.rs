@@ -35,7 +35,7 @@ async fn gone(pid: u32) -> bool {
 #[test]
 fn a_child_dropped_unawaited_is_reaped_once_it_exits() -> io::Result<()> {
     run(async || {
-        let mut child = Command::new("sleep").arg("0.2").spawn()?;
+        let child = Command::new("sleep").arg("0.2").spawn()?;
         let pid = child.id().unwrap();
         drop(child);
         // Not killed: still there while it sleeps.
@@ -43,7 +43,7 @@ fn a_child_dropped_unawaited_is_reaped_once_it_exits() -> io::Result<()> {
         assert!(exists(pid));
         assert!(gone(pid).await, "child {pid} left a zombie");
         // One that has already exited is reaped by the drop itself.
-        let mut child = Command::new("true").spawn()?;
+        let child = Command::new("true").spawn()?;
         let pid = child.id().unwrap();
         while std::fs::read_to_string(format!("/proc/{pid}/stat"))?
             .split(' ')
@@ -71,12 +71,12 @@ fn the_reaper_logs_a_reaped_child_and_warns_only_of_one_left_running() -> io::Re
         // `cat` waits for its stdin, which the `Child` holds: it is still
         // running when the drop looks, and exits once the pipe closes
         // (after the drop's own code), so the reaper task reaps it.
-        let mut quick = Command::new("cat")
+        let quick = Command::new("cat")
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()?;
         let quick_pid = quick.id().unwrap();
-        let mut slow = Command::new("sleep").arg("0.3").spawn()?;
+        let slow = Command::new("sleep").arg("0.3").spawn()?;
         let slow_pid = slow.id().unwrap();
         assert!(format!("{quick:?}").contains(&quick_pid.to_string()));
         drop((quick, slow));
@@ -106,7 +106,7 @@ fn the_reaper_logs_a_reaped_child_and_warns_only_of_one_left_running() -> io::Re
 fn kill_on_drop_kills_and_reaps_a_dropped_child() -> io::Result<()> {
     run(async || {
         for sigchld in [false, true] {
-            let mut child = Command::new("sleep")
+            let child = Command::new("sleep")
                 .arg("100")
                 .kill_on_drop(true)
                 .wait_with_sigchld(sigchld)
@@ -116,7 +116,7 @@ fn kill_on_drop_kills_and_reaps_a_dropped_child() -> io::Result<()> {
             assert!(gone(pid).await, "child {pid} still there");
         }
         // Without it, a dropped child runs on.
-        let mut child = Command::new("sleep").arg("100").spawn()?;
+        let child = Command::new("sleep").arg("100").spawn()?;
         let pid = child.id().unwrap();
         drop(child);
         sleep(Duration::from_millis(50)).await;
