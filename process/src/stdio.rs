@@ -1,7 +1,7 @@
 //! `stdin()`, `stdout()`, `stderr()`: the process's standard streams as
 //! futures-io streams.
 //!
-//! A pipe, a socket or a terminal is opened again through
+//! A pipe or a terminal (a FIFO or a character device) is opened again via
 //! `/proc/self/fd/N`, which gives a new open file of its own: it is made
 //! nonblocking and watched by the reactor, and the file the process
 //! inherited (shared with the shell, or the parent) keeps its blocking
@@ -30,8 +30,8 @@ use crate::AsyncFd;
 /// The most a read or write on the blocking pool moves at once.
 const CHUNK: usize = 64 * 1024;
 
-/// The process's standard input, read on the loop (a pipe, a socket that
-/// can be opened again, a terminal) or on the blocking pool (anything
+/// The process's standard input, read on the loop (a pipe, a terminal)
+/// or on the blocking pool (a file, `/dev/null`, a socket: anything
 /// else), either way cancellable: see [`stdin`].
 #[derive(Debug)]
 pub struct Stdin {
@@ -78,10 +78,10 @@ struct Pool {
 /// `StreamReader::new(ioloop::io::stdin())` gives asyncio's
 /// `connect_read_pipe` + `readline`.
 ///
-/// A pipe, a socket or a terminal is opened again through
+/// A pipe or a terminal is opened again through
 /// `/proc/self/fd/0` and read on the loop; the descriptor the process
 /// inherited keeps its blocking mode, so the shell's terminal is left as
-/// it was. A regular file, `/dev/null` or anything that cannot be opened
+/// it was. A regular file, `/dev/null`, a socket or what cannot be opened
 /// again is read on the blocking pool, each read waiting in `poll(2)` for
 /// either the input or a cancel pipe.
 ///
@@ -137,7 +137,7 @@ impl Stdio {
         }
         let file = File::from(fd.try_clone_to_owned()?);
         let kind = file.metadata()?.file_type();
-        if kind.is_fifo() || kind.is_char_device() || kind.is_socket() {
+        if kind.is_fifo() || kind.is_char_device() {
             let mut again = OpenOptions::new();
             again.custom_flags(
                 (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32,
@@ -146,8 +146,8 @@ impl Stdio {
                 0 => again.read(true).open(format!("/proc/self/fd/{n}")),
                 _ => again.write(true).open(format!("/proc/self/fd/{n}")),
             };
-            // A socket or a device epoll cannot watch (`/dev/null`) goes
-            // to the pool.
+            // A device epoll cannot watch (`/dev/null`) goes to the pool,
+            // as a socket does (it cannot be opened through `/proc`).
             if let Ok(Ok(fd)) = opened.map(AsyncFd::new) {
                 return Ok(Stdio::Loop(fd));
             }

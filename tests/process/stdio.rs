@@ -139,6 +139,24 @@ fn child_case() -> io::Result<()> {
             ioloop::io::AsyncReadExt::read_to_end(&mut stdin, &mut rest).await?;
             Ok::<_, io::Error>(format!("{} {first} {}", mode_of(&mode), first + rest.len()))
         })?,
+        // A read that fails (stdin a directory: `EISDIR`) returns its
+        // error, on the pool, and is not tried again forever.
+        "read_error" => ioloop::block_on(async {
+            let mut stdin = ioloop::io::stdin()?;
+            let mode = format!("{stdin:?}");
+            let mut buf = [0; 16];
+            let read = timeout(
+                Duration::from_secs(5),
+                ioloop::io::AsyncReadExt::read(&mut stdin, &mut buf),
+            )
+            .await?;
+            let err = read.expect_err("a directory cannot be read");
+            Ok::<_, io::Error>(format!(
+                "{} {}",
+                mode_of(&mode),
+                err.raw_os_error().unwrap_or(0)
+            ))
+        })?,
         other => panic!("no case {other}"),
     };
     eprint!("<<{report}>>");
@@ -352,5 +370,13 @@ fn the_pools_64_kib_a_call_at_its_edge() -> io::Result<()> {
         assert_eq!(report, format!("pool {first} {size}"));
     }
     std::fs::remove_file(&path)?;
+    Ok(())
+}
+
+#[test]
+fn a_failed_read_on_the_pool_returns_its_error() -> io::Result<()> {
+    let _serial = account::serial();
+    let (report, _) = child("read_error", Stdio::from(File::open("/")?), Stdio::null())?;
+    assert_eq!(report, format!("pool {}", libc::EISDIR));
     Ok(())
 }
