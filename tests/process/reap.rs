@@ -192,6 +192,9 @@ fn churn_of_10000_children_leaves_nothing_behind() -> io::Result<()> {
         assert_eq!(account::open_fds(), fds);
         assert_eq!(pool_threads(), threads);
         let grown = account::rss_bytes().saturating_sub(rss);
+        eprintln!(
+            "{count} children: {fds} descriptors, {threads} pool threads, RSS grew {grown} bytes"
+        );
         assert!(
             grown < 4 << 20,
             "RSS grew by {grown} bytes over 10,000 children"
