@@ -40,6 +40,17 @@ fn a_child_killed_by_a_signal_reports_it(sigchld: bool) -> io::Result<()> {
         assert_eq!(child.try_wait()?, Some(status));
         assert_eq!(child.id(), None);
         child.kill()?;
+        // An exit seen by `try_wait` alone takes the id away too.
+        let mut quick = command("true", sigchld).spawn()?;
+        assert!(quick.id().is_some());
+        let status = loop {
+            match quick.try_wait()? {
+                Some(status) => break status,
+                None => sleep(Duration::from_millis(1)).await,
+            }
+        };
+        assert!(status.success());
+        assert_eq!(quick.id(), None);
         // Killed from outside: SIGTERM from the shell itself.
         let status = command("sh", sigchld)
             .args(["-c", "kill -TERM $$"])
