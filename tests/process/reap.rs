@@ -232,3 +232,37 @@ fn reap_by_pid(pid: u32) -> i32 {
     // SAFETY: `waitpid` takes a pid and a pointer to a live `c_int`.
     unsafe { libc::waitpid(pid as i32, &mut status, 0) }
 }
+
+/// A child started and dropped as its runtime shuts down (in a task's
+/// destructor), with `kill_on_drop`: the reaper task cannot run any more,
+/// so the drop kills it and the reaper's own drop reaps it at once. No
+/// child of this process is left, running or a zombie.
+#[test]
+fn a_child_dropped_as_its_runtime_shuts_down_is_killed_and_reaped() -> io::Result<()> {
+    let _serial = account::serial();
+    struct SpawnOnDrop(std::sync::mpsc::Sender<io::Result<u32>>);
+    impl Drop for SpawnOnDrop {
+        fn drop(&mut self) {
+            let spawned = Command::new("sleep").arg("100").kill_on_drop(true).spawn();
+            let _ = self.0.send(spawned.map(|child| child.id().unwrap()));
+        }
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let rt = ioloop::Runtime::new()?;
+    rt.block_on(async {
+        let guard = SpawnOnDrop(tx);
+        drop(ioloop::spawn(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+        }));
+        ioloop::yield_now().await;
+    });
+    drop(rt);
+    let pid = rx.recv().expect("the destructor ran")?;
+    assert!(!exists(pid), "child {pid} left");
+    let mut status = 0;
+    // SAFETY: `waitpid(-1, ..., WNOHANG)` takes a pointer to a live `c_int`.
+    let left = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+    assert_eq!(left, -1, "a child was left: {left}");
+    Ok(())
+}
