@@ -218,3 +218,44 @@ fn a_reader_waits_while_another_task_uses_every_other_method() -> io::Result<()>
         Ok(())
     })
 }
+
+/// A socket whose `Write` counts its flushes: `AsyncFd`'s flush and close
+/// reach the inner writer's flush.
+struct Counted {
+    stream: UnixStream,
+    flushes: Cell<usize>,
+}
+
+impl Write for &Counted {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        (&self.stream).write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.flushes.set(self.flushes.get() + 1);
+        Ok(())
+    }
+}
+
+impl AsRawFd for Counted {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.stream.as_raw_fd()
+    }
+}
+
+#[test]
+fn flush_and_close_reach_the_inner_writers_flush() -> io::Result<()> {
+    run(async || {
+        let (a, _b) = pair()?;
+        let mut a = AsyncFd::new(Counted {
+            stream: a,
+            flushes: Cell::new(0),
+        })?;
+        a.write_all(b"x").await?;
+        a.flush().await?;
+        assert_eq!(a.get_ref().flushes.get(), 1);
+        a.close().await?;
+        assert_eq!(a.get_ref().flushes.get(), 2);
+        Ok(())
+    })
+}

@@ -157,6 +157,19 @@ fn child_case() -> io::Result<()> {
                 err.raw_os_error().unwrap_or(0)
             ))
         })?,
+        // A write on the pool is reported taken at once; its error (stdout
+        // a file opened read-only: EBADF) comes with the flush.
+        "write_error" => ioloop::block_on(async {
+            let mut out = ioloop::io::stdout()?;
+            let mode = format!("{out:?}");
+            assert_eq!(out.write(b"x").await?, 1);
+            let err = out.flush().await.expect_err("the write failed");
+            Ok::<_, io::Error>(format!(
+                "{} {}",
+                mode_of(&mode),
+                err.raw_os_error().unwrap_or(0)
+            ))
+        })?,
         other => panic!("no case {other}"),
     };
     eprint!("<<{report}>>");
@@ -378,5 +391,17 @@ fn a_failed_read_on_the_pool_returns_its_error() -> io::Result<()> {
     let _serial = account::serial();
     let (report, _) = child("read_error", Stdio::from(File::open("/")?), Stdio::null())?;
     assert_eq!(report, format!("pool {}", libc::EISDIR));
+    Ok(())
+}
+
+#[test]
+fn a_failed_write_on_the_pool_is_returned_by_the_flush() -> io::Result<()> {
+    let _serial = account::serial();
+    let path = std::env::temp_dir().join(format!("ioloop-readonly-{}", std::process::id()));
+    std::fs::write(&path, b"")?;
+    let stdout = Stdio::from(File::open(&path)?);
+    let result = child("write_error", Stdio::null(), stdout);
+    std::fs::remove_file(&path)?;
+    assert_eq!(result?.0, format!("pool {}", libc::EBADF));
     Ok(())
 }
