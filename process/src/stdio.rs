@@ -9,7 +9,7 @@
 //! a socket, a system without `/proc`) is read or written on the blocking
 //! pool, where a read first waits in `poll(2)` for the descriptor or for a
 //! cancel pipe: dropping the stream (as a runtime shutting down drops its
-//! tasks) writes to that pipe, and the pool's thread returns at once
+//! tasks) closes that pipe's write end, and the pool's thread returns at once
 //! instead of holding the shutdown for a read that may never come.
 
 use std::fs::{File, OpenOptions};
@@ -69,8 +69,9 @@ struct Pool {
     /// The job in flight: a read's bytes, or a write (whose error the
     /// next call returns: the write was reported taken).
     job: Option<JoinHandle<io::Result<Vec<u8>>>>,
-    /// Written to on drop: a read waiting in `poll` returns.
-    cancel: PipeWriter,
+    /// Never written: dropped with the stream, it hangs the pipe up, and a
+    /// read waiting in `poll` for `cancelled` returns (`POLLHUP`).
+    _cancel: PipeWriter,
     cancelled: Arc<PipeReader>,
 }
 
@@ -157,7 +158,7 @@ impl Stdio {
             file: Arc::new(file),
             left: Vec::new(),
             job: None,
-            cancel,
+            _cancel: cancel,
             cancelled: Arc::new(cancelled),
         }))
     }
@@ -222,14 +223,6 @@ impl Pool {
         let done = ready!(Pin::new(job).poll(cx));
         self.job = None;
         Poll::Ready(done.map_err(io::Error::other).and_then(|done| done))
-    }
-}
-
-impl Drop for Pool {
-    fn drop(&mut self) {
-        // Ends a read waiting in `poll`; a full pipe means one is pending
-        // already.
-        let _ = self.cancel.write(&[1]);
     }
 }
 
