@@ -65,7 +65,7 @@ enum Stdio {
 struct Pool {
     file: Arc<File>,
     /// A read's bytes the caller's buffer had no room for.
-    left: Vec<u8>,
+    left: io::Cursor<Vec<u8>>,
     /// The job in flight: a read's bytes, or a write (whose error the
     /// next call returns: the write was reported taken).
     job: Option<JoinHandle<io::Result<Vec<u8>>>>,
@@ -156,7 +156,7 @@ impl Stdio {
         let (cancelled, cancel) = io::pipe()?;
         Ok(Stdio::Pool(Pool {
             file: Arc::new(file),
-            left: Vec::new(),
+            left: io::Cursor::default(),
             job: None,
             _cancel: cancel,
             cancelled: Arc::new(cancelled),
@@ -187,19 +187,19 @@ impl Stdio {
 
 impl Pool {
     fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        if self.left.is_empty() {
+        if self.left.position() == self.left.get_ref().len() as u64 {
             if self.job.is_none() {
                 let (file, cancelled) = (self.file.clone(), self.cancelled.clone());
                 self.job = Some(spawn_blocking(move || {
                     read_unless_cancelled(&file, &cancelled)
                 }));
             }
-            self.left = ready!(self.poll_job(cx))?;
+            self.left = io::Cursor::new(ready!(self.poll_job(cx))?);
         }
-        let n = buf.len().min(self.left.len());
-        buf[..n].copy_from_slice(&self.left[..n]);
-        self.left.drain(..n);
-        Poll::Ready(Ok(n))
+        // Handed out from the cursor's place, the rest left where it is: a
+        // reader taking a byte at a time does not move the 64 KiB left
+        // each time (as draining the front of a `Vec` would).
+        Poll::Ready(self.left.read(buf))
     }
 
     fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {

@@ -170,6 +170,18 @@ fn child_case() -> io::Result<()> {
                 err.raw_os_error().unwrap_or(0)
             ))
         })?,
+        // A byte at a time: every byte, in order, from a stdin on the pool.
+        "bytes" => ioloop::block_on(async {
+            let mut stdin = ioloop::io::stdin()?;
+            let mode = format!("{stdin:?}");
+            let (mut count, mut sum) = (0u64, 0u64);
+            let mut byte = [0; 1];
+            while ioloop::io::AsyncReadExt::read(&mut stdin, &mut byte).await? == 1 {
+                sum = sum.wrapping_mul(31).wrapping_add(u64::from(byte[0]));
+                count += 1;
+            }
+            Ok::<_, io::Error>(format!("{} {count} {sum}", mode_of(&mode)))
+        })?,
         other => panic!("no case {other}"),
     };
     eprint!("<<{report}>>");
@@ -382,6 +394,14 @@ fn the_pools_64_kib_a_call_at_its_edge() -> io::Result<()> {
         let (report, _) = child("read_sizes", Stdio::from(File::open(&path)?), Stdio::null())?;
         assert_eq!(report, format!("pool {first} {size}"));
     }
+    // The largest, a byte at a time.
+    let data: Vec<u8> = (0..65_537u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&path, &data)?;
+    let sum = data.iter().fold(0u64, |sum, &b| {
+        sum.wrapping_mul(31).wrapping_add(u64::from(b))
+    });
+    let (report, _) = child("bytes", Stdio::from(File::open(&path)?), Stdio::null())?;
+    assert_eq!(report, format!("pool 65537 {sum}"));
     std::fs::remove_file(&path)?;
     Ok(())
 }
