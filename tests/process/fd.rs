@@ -259,3 +259,26 @@ fn flush_and_close_reach_the_inner_writers_flush() -> io::Result<()> {
         Ok(())
     })
 }
+
+/// Churn with accounting: 1,000 `AsyncFd`s made and dropped, given back
+/// with `into_inner` and dropped, and 1,000 of each standard stream opened
+/// and dropped (whatever this process's are, on the loop or the pool):
+/// descriptors back where they were.
+#[test]
+fn churn_of_descriptors_and_standard_streams_leaves_none_behind() -> io::Result<()> {
+    run(async || {
+        let before = testkit::account::open_fds();
+        for i in 0..1000 {
+            let (a, _b) = pair()?;
+            let fd = AsyncFd::new(a)?;
+            if i % 2 == 0 {
+                drop(fd.into_inner());
+            }
+            drop(ioloop::io::stdin()?);
+            drop(ioloop::io::stdout()?);
+            drop(ioloop::io::stderr()?);
+        }
+        assert_eq!(testkit::account::open_fds(), before);
+        Ok(())
+    })
+}
