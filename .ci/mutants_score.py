@@ -6,7 +6,8 @@ per-file table RELIABILITY.md quotes, merged from every kept shard.
   mutants_score.py --keep OUTCOMES DEST CMD  keep a shard's outcomes in DEST
   mutants_score.py --score [--check|--write] print the table (--check: RELIABILITY.md has it;
                                              --write: put it there)
-  mutants_score.py --next core|rest|sim N    a regex of the next N mutants no kept run has tested
+  mutants_score.py --next core|rest|sim N [FILES]  a regex of the next N mutants no kept run has tested
+                                             (FILES: a regex the files' paths must match)
 
 A kept shard is a text file: `#` lines (the group, commit, date and the
 command), then one line a mutant, `OUTCOME<TAB>NAME`, OUTCOME one of
@@ -265,13 +266,15 @@ def kept(sim):
     return done
 
 
-def next_batch(group, count):
+def next_batch(group, count, files=""):
     """A regex naming the next `count` mutants of `group` no kept run has
     tested at the current code, taken from each file in turn: a shard by
     index (`--shard K/N`) picks other mutants once the list shifts, so
     later shards would run earlier ones again. For `sim`, the core's
     mutants the fast set has run (viable ones) and tests/sim alone has
-    not, so the two scores compare mutant for mutant."""
+    not, so the two scores compare mutant for mutant. `files`, a regex,
+    keeps to the files whose paths it matches (say, those a change in
+    progress leaves alone)."""
     if group == "sim":
         fast = kept(sim=False)
         done = kept(sim=True)
@@ -281,7 +284,7 @@ def next_batch(group, count):
         wanted = None
     queues = [sorted(n for n in names if n not in done and (wanted is None or n in wanted))
               for file, names in sorted(listed().items())
-              if (group != "rest") == bool(CORE.match(file))]
+              if (group != "rest") == bool(CORE.match(file)) and re.search(files, file)]
     batch = []
     while len(batch) < count and any(queues):
         for queue in queues:
@@ -297,8 +300,8 @@ def main(argv):
         test_args()
     elif argv[:1] == ["--keep"] and len(argv) == 4:
         keep(*argv[1:])
-    elif argv[:1] == ["--next"] and len(argv) == 3:
-        next_batch(argv[1], int(argv[2]))
+    elif argv[:1] == ["--next"] and len(argv) in (3, 4):
+        next_batch(*argv[1:2], int(argv[2]), *argv[3:])
     elif argv[:1] == ["--score"] and argv[1:] in ([], ["--check"], ["--write"]):
         score(argv[1] if len(argv) > 1 else "")
     else:
