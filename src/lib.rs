@@ -17,7 +17,7 @@
 //! extension traits (in [`io`]) from futures-util; with the `macros`
 //! feature (on by default), [`macro@main`] and [`macro@test`] from
 //! `ioloop-macros`; with the `hyper` feature, `compat::hyper` from
-//! `ioloop-compat`.
+//! `ioloop-compat`, and with `tokio-io`, `compat::tokio`.
 //!
 //! The [`guide`] is in chapters. Start with the one for where you come
 //! from:
@@ -130,6 +130,10 @@ pub mod sim {
 ///   [`FuturesIo`] (hyper's I/O traits), [`Executor`] and
 ///   [`LocalExecutor`], [`Timer`], and [`serve`]: a listener and a service,
 ///   HTTP/1.1 keep-alive or HTTP/2, stopped gracefully.
+/// - `tokio` (the `tokio-io` feature): tokio's `AsyncRead`, `AsyncWrite`
+///   and `AsyncBufRead` for the crates built on them (tokio-util's codecs,
+///   tokio-rustls, tokio-postgres): `TokioIo` over ioloop's sockets, with
+///   no zeroing or copy, and `FuturesIo` over any futures-io stream.
 ///
 /// [`HyperIo`]: crate::compat::hyper::HyperIo
 /// [`FuturesIo`]: crate::compat::hyper::FuturesIo
@@ -137,7 +141,10 @@ pub mod sim {
 /// [`LocalExecutor`]: crate::compat::hyper::LocalExecutor
 /// [`Timer`]: crate::compat::hyper::Timer
 /// [`serve`]: crate::compat::hyper::serve
-#[cfg(feature = "hyper")]
+#[cfg(any(feature = "hyper", feature = "tokio-io"))]
 pub mod compat {
+    #[cfg(feature = "hyper")]
     pub use ioloop_compat::hyper;
+    #[cfg(feature = "tokio-io")]
+    pub use ioloop_compat::tokio;
 }

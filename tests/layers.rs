@@ -97,9 +97,11 @@ const LAYERS: &str = "
     process/src/stdio.rs                       2  the standard streams,
     process/src/child.rs                       2  the child and its exit,
     process/src/lib.rs                         3  and the crate's face
-    compat/src/hyper/                          0  the adapters
-    compat/src/hyper/serve.rs                  1  the server on them
-    compat/src/lib.rs                          2
+    compat/src/socket.rs                       0  the sockets read into uninitialized memory,
+    compat/src/hyper/                          1  the adapters over them,
+    compat/src/hyper/serve.rs                  2  hyper's server on them
+    compat/src/tokio.rs                        1
+    compat/src/lib.rs                          3
     macros/src/args.rs                         0
     macros/src/lib.rs                          1
 ";

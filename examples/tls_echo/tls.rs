@@ -31,7 +31,15 @@ impl Identity {
     }
 
     /// The server's side: TLS 1.3 (and 1.2) with this certificate.
+    // tests/compat/tokio_libs.rs takes the settings alone.
+    #[allow(dead_code)]
     pub fn acceptor(&self) -> io::Result<TlsAcceptor> {
+        Ok(TlsAcceptor::from(self.server_config()?))
+    }
+
+    /// The server's settings, for any rustls acceptor (tokio-rustls's in
+    /// tests/compat/tokio_libs.rs).
+    pub fn server_config(&self) -> io::Result<Arc<ServerConfig>> {
         let config = ServerConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
             .map_err(io::Error::other)?
@@ -41,13 +49,19 @@ impl Identity {
                 PrivateKeyDer::Pkcs8(self.key.clone_key()),
             )
             .map_err(io::Error::other)?;
-        Ok(TlsAcceptor::from(Arc::new(config)))
+        Ok(Arc::new(config))
     }
 
     /// A client's side that trusts this certificate only.
     // The example is a server; its test is the client.
     #[allow(dead_code)]
     pub fn connector(&self) -> io::Result<TlsConnector> {
+        Ok(TlsConnector::from(self.client_config()?))
+    }
+
+    /// The client's settings: this certificate trusted, nothing else.
+    #[allow(dead_code)]
+    pub fn client_config(&self) -> io::Result<Arc<ClientConfig>> {
         let mut roots = RootCertStore::empty();
         roots.add(self.cert.clone()).map_err(io::Error::other)?;
         let config = ClientConfig::builder_with_provider(provider())
@@ -55,7 +69,7 @@ impl Identity {
             .map_err(io::Error::other)?
             .with_root_certificates(roots)
             .with_no_client_auth();
-        Ok(TlsConnector::from(Arc::new(config)))
+        Ok(Arc::new(config))
     }
 }
 

@@ -1,6 +1,8 @@
 //! `ioloop::compat::hyper` (the `hyper` feature) end to end over real
 //! sockets on 127.0.0.1: hyper's server and client on ioloop's I/O,
-//! executors and timer, and `serve` with its graceful stop. Every test
+//! executors and timer, and `serve` with its graceful stop; and
+//! `ioloop::compat::tokio` (the `tokio-io` feature): tokio's I/O traits
+//! (`tokio_io.rs`) and the libraries built on them (`tokio_libs.rs`). Every test
 //! runs under a safety net (testkit's `io_run::run`), and nothing waits on
 //! the wall clock: each step waits for the event it needs.
 
@@ -8,6 +10,8 @@ mod client;
 mod graceful;
 mod http1;
 mod http2;
+mod tokio_io;
+mod tokio_libs;
 mod unix;
 
 use std::cell::{Cell, RefCell};

@@ -59,7 +59,15 @@ const CLAIMS: &[(&str, &str)] = &[
     ),
     (
         "ARCHITECTURE.md",
-        "its `poll_read` holds the crate's {unsafe blocks in ioloop-compat} `unsafe` calls",
+        "`HyperIo` over a `Socket` (its `poll_read` holds {unsafe blocks in compat/src/hyper/io.rs} `unsafe` calls",
+    ),
+    (
+        "ARCHITECTURE.md",
+        "`TokioIo`: tokio's `AsyncRead` over a `Socket` into the `ReadBuf`'s unfilled part ({unsafe blocks in compat/src/tokio.rs} `unsafe` calls",
+    ),
+    (
+        "ARCHITECTURE.md",
+        "(the crate's {unsafe blocks in ioloop-compat} `unsafe` calls, 2 in each `poll_read`)",
     ),
     (
         "runtime/src/event_loop/cell.rs",
@@ -67,7 +75,7 @@ const CLAIMS: &[(&str, &str)] = &[
     ),
     (
         "docs/guide/http.md",
-        "`poll_read` in `compat/src/hyper/io.rs`, with {unsafe blocks in ioloop-compat} `unsafe` calls",
+        "`poll_read` in `compat/src/hyper/io.rs`, with {unsafe blocks in compat/src/hyper/io.rs} `unsafe` calls",
     ),
     // Sizes.
     (

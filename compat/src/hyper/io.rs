@@ -4,65 +4,17 @@
 
 use std::fmt;
 use std::io::{self, IoSlice};
-use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures_io::{AsyncRead, AsyncWrite};
 use hyper::rt::{Read, ReadBufCursor, Write};
-use ioloop_net::tcp::TcpStream;
-#[cfg(unix)]
-use ioloop_net::unix::UnixStream;
 
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// An ioloop socket [`HyperIo`] can wrap: [`TcpStream`] and, on Unix,
-/// `UnixStream`. Sealed: for any other stream, use [`FuturesIo`].
-pub trait Socket: sealed::Sealed + Unpin {
-    /// Reads into uninitialized memory, waiting for data; `Ok(n)` means
-    /// the first `n` bytes are initialized.
-    #[doc(hidden)]
-    fn poll_read_uninit(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [MaybeUninit<u8>],
-    ) -> Poll<io::Result<usize>>;
-
-    /// The stream's futures-io writer.
-    #[doc(hidden)]
-    fn writer(&self) -> impl AsyncWrite + Unpin + '_;
-}
-
-/// [`Socket`] for an ioloop stream: its own `poll_read_uninit`, and
-/// itself (`&stream` is futures-io) as the writer.
-macro_rules! socket {
-    ($stream:ident) => {
-        impl sealed::Sealed for $stream {}
-
-        impl Socket for $stream {
-            fn poll_read_uninit(
-                &self,
-                cx: &mut Context<'_>,
-                buf: &mut [MaybeUninit<u8>],
-            ) -> Poll<io::Result<usize>> {
-                $stream::poll_read_uninit(self, cx, buf)
-            }
-
-            fn writer(&self) -> impl AsyncWrite + Unpin + '_ {
-                self
-            }
-        }
-    };
-}
-
-socket!(TcpStream);
-#[cfg(unix)]
-socket!(UnixStream);
+pub use crate::socket::Socket;
 
 /// An ioloop socket as hyper's I/O: [`hyper::rt::Read`] and
-/// [`hyper::rt::Write`] over a [`TcpStream`] or `UnixStream`.
+/// [`hyper::rt::Write`] over a [`TcpStream`](ioloop_net::tcp::TcpStream) or
+/// `UnixStream`, or a read half of either (for reads only).
 ///
 /// Reads go straight into hyper's buffer, uninitialized: one `recv` per
 /// read, nothing zeroed first. Writes are vectored (`sendmsg`), so hyper
@@ -140,13 +92,13 @@ impl<S: Socket> Read for HyperIo<S> {
     }
 }
 
-impl<S: Socket> Write for HyperIo<S> {
+impl<S: Socket + AsyncWrite> Write for HyperIo<S> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner.writer()).poll_write(cx, buf)
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
     }
 
     fn poll_write_vectored(
@@ -154,7 +106,7 @@ impl<S: Socket> Write for HyperIo<S> {
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner.writer()).poll_write_vectored(cx, bufs)
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -167,7 +119,7 @@ impl<S: Socket> Write for HyperIo<S> {
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner.writer()).poll_close(cx)
+        Pin::new(&mut self.get_mut().inner).poll_close(cx)
     }
 }
 
