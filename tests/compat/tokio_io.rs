@@ -377,3 +377,81 @@ fn tokio_io_is_pending_until_bytes_arrive() -> io::Result<()> {
         Ok(())
     })
 }
+
+/// A `StreamWriter`'s small writes in a poll are gathered in the socket's
+/// outbox, to leave in one `send` when the poll ends; a `TokioIo` over the
+/// same stream sends them at once with `poll_flush`: the peer reads them
+/// before the poll that wrote them returns.
+#[test]
+fn tokio_io_flush_sends_what_the_poll_gathered() -> io::Result<()> {
+    io_run::run(|| async {
+        // A std socket for the peer: its reads ask the kernel every time.
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let mut peer = std::net::TcpStream::connect(listener.local_addr()?)?;
+        peer.set_nonblocking(true)?;
+        let (server, _) = listener.accept().await?;
+        let mut writer = StreamWriter::new(&server);
+        let mut io = TokioIo::new(&server);
+        poll_fn(|cx| {
+            writer.write(b"gathered");
+            let mut got = [0; 16];
+            let early =
+                std::io::Read::read(&mut peer, &mut got).expect_err("gathered, not sent yet");
+            assert_eq!(early.kind(), io::ErrorKind::WouldBlock);
+            match Pin::new(&mut io).poll_flush(cx) {
+                Poll::Ready(Ok(())) => {}
+                other => panic!("a flush of 8 bytes is ready at once: {other:?}"),
+            }
+            let n = std::io::Read::read(&mut peer, &mut got)
+                .expect("sent by the flush, within the poll");
+            assert_eq!(&got[..n], b"gathered");
+            Poll::Ready(())
+        })
+        .await;
+        Ok(())
+    })
+}
+
+/// `FuturesIo` passes vectored writes through: over a socket (a real
+/// vectored write, so it says so with `with_vectored_writes(true)`), one
+/// call takes every buffer.
+#[test]
+fn futures_io_passes_vectored_writes_through() -> io::Result<()> {
+    io_run::run(|| async {
+        let (mut peer, server) = pair().await?;
+        let mut io = FuturesIo::new(server).with_vectored_writes(true);
+        assert!(io.is_write_vectored());
+        let bufs = [IoSlice::new(b"head "), IoSlice::new(b"body\n")];
+        assert_eq!(io.write_vectored(&bufs).await?, 10);
+        io.shutdown().await?;
+        let mut got = Vec::new();
+        peer.read_to_end(&mut got).await?;
+        assert_eq!(got, b"head body\n");
+        Ok(())
+    })
+}
+
+/// Both wrappers show what they wrap.
+#[test]
+fn the_wrappers_debug_as_what_they_wrap() {
+    assert_eq!(format!("{:?}", TokioIo::new(7)), "TokioIo(7)");
+    assert_eq!(format!("{:?}", FuturesIo::new("x")), "FuturesIo(\"x\")");
+}
+
+/// `FuturesIo`'s flush is the stream's: bytes a futures-io `BufWriter`
+/// holds reach what it wraps only at the flush.
+#[test]
+fn futures_io_flushes_the_stream() -> io::Result<()> {
+    io_run::run(|| async {
+        let held = futures_util::io::BufWriter::new(futures_util::io::Cursor::new(Vec::new()));
+        let mut io = FuturesIo::new(held);
+        io.write_all(b"held").await?;
+        assert!(
+            io.get_ref().get_ref().get_ref().is_empty(),
+            "buffered until the flush"
+        );
+        io.flush().await?;
+        assert_eq!(io.get_ref().get_ref().get_ref(), b"held");
+        Ok(())
+    })
+}
