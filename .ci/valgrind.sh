@@ -11,7 +11,8 @@
 # its type, so every test that awaits a handle does; tests/rt/alloc.rs
 # adds a GlobalAlloc of its own (the whole rt binary's allocator). The
 # hyper adapter's two (compat/src/hyper/io.rs) let the kernel fill hyper's
-# uninitialized read buffer; tests/compat drives them. Memcheck sees what
+# uninitialized read buffer, and the tokio adapter's two (compat/src/
+# tokio.rs) tokio's ReadBuf; tests/compat drives them. Memcheck sees what
 # the type system cannot: a read of freed or uninitialized memory, a
 # double free, a task the reference counts never free. It also checks the
 # dependencies (mio, parking_lot, slab, hyper) along the way.
@@ -65,9 +66,10 @@ RUNS=(
     "net tcp_accept::"
     "servers line_echo::"
     "io tcp:: read_cancel::"
-    "compat"                # the hyper adapter's unsafe read into hyper's
-                            # uninitialized buffer (compat/src/hyper/io.rs):
-                            # HTTP/1, HTTP/2, client, graceful stop, Unix
+    "compat"                # the hyper and tokio adapters' unsafe reads into
+                            # uninitialized buffers (compat/src/hyper/io.rs,
+                            # compat/src/tokio.rs): HTTP/1, HTTP/2, client,
+                            # graceful stop, Unix; tokio's codecs, tokio-rustls
 )
 SKIP=(
     fib_offload::

@@ -18,6 +18,7 @@ pub mod log_capture;
 pub mod net_proc;
 pub mod net_run;
 pub mod net_unix;
+pub mod pg;
 pub mod signal_raise;
 pub mod stress_echo_child;
 pub mod stress_proc;

@@ -81,6 +81,48 @@ fn tokio_timers_inside_ioloop_panic_for_want_of_tokio_reactor() {
     assert!(text.contains("no reactor running"), "{text}");
 }
 
+/// The calls that stop the libraries built on tokio's runtime inside
+/// ioloop (the guide's "Coming from tokio" names which library makes
+/// which): `tokio::net`'s connect and bind (reqwest's connector, sqlx's
+/// `runtime-tokio`, a tonic server's listener) and `tokio::spawn` (the
+/// tasks hyper-util's and tonic's servers spawn per connection) panic,
+/// saying why, rather than hang.
+#[test]
+fn tokio_net_and_tokio_spawn_inside_ioloop_panic_saying_why() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    /// One call made inside ioloop, expected to panic.
+    type Call = Box<dyn FnOnce() + std::panic::UnwindSafe>;
+    let calls: [(&str, Call); 3] = [
+        (
+            "tokio::net::TcpStream::connect",
+            Box::new(move || {
+                let _ = ioloop::block_on(tokio::net::TcpStream::connect(addr));
+            }),
+        ),
+        (
+            "tokio::net::TcpListener::bind",
+            Box::new(|| {
+                let _ = ioloop::block_on(tokio::net::TcpListener::bind("127.0.0.1:0"));
+            }),
+        ),
+        (
+            "tokio::spawn",
+            Box::new(|| {
+                ioloop::block_on(async { drop(tokio::spawn(async {})) });
+            }),
+        ),
+    ];
+    for (call, run) in calls {
+        let panic = std::panic::catch_unwind(run).expect_err(call);
+        let text = testkit::util::panic_text(&*panic);
+        assert!(
+            text.contains("no reactor running") || text.contains("Tokio 1.x runtime"),
+            "{call}: {text}"
+        );
+    }
+}
+
 #[test]
 fn tokio_work_runs_on_a_tokio_runtime_reached_through_spawn_blocking() {
     // The way around it: a tokio runtime of its own, entered from the

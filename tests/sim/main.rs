@@ -64,6 +64,7 @@ mod rare;
 mod retry;
 mod shutdown;
 mod timers;
+mod tokio_io;
 mod trace;
 mod udp;
 mod unix;
