@@ -10,6 +10,7 @@ mod client;
 mod graceful;
 mod http1;
 mod http2;
+mod hyper_io;
 mod tokio_io;
 mod tokio_libs;
 mod unix;
