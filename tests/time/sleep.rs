@@ -601,6 +601,77 @@ fn sleep_reset_after_from_another_runtimes_loop_wakes_the_waiter() -> io::Result
     })
 }
 
+/// Wakes counted, and whether the waker is still held (its `Arc`'s count).
+#[derive(Default)]
+struct Counted(AtomicU64);
+
+impl Wake for Counted {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A sleep polled first off its runtime's loop (a blocking job: a remote
+/// timer holds that poll's waker), then on the loop: the remote timer is
+/// cancelled as the loop's own is armed, so the first waker is let go at
+/// once and never woken, even when the deadline passes.
+#[test]
+fn a_sleep_polled_off_the_loop_then_on_it_lets_the_first_waker_go() -> io::Result<()> {
+    testkit::util::within(Duration::from_secs(30), || {
+        paused().block_on(async {
+            let shared: SharedSleep =
+                Arc::new(std::sync::Mutex::new(sleep(Duration::from_millis(50))));
+            let counted = Arc::new(Counted::default());
+            let (off_loop, first) = (shared.clone(), counted.clone());
+            let polled = ioloop::spawn_blocking(move || {
+                let waker = Waker::from(first);
+                Pin::new(&mut *off_loop.lock().unwrap()).poll(&mut Context::from_waker(&waker))
+            })
+            .await
+            .unwrap();
+            assert!(polled.is_pending());
+            assert_eq!(Arc::strong_count(&counted), 2, "the remote timer holds it");
+            let woke = timeout(SAFETY, wait_in_a_task(&shared)).await?.unwrap();
+            assert!(woke >= Instant::now() - Duration::from_millis(1));
+            assert_eq!(
+                counted.0.load(Ordering::SeqCst),
+                0,
+                "the first waker was never woken"
+            );
+            assert_eq!(Arc::strong_count(&counted), 1, "and it was let go");
+            Ok(())
+        })
+    })
+}
+
+/// A sleep polled on one runtime's loop, then on another's: its timer in
+/// the first runtime's heap is taken out (by a job that runtime's loop
+/// runs), not left there until its deadline an hour away.
+#[test]
+fn a_sleep_moved_to_another_runtimes_loop_leaves_no_timer_behind() -> io::Result<()> {
+    let (first, second) = (Runtime::new()?, Runtime::new()?);
+    let mut moving = Box::pin(sleep(Duration::from_secs(3600)));
+    first.block_on(async {
+        assert!(poll_once(&mut moving).is_pending());
+        assert_eq!(fresh_metrics().await.live_timers, 1);
+    });
+    second.block_on(async {
+        assert!(poll_once(&mut moving).is_pending());
+        assert_eq!(fresh_metrics().await.live_timers, 1);
+    });
+    first.block_on(async {
+        // One tick runs the removal the second loop sent; one more
+        // publishes the count.
+        yield_now().await;
+        assert_eq!(
+            fresh_metrics().await.live_timers,
+            0,
+            "the first runtime's timer is gone"
+        );
+    });
+    Ok(())
+}
+
 /// Issue 30: `ioloop::time` had no `Duration`, so every program using it
 /// imported std's as well; it is std's own type, re-exported.
 #[test]
