@@ -52,6 +52,14 @@ fi
 #   below): like fib_offload, it measures latency beside a busy pool
 #   thread, which valgrind's one-thread-at-a-time scheduling turns into
 #   seconds; the rest of that module runs.
+# - compat's tokio-rustls test (skipped by name below): memcheck reports
+#   the records rustls seals with *ring*'s AES-GCM as uninitialised (their
+#   origin, with --track-origins: a stack allocation in rustls's tls13.rs
+#   `encrypter`, where *ring*'s assembly sets up the key), where they are
+#   sent and where the peer checks their tag. futures-rustls's test
+#   (servers' tls_echo, no tokio at all) gives the same 4 reports, so they
+#   are rustls's and *ring*'s; `TokioIo`'s unsafe read runs under memcheck
+#   in the rest of tokio_io.rs and tokio_libs.rs.
 UNIT_PACKAGES=(ioloop-runtime ioloop-net)
 # Each entry: a test binary (tests/NAME/main.rs or tests/NAME.rs), then the
 # libtest filters that pick its tests (a test runs if its name contains
@@ -77,6 +85,8 @@ SKIP=(
     # Leaks on purpose: a runtime dropped away from its spawn_local tasks'
     # thread must not drop their futures, so memcheck sees them lost.
     a_runtime_dropped_away_from_its_local_tasks_leaks_their_futures
+    # *ring*'s assembly, which memcheck misreads (see above).
+    tokio_rustls_echoes_through_tls
 )
 
 test_args=()
