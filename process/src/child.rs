@@ -288,16 +288,11 @@ fn poll_read_all<R: AsyncRead + Unpin>(
         let len = buf.len();
         buf.resize(len + CHUNK, 0);
         let read = Pin::new(&mut *reader).poll_read(cx, &mut buf[len..]);
-        let n = match read {
-            Poll::Ready(Ok(n)) => n,
-            _ => 0,
-        };
+        // What was read stays; the rest of the chunk goes.
+        let n = if let Poll::Ready(Ok(n)) = read { n } else { 0 };
         buf.truncate(len + n);
-        match read {
-            Poll::Ready(Ok(0)) => return Poll::Ready(Ok(())),
-            Poll::Ready(Ok(_)) => {}
-            Poll::Ready(Err(err)) => return Poll::Ready(Err(err)),
-            Poll::Pending => return Poll::Pending,
+        if ready!(read)? == 0 {
+            return Poll::Ready(Ok(()));
         }
     }
 }
