@@ -112,3 +112,39 @@ fn a_hundred_thousand_sleeps_reset_from_another_thread_and_dropped_leave_nothing
         Ok(())
     })
 }
+
+/// A sleep whose timer fired while nobody polled it, moved later
+/// (`reset`), then polled: it takes a fresh timer on its own loop and
+/// leaves the fired one, whose key is stale, alone. 10,000 rounds of it
+/// make no allocation of their own (nothing is handed to a loop to
+/// remove, as a timer left in another runtime's heap would be); a few,
+/// once, as the heap of fired entries grows before it is swept.
+#[test]
+fn a_sleep_armed_again_on_its_loop_after_it_fired_allocates_nothing() -> io::Result<()> {
+    let _serial = account::serial();
+    within(Duration::from_secs(120), || {
+        let rt = ioloop::Runtime::builder().start_paused(true).build()?;
+        rt.block_on(async {
+            let mut again = Box::pin(sleep(Duration::from_millis(1)));
+            let mut round = async || {
+                assert!(poll_once(&mut again).is_pending());
+                // The timer fires; the sleep is not polled.
+                ioloop::time::advance(Duration::from_millis(2)).await;
+                again
+                    .as_mut()
+                    .reset(Instant::now() + Duration::from_millis(1));
+            };
+            // Warm: the first timers, and the tables' first growth.
+            for _ in 0..2 {
+                round().await;
+            }
+            let before = account::allocations_made();
+            for _ in 0..10_000 {
+                round().await;
+            }
+            let made = account::allocations_made() - before;
+            assert!(made <= 16, "{made} allocations in 10,000 rounds");
+        });
+        Ok(())
+    })
+}

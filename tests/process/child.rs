@@ -55,6 +55,35 @@ fn output_collects_10_mb_on_each_pipe_even_when_stderr_fills_first() -> io::Resu
     })
 }
 
+/// The read syscalls this process has made (`syscr` in /proc/self/io).
+fn reads_made() -> u64 {
+    let io = std::fs::read_to_string("/proc/self/io").expect("/proc/self/io");
+    io.lines()
+        .find_map(|l| l.strip_prefix("syscr: "))
+        .and_then(|n| n.parse().ok())
+        .expect("a syscr line")
+}
+
+/// `output` reads a pipe 16 KiB at a time: 1 MiB takes about 64 reads (a
+/// pipe hands out what it holds, up to the chunk), not one per kilobyte.
+#[test]
+fn output_reads_a_pipe_16_kib_at_a_time() -> io::Result<()> {
+    run(async || {
+        let before = reads_made();
+        let out = Command::new("head")
+            .args(["-c", "1048576", "/dev/zero"])
+            .output()
+            .await?;
+        let reads = reads_made() - before;
+        assert_eq!(out.stdout.len(), 1 << 20);
+        assert!(out.status.success());
+        // 64 at least; a few more for short reads, the stderr pipe's end,
+        // and the loop's own; 1 KiB chunks would take over 1,000.
+        assert!((64..400).contains(&reads), "{reads} reads for 1 MiB");
+        Ok(())
+    })
+}
+
 /// `output` waits for both pipes to end, whichever ends first: one closed
 /// at once and the other written 200 ms later is still collected whole.
 #[test]
