@@ -44,6 +44,54 @@ fn try_read_on_an_empty_socket_is_would_block_then_reads_what_came() -> io::Resu
     })
 }
 
+/// A read that fills less than its buffer found the socket empty, so it
+/// clears read readiness: the next wait parks until the peer sends more,
+/// where a read that filled its buffer keeps readiness (more may be
+/// queued). 15 and 16 bytes into 16, and 17, of which 16 fit.
+#[test]
+fn a_short_read_clears_read_readiness_and_a_full_one_keeps_it() -> io::Result<()> {
+    use futures_util::AsyncReadExt;
+    use std::future::poll_fn;
+    use std::task::Poll;
+    run(|| async {
+        let (mut ours, mut peer) = tcp_pair().await?;
+        // Ready now, or not, without waiting.
+        let ready_now = |ours: &TcpStream| {
+            let waker = std::task::Waker::noop();
+            ours.poll_read_ready(&mut std::task::Context::from_waker(waker))
+                .is_ready()
+        };
+        for (sent, kept) in [(15usize, false), (16, true), (17, true)] {
+            peer.write_all(&vec![7u8; sent])?;
+            ours.readable().await?;
+            let mut buf = [0u8; 16];
+            let n = ours.read(&mut buf).await?;
+            assert_eq!(n, sent.min(16));
+            assert_eq!(
+                ready_now(&ours),
+                kept,
+                "{sent} bytes sent, {n} read into 16"
+            );
+            // Whatever is left, read to the end of it: the next round starts empty.
+            let mut rest = sent - n;
+            while rest > 0 {
+                rest -= ours.read(&mut buf).await?;
+            }
+            // A full read's kept readiness ends at the `WouldBlock` it finds.
+            let _ = poll_fn(|cx| match ours.try_read(&mut buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Poll::Ready(()),
+                _ => {
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                }
+            })
+            .await;
+            assert!(!ready_now(&ours), "{sent} bytes: empty again");
+        }
+        Ok(())
+    })
+}
+
 #[test]
 fn peek_leaves_the_bytes_in_place() -> io::Result<()> {
     use futures_util::AsyncReadExt;
