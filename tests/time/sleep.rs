@@ -644,6 +644,37 @@ fn a_sleep_polled_off_the_loop_then_on_it_lets_the_first_waker_go() -> io::Resul
     })
 }
 
+/// A sleep polled twice off its runtime's loop, by two wakers in turn,
+/// keeps one remote timer and points it at the second waker: the first is
+/// let go at once, and when the deadline passes the second alone is woken,
+/// once, and the loop's heap held one timer, not two.
+#[test]
+fn a_sleep_polled_off_the_loop_twice_keeps_one_timer_for_the_latest_waker() -> io::Result<()> {
+    testkit::util::within(Duration::from_secs(30), || {
+        paused().block_on(async {
+            let shared: SharedSleep =
+                Arc::new(std::sync::Mutex::new(sleep(Duration::from_millis(50))));
+            let (first, second) = (Arc::new(Counted::default()), Arc::new(Counted::default()));
+            for counted in [&first, &second] {
+                let (off_loop, counted) = (shared.clone(), counted.clone());
+                let polled = ioloop::spawn_blocking(move || {
+                    let waker = Waker::from(counted);
+                    Pin::new(&mut *off_loop.lock().unwrap()).poll(&mut Context::from_waker(&waker))
+                })
+                .await
+                .unwrap();
+                assert!(polled.is_pending());
+            }
+            assert_eq!(Arc::strong_count(&first), 1, "the first waker was let go");
+            assert_eq!(fresh_metrics().await.live_timers, 1, "one remote timer");
+            sleep(Duration::from_millis(100)).await;
+            assert_eq!(first.0.load(Ordering::SeqCst), 0);
+            assert_eq!(second.0.load(Ordering::SeqCst), 1, "the latest waker, once");
+            Ok(())
+        })
+    })
+}
+
 /// A sleep polled on one runtime's loop, then on another's: its timer in
 /// the first runtime's heap is taken out (by a job that runtime's loop
 /// runs), not left there until its deadline an hour away.
