@@ -92,6 +92,38 @@ fn a_short_read_clears_read_readiness_and_a_full_one_keeps_it() -> io::Result<()
     })
 }
 
+/// The end of the stream keeps read readiness: a read that returns 0
+/// (here found by the kernel before the loop has seen the peer's FIN) is
+/// followed, in the same poll, by reads that return 0 again at once, not
+/// by a wait for an event that already came.
+#[test]
+fn reads_at_the_end_of_the_stream_return_0_again_at_once() -> io::Result<()> {
+    use futures_util::AsyncRead;
+    use std::future::poll_fn;
+    use std::pin::Pin;
+    use std::task::Poll;
+    run(|| async {
+        let (mut ours, mut peer) = tcp_pair().await?;
+        peer.write_all(&[7u8; 16])?;
+        ours.readable().await?;
+        // The FIN arrives after the event the loop has seen.
+        peer.shutdown(std::net::Shutdown::Write)?;
+        poll_fn(|cx| {
+            let mut buf = [0u8; 16];
+            let mut read = || match Pin::new(&mut ours).poll_read(cx, &mut buf) {
+                Poll::Ready(Ok(n)) => n,
+                other => panic!("a read at the end of the stream: {other:?}"),
+            };
+            assert_eq!(read(), 16, "a full read keeps readiness");
+            assert_eq!(read(), 0, "the end");
+            assert_eq!(read(), 0, "the end, again at once");
+            Poll::Ready(())
+        })
+        .await;
+        Ok(())
+    })
+}
+
 #[test]
 fn peek_leaves_the_bytes_in_place() -> io::Result<()> {
     use futures_util::AsyncReadExt;
