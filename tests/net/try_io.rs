@@ -124,6 +124,44 @@ fn reads_at_the_end_of_the_stream_return_0_again_at_once() -> io::Result<()> {
     })
 }
 
+/// A write the kernel took only part of found its send buffer full, so it
+/// clears write readiness: the next wait parks until the peer reads,
+/// where a write taken whole keeps readiness.
+#[test]
+fn a_short_write_clears_write_readiness_and_a_whole_one_keeps_it() -> io::Result<()> {
+    use futures_util::AsyncWrite;
+    use std::future::poll_fn;
+    use std::pin::Pin;
+    use std::task::Poll;
+    run(|| async {
+        let (ours, _peer) = tcp_pair().await?;
+        let ready_now = |ours: &TcpStream| {
+            let waker = std::task::Waker::noop();
+            ours.poll_write_ready(&mut std::task::Context::from_waker(waker))
+                .is_ready()
+        };
+        ours.writable().await?;
+        // More than any send buffer and the peer's receive buffer hold: the
+        // peer reads nothing.
+        let big = vec![7u8; 64 << 20];
+        poll_fn(|cx| {
+            match Pin::new(&mut &ours).poll_write(cx, b"small") {
+                Poll::Ready(Ok(5)) => {}
+                other => panic!("a small write is taken whole: {other:?}"),
+            }
+            assert!(ready_now(&ours), "a whole write keeps readiness");
+            match Pin::new(&mut &ours).poll_write(cx, &big) {
+                Poll::Ready(Ok(n)) => assert!(n < big.len(), "{n} of {} taken", big.len()),
+                other => panic!("the kernel takes part of 64 MiB: {other:?}"),
+            }
+            assert!(!ready_now(&ours), "a short write clears readiness");
+            Poll::Ready(())
+        })
+        .await;
+        Ok(())
+    })
+}
+
 #[test]
 fn peek_leaves_the_bytes_in_place() -> io::Result<()> {
     use futures_util::AsyncReadExt;
