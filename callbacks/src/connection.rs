@@ -186,3 +186,47 @@ impl fmt::Debug for Connection {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Connection;
+
+    fn conn() -> Connection {
+        Connection::new("127.0.0.1:9103".parse().unwrap())
+    }
+
+    #[test]
+    fn the_outbuf_holds_every_queued_byte_in_order_until_sent() {
+        let mut conn = conn();
+        assert_eq!(conn.outbuf(), b"");
+        conn.queue_send(b"one\n");
+        conn.queue_send(b"");
+        conn.queue_send(b"two\n");
+        assert_eq!(conn.outbuf(), b"one\ntwo\n");
+        // Closing sends what is queued: nothing is dropped.
+        conn.close();
+        assert!(conn.is_closing());
+        assert_eq!(conn.outbuf(), b"one\ntwo\n");
+    }
+
+    #[test]
+    fn the_inbuf_keeps_what_is_fed_until_consumed_and_consume_stops_at_its_end() {
+        let mut conn = conn();
+        assert_eq!(conn.peer_addr(), "127.0.0.1:9103".parse().unwrap());
+        assert!(!conn.is_closing());
+        conn.feed(b"hel");
+        conn.feed(b"lo\nwor");
+        assert_eq!(conn.inbuf(), b"hello\nwor");
+        conn.consume(6);
+        assert_eq!(conn.inbuf(), b"wor");
+        // The inbuf and the outbuf are apart.
+        assert_eq!(conn.outbuf(), b"");
+        conn.consume(10);
+        assert_eq!(conn.inbuf(), b"");
+        let debug = format!("{conn:?}");
+        assert!(
+            debug.contains("inbuf: 0") && debug.contains("closing: false"),
+            "{debug}"
+        );
+    }
+}

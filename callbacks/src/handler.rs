@@ -77,3 +77,23 @@ impl Disconnect {
         matches!(self, Disconnect::Failed(_))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Disconnect;
+    use std::io;
+
+    #[test]
+    fn only_a_socket_error_is_a_failure() {
+        let failed = Disconnect::Failed(io::ErrorKind::ConnectionReset.into());
+        assert!(failed.is_failure());
+        for clean in [
+            Disconnect::PeerClosed,
+            Disconnect::Closed,
+            Disconnect::Idle,
+            Disconnect::InbufFull,
+        ] {
+            assert!(!clean.is_failure(), "{clean:?}");
+        }
+    }
+}
