@@ -107,6 +107,8 @@ def equivalents():
         reason = entry["reason"].strip()
         if not reason or "hard to test" in reason.lower():
             sys.exit(f"{EQUIVALENT}: {entry['name']}: a reason why no program can tell")
+        if entry["name"] in found:
+            sys.exit(f"{EQUIVALENT}: {entry['name']}: listed twice")
         found[entry["name"]] = reason
     return found
 
