@@ -716,6 +716,41 @@ fn the_try_calls_retry_an_interrupted_call() -> io::Result<()> {
     })
 }
 
+/// The waiting calls retry `EINTR` as the `try_*` ones do: a call that
+/// says `Interrupted` is made again in the same poll, and its caller gets
+/// the second call's result, for `poll_read_io`, `poll_write_io`,
+/// `poll_read_stream` and `poll_write_stream` alike.
+#[test]
+fn the_poll_calls_retry_an_interrupted_call() -> io::Result<()> {
+    let (ours, mut peer) = pair()?;
+    // Readable too: each call below runs under a readiness it has.
+    peer.write_all(b"x")?;
+    ioloop::block_on(async {
+        let reg = Registration::new(ours)?;
+        let calls = std::cell::Cell::new(0);
+        let interrupted_once = || {
+            calls.set(0);
+            |_: &UnixStream| {
+                calls.set(calls.get() + 1);
+                if calls.get() == 1 {
+                    Err(io::Error::from(io::ErrorKind::Interrupted))
+                } else {
+                    Ok(7)
+                }
+            }
+        };
+        let n = poll_fn(|cx| reg.poll_read_io(cx, interrupted_once())).await?;
+        assert_eq!((n, calls.get()), (7, 2));
+        let n = poll_fn(|cx| reg.poll_write_io(cx, interrupted_once())).await?;
+        assert_eq!((n, calls.get()), (7, 2));
+        let n = poll_fn(|cx| reg.poll_read_stream(cx, 7, interrupted_once())).await?;
+        assert_eq!((n, calls.get()), (7, 2));
+        let n = poll_fn(|cx| reg.poll_write_stream(cx, 7, interrupted_once())).await?;
+        assert_eq!((n, calls.get()), (7, 2));
+        Ok(())
+    })
+}
+
 /// `try_write_stream` clears write readiness after a short write, as
 /// `poll_write_stream` does: the send buffer is full, so the next write
 /// waits for an edge instead of making a send that can only say `EAGAIN`;
