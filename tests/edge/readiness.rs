@@ -751,6 +751,31 @@ fn the_poll_calls_retry_an_interrupted_call() -> io::Result<()> {
     })
 }
 
+/// A `Waiter` shows its registration's token and whether it holds a
+/// place among the direction's waiters: not before its first wait, and
+/// from then on.
+#[test]
+fn a_waiter_shows_its_token_and_whether_it_is_parked() -> io::Result<()> {
+    let (ours, _peer) = pair()?;
+    ioloop::block_on(async {
+        let reg = Registration::new(ours)?;
+        let shown = format!("{reg:?}");
+        let token = shown.split("token: ").nth(1).expect(&shown);
+        let token = token.strip_suffix(" }").expect(&shown);
+        let mut waiter = reg.read_waiter();
+        let expected = |parked| format!("Waiter {{ token: {token}, parked: {parked} }}");
+        assert_eq!(format!("{waiter:?}"), expected(false));
+        // A new registration is taken as ready until a call says otherwise.
+        let mut buf = [0; 1];
+        let empty = reg.try_read_io(|mut s| s.read(&mut buf));
+        assert_eq!(empty.unwrap_err().kind(), io::ErrorKind::WouldBlock);
+        let ready = poll_fn(|cx| Poll::Ready(waiter.poll_ready(cx))).await;
+        assert!(ready.is_pending());
+        assert_eq!(format!("{waiter:?}"), expected(true));
+        Ok(())
+    })
+}
+
 /// `try_write_stream` clears write readiness after a short write, as
 /// `poll_write_stream` does: the send buffer is full, so the next write
 /// waits for an edge instead of making a send that can only say `EAGAIN`;
