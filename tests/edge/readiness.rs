@@ -776,6 +776,24 @@ fn a_waiter_shows_its_token_and_whether_it_is_parked() -> io::Result<()> {
     })
 }
 
+/// A `ReadyEvent` shows each readiness bit by name, and its tick: here a
+/// new socket's writability, with nothing read, closed or failed.
+#[test]
+fn a_ready_event_shows_each_bit_and_its_tick() -> io::Result<()> {
+    let (ours, _peer) = pair()?;
+    ioloop::block_on(async {
+        let reg = Registration::new(ours)?;
+        let event = poll_fn(|cx| reg.poll_write_ready(cx)).await?;
+        let shown = format!("{event:?}");
+        let fields = "ReadyEvent { readable: false, writable: true, read_closed: false, \
+                      write_closed: false, error: false, priority: false, tick: ";
+        assert!(shown.starts_with(fields), "{shown}");
+        let tick = shown[fields.len()..].strip_suffix(" }").expect(&shown);
+        assert!(tick.parse::<u32>().is_ok(), "{shown}");
+        Ok(())
+    })
+}
+
 /// `try_write_stream` clears write readiness after a short write, as
 /// `poll_write_stream` does: the send buffer is full, so the next write
 /// waits for an edge instead of making a send that can only say `EAGAIN`;

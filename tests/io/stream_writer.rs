@@ -229,3 +229,19 @@ fn a_vectored_write_tries_once_and_queues_exactly_what_was_refused() -> io::Resu
         Ok(())
     })
 }
+
+/// `Debug` shows the inner writer, how much is queued, the water marks
+/// and whether an error waits.
+#[test]
+fn a_writer_shows_its_inner_writer_what_it_holds_and_its_marks() -> io::Result<()> {
+    run(|| async {
+        let mut writer = StreamWriter::new(Vec::new());
+        writer.set_write_buffer_limits(100, 10);
+        writer.write(b"hi");
+        assert_eq!(
+            format!("{writer:?}"),
+            "StreamWriter { inner: [104, 105], buffered: 0, high: 100, low: 10, error: None }"
+        );
+        Ok(())
+    })
+}
