@@ -181,12 +181,19 @@ fn lines_keep_coming_after_an_end_of_stream_that_was_not_final() -> io::Result<(
     })
 }
 
-/// `Debug` shows the inner reader, how much is buffered and the limit.
+/// The line limit reads back as set (64 KiB until then), and `Debug`
+/// shows the inner reader, how much is buffered and the limit.
 #[test]
 fn a_reader_shows_its_inner_reader_what_it_holds_and_its_limit() -> io::Result<()> {
     run(|| async {
         let mut reader = StreamReader::new(&b"one\ntwo"[..]);
+        assert_eq!(reader.max_line_length(), 64 * 1024);
+        assert_eq!(
+            reader.max_line_length(),
+            ioloop::io::DEFAULT_MAX_LINE_LENGTH
+        );
         reader.set_max_line_length(10);
+        assert_eq!(reader.max_line_length(), 10);
         assert_eq!(reader.read_line().await?, Some(&b"one"[..]));
         assert_eq!(
             format!("{reader:?}"),
