@@ -272,7 +272,8 @@ def next_batch(group, count, files=""):
     """A regex naming the next `count` mutants of `group` no kept run has
     tested at the current code, taken from each file in turn: a shard by
     index (`--shard K/N`) picks other mutants once the list shifts, so
-    later shards would run earlier ones again. For `sim`, the core's
+    later shards would run earlier ones again; the files with the fewest
+    kept outcomes come first. For `sim`, the core's
     mutants the fast set has run (viable ones) and tests/sim alone has
     not, so the two scores compare mutant for mutant. `files`, a regex,
     keeps to the files whose paths it matches (say, those a change in
@@ -284,9 +285,14 @@ def next_batch(group, count, files=""):
     else:
         done = kept(sim=False)
         wanted = None
+    files = [(file, names) for file, names in listed().items()
+             if (group != "rest") == bool(CORE.match(file)) and re.search(files, file)]
+    # The files with the fewest kept outcomes first, so that a batch
+    # smaller than the number of files reaches those no run has touched
+    # yet (every file represented), rather than the same first few.
+    files.sort(key=lambda item: (sum(n in done for n in item[1]), item[0]))
     queues = [sorted(n for n in names if n not in done and (wanted is None or n in wanted))
-              for file, names in sorted(listed().items())
-              if (group != "rest") == bool(CORE.match(file)) and re.search(files, file)]
+              for _, names in files]
     batch = []
     while len(batch) < count and any(queues):
         for queue in queues:
