@@ -93,3 +93,76 @@ impl Args {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Args;
+    use quote::quote;
+
+    fn error(tokens: proc_macro2::TokenStream) -> String {
+        match Args::parse(tokens) {
+            Ok(_) => panic!("accepted"),
+            Err(err) => err.to_string(),
+        }
+    }
+
+    #[test]
+    fn each_setting_becomes_a_builder_call_in_the_order_written() {
+        let args = Args::parse(quote!(max_blocking_threads = 1, start_paused = true)).unwrap();
+        let expansion = args.block_on(quote!(body)).to_string();
+        let calls = expansion
+            .find("max_blocking_threads (1)")
+            .expect(&expansion);
+        let paused = expansion.find("start_paused (true)").expect(&expansion);
+        assert!(calls < paused, "{expansion}");
+        assert!(expansion.contains("Builder :: new ()"), "{expansion}");
+        // No settings: the plain `block_on`.
+        let plain = Args::parse(quote!()).unwrap().block_on(quote!(body));
+        assert_eq!(
+            plain.to_string(),
+            quote!(::ioloop::block_on(body)).to_string()
+        );
+    }
+
+    #[test]
+    fn a_setting_given_twice_is_refused_and_two_different_ones_are_not() {
+        assert!(Args::parse(quote!(event_interval = 2, events_capacity = 3)).is_ok());
+        assert_eq!(
+            error(quote!(event_interval = 2, event_interval = 3)),
+            "`event_interval` is given twice"
+        );
+    }
+
+    #[test]
+    fn what_is_not_a_setting_is_refused_with_what_is() {
+        let unknown = error(quote!(workers = 2));
+        assert!(unknown.starts_with("unknown argument"), "{unknown}");
+        for name in [
+            "event_interval",
+            "events_capacity",
+            "max_blocking_threads",
+            "start_paused",
+        ] {
+            assert!(unknown.contains(name), "{unknown}");
+        }
+        assert_eq!(
+            error(quote!(start_paused)),
+            "`start_paused` takes a value: `start_paused = true`"
+        );
+        assert_eq!(
+            error(quote!(event_interval)),
+            "`event_interval` takes a value: `event_interval = 1`"
+        );
+        assert_eq!(
+            error(quote!(start_paused = 1)),
+            "`start_paused` takes `true` or `false`"
+        );
+        // A count: 1 is the least.
+        assert_eq!(
+            error(quote!(max_blocking_threads = 0)),
+            "`max_blocking_threads` must be at least 1"
+        );
+        assert!(Args::parse(quote!(max_blocking_threads = 1)).is_ok());
+        assert!(Args::parse(quote!(start_paused = false)).is_ok());
+    }
+}
