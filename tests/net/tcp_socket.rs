@@ -167,6 +167,23 @@ fn connect_from_a_chosen_address() -> io::Result<()> {
     })
 }
 
+/// A connect the kernel refuses on the spot (not `EINPROGRESS`: an IPv4
+/// socket given an IPv6 address) fails with the kernel's own error, at
+/// once, rather than waiting for a connection that was never started.
+#[test]
+fn a_connect_refused_on_the_spot_fails_with_the_kernels_error() -> io::Result<()> {
+    run(|| async {
+        let v6: SocketAddr = "[::1]:9".parse().unwrap();
+        let connect = TcpSocket::new_v4()?.connect(v6);
+        let failed = ioloop::time::timeout(Duration::from_secs(5), connect)
+            .await
+            .expect("the connect returns at once")
+            .unwrap_err();
+        assert_eq!(failed.raw_os_error(), Some(libc::EAFNOSUPPORT), "{failed}");
+        Ok(())
+    })
+}
+
 #[test]
 fn connect_over_ipv6_where_the_machine_has_it() -> io::Result<()> {
     run(|| async {
