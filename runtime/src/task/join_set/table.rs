@@ -53,7 +53,15 @@ pub(super) fn shrunk(len: usize, capacity: usize) -> Option<usize> {
 mod tests {
     use super::{IdHasher, SHRINK_MIN, shrunk};
     use std::collections::BTreeSet;
-    use std::hash::{BuildHasher, BuildHasherDefault};
+    use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+
+    /// Only ids are hashed, with `write_u64`: bytes are refused loudly, not
+    /// hashed to 0 (which would put every key in one bucket).
+    #[test]
+    #[should_panic(expected = "hashes only its u64 ids")]
+    fn bytes_are_refused() {
+        IdHasher::default().write(b"id");
+    }
 
     /// 2^12 consecutive ids, from anywhere: as many buckets of a table of
     /// 2^12 (the low bits), and every one of the 128 tags (the top 7).
