@@ -230,7 +230,18 @@ def score(mode):
                     if dates else "") + ".")
     lines.append(END)
     table = "\n".join(lines)
+    # A mutant some test fails is no equivalent: either the listed reason
+    # is wrong or a test is flaky (issue 42: a catch must be real). Only
+    # outcomes at the current code count.
+    contradicted = sorted(
+        name for file, names in per_file.items() for name in names
+        if name in runs and runs[name][0] in ("caught", "timeout")
+        and runs[name][1] == code_hash((ROOT / file).read_text())
+        and unplaced(name) in eq)
     if mode == "--check":
+        if contradicted:
+            sys.exit(f"{EQUIVALENT.name} lists mutants a test caught (a wrong reason, or a "
+                     "flaky test: run them again):\n" + "\n".join(contradicted))
         text = DOC.read_text()
         if table not in text:
             sys.exit(f"{DOC.name}: the mutants table is not the runs' (.ci/mutants score):\n{table}")
