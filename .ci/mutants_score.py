@@ -46,7 +46,8 @@ CORE = re.compile(r"^(runtime/src/event_loop/|runtime/src/io\.rs|runtime/src/tim
 def test_args():
     config = tomllib.loads((ROOT / ".cargo" / "mutants.toml").read_text())
     args = [f"--package={p}" for p in config["test_package"]]
-    print(" ".join(args + config["additional_cargo_test_args"]))
+    args += config.get("additional_cargo_args", []) + config["additional_cargo_test_args"]
+    print(" ".join(args))
 
 
 def git(*args):
