@@ -9,6 +9,7 @@
 //! "parked" is announced over a channel from inside the poll that returned
 //! `Pending`, so the peer acts only once the waker is in place.
 
+use std::cell::Cell;
 use std::fmt;
 use std::future::poll_fn;
 use std::io::{self, Read, Write};
@@ -691,6 +692,20 @@ fn a_new_stream_starts_ready_and_its_first_try_read_says_would_block() -> io::Re
     })
 }
 
+/// An I/O call that says `Interrupted` the first time it is made and
+/// returns 7 after, counting its calls in `calls` (from 0 again).
+fn interrupted_once(calls: &Cell<usize>) -> impl FnMut(&UnixStream) -> io::Result<usize> + '_ {
+    calls.set(0);
+    move |_| {
+        calls.set(calls.get() + 1);
+        if calls.get() == 1 {
+            Err(io::Error::from(io::ErrorKind::Interrupted))
+        } else {
+            Ok(7)
+        }
+    }
+}
+
 /// `EINTR` is retried in one place for the `try_*` pattern too: a call
 /// that says `Interrupted` is made again, never handed to the caller, for
 /// `try_read_io`, `try_write_io` and `try_write_stream` alike.
@@ -699,19 +714,13 @@ fn the_try_calls_retry_an_interrupted_call() -> io::Result<()> {
     let (ours, _peer) = pair()?;
     ioloop::block_on(async {
         let reg = Registration::new(ours)?;
-        let interrupted_once = || {
-            let mut first = true;
-            move |_: &UnixStream| {
-                if std::mem::take(&mut first) {
-                    Err(io::Error::from(io::ErrorKind::Interrupted))
-                } else {
-                    Ok(7)
-                }
-            }
-        };
-        assert_eq!(reg.try_read_io(interrupted_once())?, 7);
-        assert_eq!(reg.try_write_io(interrupted_once())?, 7);
-        assert_eq!(reg.try_write_stream(7, interrupted_once())?, 7);
+        let calls = Cell::new(0);
+        assert_eq!(reg.try_read_io(interrupted_once(&calls))?, 7);
+        assert_eq!(calls.get(), 2);
+        assert_eq!(reg.try_write_io(interrupted_once(&calls))?, 7);
+        assert_eq!(calls.get(), 2);
+        assert_eq!(reg.try_write_stream(7, interrupted_once(&calls))?, 7);
+        assert_eq!(calls.get(), 2);
         Ok(())
     })
 }
@@ -727,25 +736,14 @@ fn the_poll_calls_retry_an_interrupted_call() -> io::Result<()> {
     peer.write_all(b"x")?;
     ioloop::block_on(async {
         let reg = Registration::new(ours)?;
-        let calls = std::cell::Cell::new(0);
-        let interrupted_once = || {
-            calls.set(0);
-            |_: &UnixStream| {
-                calls.set(calls.get() + 1);
-                if calls.get() == 1 {
-                    Err(io::Error::from(io::ErrorKind::Interrupted))
-                } else {
-                    Ok(7)
-                }
-            }
-        };
-        let n = poll_fn(|cx| reg.poll_read_io(cx, interrupted_once())).await?;
+        let calls = Cell::new(0);
+        let n = poll_fn(|cx| reg.poll_read_io(cx, interrupted_once(&calls))).await?;
         assert_eq!((n, calls.get()), (7, 2));
-        let n = poll_fn(|cx| reg.poll_write_io(cx, interrupted_once())).await?;
+        let n = poll_fn(|cx| reg.poll_write_io(cx, interrupted_once(&calls))).await?;
         assert_eq!((n, calls.get()), (7, 2));
-        let n = poll_fn(|cx| reg.poll_read_stream(cx, 7, interrupted_once())).await?;
+        let n = poll_fn(|cx| reg.poll_read_stream(cx, 7, interrupted_once(&calls))).await?;
         assert_eq!((n, calls.get()), (7, 2));
-        let n = poll_fn(|cx| reg.poll_write_stream(cx, 7, interrupted_once())).await?;
+        let n = poll_fn(|cx| reg.poll_write_stream(cx, 7, interrupted_once(&calls))).await?;
         assert_eq!((n, calls.get()), (7, 2));
         Ok(())
     })
