@@ -203,7 +203,7 @@ mod tests {
         conn.queue_send(b"");
         conn.queue_send(b"two\n");
         assert_eq!(conn.outbuf(), b"one\ntwo\n");
-        // Closing sends what is queued: nothing is dropped.
+        // Closing keeps what is queued, to be sent: nothing is dropped.
         conn.close();
         assert!(conn.is_closing());
         assert_eq!(conn.outbuf(), b"one\ntwo\n");
