@@ -611,6 +611,18 @@ impl Wake for Counted {
     }
 }
 
+/// Polls `shared` once on a blocking-pool thread, off its runtime's loop,
+/// with `counted`'s waker.
+async fn poll_off_the_loop(shared: &SharedSleep, counted: &Arc<Counted>) -> std::task::Poll<()> {
+    let (off_loop, counted) = (shared.clone(), counted.clone());
+    ioloop::spawn_blocking(move || {
+        let waker = Waker::from(counted);
+        Pin::new(&mut *off_loop.lock().unwrap()).poll(&mut Context::from_waker(&waker))
+    })
+    .await
+    .unwrap()
+}
+
 /// A sleep polled first off its runtime's loop (a blocking job: a remote
 /// timer holds that poll's waker), then on the loop: the remote timer is
 /// cancelled as the loop's own is armed, so the first waker is let go at
@@ -622,14 +634,7 @@ fn a_sleep_polled_off_the_loop_then_on_it_lets_the_first_waker_go() -> io::Resul
             let shared: SharedSleep =
                 Arc::new(std::sync::Mutex::new(sleep(Duration::from_millis(50))));
             let counted = Arc::new(Counted::default());
-            let (off_loop, first) = (shared.clone(), counted.clone());
-            let polled = ioloop::spawn_blocking(move || {
-                let waker = Waker::from(first);
-                Pin::new(&mut *off_loop.lock().unwrap()).poll(&mut Context::from_waker(&waker))
-            })
-            .await
-            .unwrap();
-            assert!(polled.is_pending());
+            assert!(poll_off_the_loop(&shared, &counted).await.is_pending());
             assert_eq!(Arc::strong_count(&counted), 2, "the remote timer holds it");
             let woke = timeout(SAFETY, wait_in_a_task(&shared)).await?.unwrap();
             assert!(woke >= Instant::now() - Duration::from_millis(1));
@@ -656,14 +661,7 @@ fn a_sleep_polled_off_the_loop_twice_keeps_one_timer_for_the_latest_waker() -> i
                 Arc::new(std::sync::Mutex::new(sleep(Duration::from_millis(50))));
             let (first, second) = (Arc::new(Counted::default()), Arc::new(Counted::default()));
             for counted in [&first, &second] {
-                let (off_loop, counted) = (shared.clone(), counted.clone());
-                let polled = ioloop::spawn_blocking(move || {
-                    let waker = Waker::from(counted);
-                    Pin::new(&mut *off_loop.lock().unwrap()).poll(&mut Context::from_waker(&waker))
-                })
-                .await
-                .unwrap();
-                assert!(polled.is_pending());
+                assert!(poll_off_the_loop(&shared, counted).await.is_pending());
             }
             assert_eq!(Arc::strong_count(&first), 1, "the first waker was let go");
             assert_eq!(fresh_metrics().await.live_timers, 1, "one remote timer");
